@@ -1,0 +1,103 @@
+# treaty-relay: GNU Make.  Outputs only under build/ (build/san/ with SANITIZE=1).
+#   make            build everything
+#   make test       unit tests, then live tests against a real nats-server
+#   make check      unit tests only
+#   make run        install missing packages, build, start nats-server and the relay
+#   make bench      benchmark (wrk), see docs/BENCHMARKS.md
+#   make SANITIZE=1 ...  the same with AddressSanitizer and UBSan
+
+CC	?= cc
+PKGS	 = libevent libevent_openssl libevent_pthreads libnats openssl yajl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+ifeq ($(SANITIZE),1)
+O	 = build/san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+O	 = build
+SANFLAGS =
+endif
+
+WARN	 = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
+	   -Wmissing-prototypes -Wwrite-strings -Wcast-qual -Wundef -Werror
+CFLAGS	?= -O2 -g
+CFLAGS	+= -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -MMD -MP \
+	   -Iinclude $(PKG_CFLAGS)
+LDFLAGS	+= $(SANFLAGS)
+LIBS	 = $(PKG_LIBS) -lpthread
+
+LIB_SRC	 = $(wildcard src/lib/*.c)
+RELAY_SRC = $(wildcard src/relay/*.c)
+CLI_SRC	 = $(wildcard src/cli/*.c)
+UNIT_SRC = $(wildcard test/unit/t-*.c)
+TOOL_SRC = $(wildcard test/tools/*.c)
+
+LIB_OBJ	 = $(LIB_SRC:%.c=$(O)/obj/%.o)
+LIB_PIC	 = $(LIB_SRC:%.c=$(O)/pic/%.o)
+RELAY_OBJ = $(RELAY_SRC:%.c=$(O)/obj/%.o)
+RELAY_LIBOBJ = $(filter-out $(O)/obj/src/relay/main.o,$(RELAY_OBJ))
+UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(O)/test/%)
+TOOL_BIN = $(TOOL_SRC:test/tools/%.c=$(O)/test/%)
+
+all: $(O)/treaty-relay $(O)/libtreaty.a $(O)/libtreaty.so $(UNIT_BIN) $(TOOL_BIN) \
+	$(if $(CLI_SRC),$(O)/treaty)
+
+$(O)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(O)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(O)/libtreaty.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(O)/libtreaty.so: $(LIB_PIC)
+	$(CC) -shared -Wl,-soname,libtreaty.so.0 $(LDFLAGS) -o $@ $^ \
+	    $(shell pkg-config --libs openssl)
+
+$(O)/treaty-relay: $(RELAY_OBJ) $(O)/libtreaty.a
+	$(CC) $(LDFLAGS) -o $@ $(RELAY_OBJ) $(O)/libtreaty.a $(LIBS)
+
+$(O)/treaty: $(CLI_SRC:%.c=$(O)/obj/%.o) $(O)/libtreaty.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(O)/obj/%.o) $(O)/libtreaty.a $(LIBS)
+
+# Unit tests link the relay's modules (all but main.c) and libtreaty.
+$(O)/test/t-%: $(O)/obj/test/unit/t-%.o $(O)/obj/test/unit/harness.o \
+	    $(RELAY_LIBOBJ) $(O)/libtreaty.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(O)/obj/test/unit/harness.o $(RELAY_LIBOBJ) \
+	    $(O)/libtreaty.a $(LIBS)
+
+$(O)/test/%: $(O)/obj/test/tools/%.o $(O)/libtreaty.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(O)/libtreaty.a $(LIBS)
+
+check: all
+	@O=$(O) test/run-unit.sh
+
+test: all
+	@O=$(O) test/run.sh
+
+deps:
+	@scripts/install-deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@O=$(O) scripts/run-local.sh
+
+bench: all
+	@O=$(O) bench/run.sh
+
+lint-man:
+	@for m in man/*; do mandoc -Tlint -W warning $$m || exit 1; done
+
+clean:
+	rm -rf build
+
+.PHONY: all check test deps run bench lint-man clean
+
+-include $(shell find $(O)/obj $(O)/pic -name '*.d' 2>/dev/null)
