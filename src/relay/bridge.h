@@ -1,0 +1,56 @@
+/*
+ * bridge.h: the only way work crosses from nats.c's threads (and the
+ * worker thread) to the loop thread.
+ *
+ * THE THREADING RULE.  Only the loop thread touches relay state, libevent
+ * objects and evhttp requests.  A nats.c callback does one thing: fill an
+ * item and bridge_post() it, then return.  The loop drains the whole queue
+ * in one grab and runs each item's fn outside the lock.
+ *
+ * nats.c calls that wait for a reply (stream and consumer management) never
+ * run on the loop thread: the loop is what reads their reply, so they would
+ * block until their timeout.  They run as jobs on the bridge's one worker
+ * thread (bridge_run), whose done function runs back on the loop thread.
+ */
+#ifndef BRIDGE_H
+#define BRIDGE_H
+
+#include <stddef.h>
+#include <sys/queue.h>
+
+struct event_base;
+
+struct bridge_item {
+	/* Runs on the loop thread; owns (and usually frees) the item. */
+	void			(*fn)(struct bridge_item *);
+	STAILQ_ENTRY(bridge_item) entry;
+};
+
+struct bridge_job {
+	/* Runs on the worker thread; may block on nats.c requests. */
+	void			(*work)(struct bridge_job *);
+	/* Runs on the loop thread after work; owns the job. */
+	void			(*done)(struct bridge_job *);
+	struct bridge_item	  item;		/* set by bridge_run */
+	STAILQ_ENTRY(bridge_job)  jentry;
+};
+
+#define BRIDGE_CONTAINER(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* Create the wake-up event on base and start the worker thread. */
+void	bridge_init(struct event_base *base);
+/* Hand item to the loop thread.  Any thread. */
+void	bridge_post(struct bridge_item *item);
+/* Queue job for the worker thread.  Loop thread. */
+void	bridge_run(struct bridge_job *job);
+/* Jobs queued or running. Loop thread. */
+int	bridge_jobs_pending(void);
+/*
+ * Stop the worker (after its current job) and join it, then run what is
+ * still queued for the loop.  Call after the loop has stopped and NATS is
+ * closed (so no job is left waiting for a reply).
+ */
+void	bridge_shutdown(void);
+
+#endif

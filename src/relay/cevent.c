@@ -1,0 +1,424 @@
+/*
+ * cevent.c: CloudEvents 1.0 over HTTP (binary and structured mode) into the
+ * one form the relay stores: attributes (decoded), content type, data.
+ * Pure functions of their input; loop thread only because evkeyvalq and
+ * yajl trees belong to the caller.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <sys/queue.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <openssl/evp.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "treaty.h"
+#include "cevent.h"
+#include "json.h"
+#include "util.h"
+
+#define JSON_MAX_DEPTH	64
+
+/* Set ev->detail and return -1. */
+static int __attribute__((format(printf, 2, 3)))
+bad(struct cevent *ev, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ev->detail, sizeof(ev->detail), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Free what the event owns. */
+void
+cevent_free(struct cevent *ev)
+{
+	size_t	 i;
+
+	for (i = 0; i < ev->nattrs; i++) {
+		free(ev->attrs[i].name);
+		free(ev->attrs[i].value);
+	}
+	free(ev->content_type);
+	free(ev->owned);
+	memset(ev, 0, sizeof(*ev));
+}
+
+/* Value of attribute name, or NULL. */
+static const char *
+attr_get(const struct cevent *ev, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < ev->nattrs; i++)
+		if (strcmp(ev->attrs[i].name, name) == 0)
+			return ev->attrs[i].value;
+	return NULL;
+}
+
+/*
+ * Attribute names: the context attributes of the spec, or an extension of
+ * 1-20 of a-z0-9.  "data", "data_base64" and "datacontenttype" are not
+ * attributes here (the last travels as Content-Type).
+ */
+static int
+attr_name_ok(const char *name)
+{
+	if (strcmp(name, "data") == 0 || strcmp(name, "datacontenttype") == 0)
+		return 0;
+	return treaty_ce_extension_name_valid(name);
+}
+
+/* Control characters cannot go into a NATS header or a log line. */
+static int
+has_ctl(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* Add one decoded attribute after checking its name and value. */
+static int
+attr_add(struct cevent *ev, const char *name, const char *value, size_t vlen)
+{
+	if (!attr_name_ok(name))
+		return bad(ev, "attribute name %.40s is not valid", name);
+	if (attr_get(ev, name) != NULL)
+		return bad(ev, "attribute %s given twice", name);
+	if (ev->nattrs == CEVENT_MAX_ATTRS)
+		return bad(ev, "more than %d attributes", CEVENT_MAX_ATTRS);
+	if (vlen > CEVENT_MAX_VALUE)
+		return bad(ev, "attribute %s is too long", name);
+	if (!treaty_utf8_valid(value, vlen) || memchr(value, '\0', vlen))
+		return bad(ev, "attribute %s is not UTF-8 text", name);
+	ev->attrs[ev->nattrs].name = xstrdup(name);
+	ev->attrs[ev->nattrs].value = xstrndup(value, vlen);
+	ev->nattrs++;
+	return 0;
+}
+
+/* Check the required and typed attributes once all are collected. */
+static int
+cevent_check(struct cevent *ev)
+{
+	const char	*t, *s;
+
+	ev->specversion = attr_get(ev, "specversion");
+	ev->id = attr_get(ev, "id");
+	ev->source = attr_get(ev, "source");
+	ev->type = attr_get(ev, "type");
+	if (ev->specversion == NULL)
+		return bad(ev, "specversion is missing");
+	if (strcmp(ev->specversion, "1.0") != 0)
+		return bad(ev, "specversion must be 1.0");
+	if (ev->id == NULL || ev->id[0] == '\0')
+		return bad(ev, "id is missing");
+	/* The id goes into Nats-Msg-Id and signatures undecoded. */
+	if (has_ctl(ev->id))
+		return bad(ev, "id contains control characters");
+	if (ev->source == NULL || ev->source[0] == '\0')
+		return bad(ev, "source is missing");
+	if (ev->type == NULL || ev->type[0] == '\0')
+		return bad(ev, "type is missing");
+	if ((t = attr_get(ev, "time")) != NULL && !treaty_rfc3339_valid(t))
+		return bad(ev, "time is not an RFC 3339 timestamp");
+	if ((s = attr_get(ev, "dataschema")) != NULL && s[0] == '\0')
+		return bad(ev, "dataschema is empty");
+	if ((s = attr_get(ev, "subject")) != NULL && s[0] == '\0')
+		return bad(ev, "subject is empty");
+	if (ev->content_type != NULL && (ev->content_type[0] == '\0' ||
+	    has_ctl(ev->content_type)))
+		return bad(ev, "content type is not valid");
+	return 0;
+}
+
+/* Binary mode; see event.h. */
+int
+cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
+    const char *body, size_t len)
+{
+	const struct evkeyval	*kv;
+	char			 name[32], *val;
+	size_t			 i, n, vlen;
+	int			 rc;
+
+	memset(ev, 0, sizeof(*ev));
+	TAILQ_FOREACH(kv, headers, next) {
+		if (strncasecmp(kv->key, "ce-", 3) != 0) {
+			if (strcasecmp(kv->key, "content-type") == 0) {
+				if (ev->content_type != NULL)
+					return bad(ev, "Content-Type given twice");
+				ev->content_type = xstrdup(kv->value);
+			}
+			continue;
+		}
+		n = strlen(kv->key + 3);
+		if (n == 0 || n >= sizeof(name))
+			return bad(ev, "header %.40s is not a valid attribute",
+			    kv->key);
+		for (i = 0; i <= n; i++)
+			name[i] = (char)tolower((unsigned char)kv->key[3 + i]);
+		if (strcmp(name, "datacontenttype") == 0)
+			return bad(ev, "ce-datacontenttype is not allowed in "
+			    "binary mode: use Content-Type");
+		n = strlen(kv->value);
+		val = xmalloc(n + 1);
+		rc = treaty_pct_decode(kv->value, n, val, n + 1, &vlen);
+		if (rc != TREATY_OK) {
+			free(val);
+			return bad(ev, "header %s is not valid percent-encoded "
+			    "UTF-8", name);
+		}
+		rc = attr_add(ev, name, val, vlen);
+		free(val);
+		if (rc == -1)
+			return -1;
+	}
+	if (cevent_check(ev) == -1)
+		return -1;
+	ev->data = body;
+	ev->datalen = len;
+	return 0;
+}
+
+/* Media type without parameters, lowercased, into buf. */
+static void
+media_type(const char *ct, char *buf, size_t bufsz)
+{
+	size_t	 i = 0;
+
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	for (; *ct != '\0' && *ct != ';' && *ct != ' ' && *ct != '\t' &&
+	    i < bufsz - 1; ct++)
+		buf[i++] = (char)tolower((unsigned char)*ct);
+	buf[i] = '\0';
+}
+
+/* 1 for application/cloudevents+json. */
+int
+cevent_is_structured(const char *ct)
+{
+	char	 mt[128];
+
+	if (ct == NULL)
+		return 0;
+	media_type(ct, mt, sizeof(mt));
+	return strcmp(mt, "application/cloudevents+json") == 0;
+}
+
+/* 1 for application/json and any type ending in +json. */
+int
+cevent_media_is_json(const char *ct)
+{
+	char	 mt[128];
+	size_t	 n;
+
+	if (ct == NULL)
+		return 0;
+	media_type(ct, mt, sizeof(mt));
+	n = strlen(mt);
+	return strcmp(mt, "application/json") == 0 ||
+	    (n > 5 && strcmp(mt + n - 5, "+json") == 0 && strchr(mt, '/'));
+}
+
+/* Write v as JSON text with yajl's generator.  Depth is pre-checked. */
+static int
+gen_value(yajl_gen g, yajl_val v)
+{
+	size_t	 i;
+
+	if (YAJL_IS_STRING(v))
+		return yajl_gen_string(g, (const unsigned char *)v->u.string,
+		    strlen(v->u.string)) == yajl_gen_status_ok ? 0 : -1;
+	if (YAJL_IS_NUMBER(v))
+		return yajl_gen_number(g, v->u.number.r,
+		    strlen(v->u.number.r)) == yajl_gen_status_ok ? 0 : -1;
+	if (YAJL_IS_TRUE(v))
+		return yajl_gen_bool(g, 1) == yajl_gen_status_ok ? 0 : -1;
+	if (YAJL_IS_FALSE(v))
+		return yajl_gen_bool(g, 0) == yajl_gen_status_ok ? 0 : -1;
+	if (YAJL_IS_NULL(v))
+		return yajl_gen_null(g) == yajl_gen_status_ok ? 0 : -1;
+	if (YAJL_IS_ARRAY(v)) {
+		yajl_gen_array_open(g);
+		for (i = 0; i < v->u.array.len; i++)
+			if (gen_value(g, v->u.array.values[i]) == -1)
+				return -1;
+		yajl_gen_array_close(g);
+		return 0;
+	}
+	if (YAJL_IS_OBJECT(v)) {
+		yajl_gen_map_open(g);
+		for (i = 0; i < v->u.object.len; i++) {
+			const char *k = v->u.object.keys[i];
+
+			if (yajl_gen_string(g, (const unsigned char *)k,
+			    strlen(k)) != yajl_gen_status_ok ||
+			    gen_value(g, v->u.object.values[i]) == -1)
+				return -1;
+		}
+		yajl_gen_map_close(g);
+		return 0;
+	}
+	return -1;
+}
+
+/* The JSON text of v, in ev->owned. */
+static int
+set_data_json(struct cevent *ev, yajl_val v)
+{
+	yajl_gen		 g = yajl_gen_alloc(NULL);
+	const unsigned char	*buf;
+	size_t			 len;
+	int			 rc = -1;
+
+	if (g == NULL)
+		return bad(ev, "out of memory");
+	if (gen_value(g, v) == 0 &&
+	    yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok) {
+		ev->owned = xmalloc(len + 1);
+		memcpy(ev->owned, buf, len);
+		ev->owned[len] = '\0';
+		ev->data = ev->owned;
+		ev->datalen = len;
+		rc = 0;
+	} else
+		bad(ev, "data cannot be written as JSON");
+	yajl_gen_free(g);
+	return rc;
+}
+
+/* Decode standard base64 (with padding) into ev->owned. */
+static int
+set_data_base64(struct cevent *ev, const char *b64)
+{
+	size_t		 n = strlen(b64), pad = 0;
+	int		 out;
+
+	if (n % 4 != 0)
+		return bad(ev, "data_base64 is not valid base64");
+	if (n > 0 && b64[n - 1] == '=')
+		pad++;
+	if (n > 1 && b64[n - 2] == '=')
+		pad++;
+	ev->owned = xmalloc(n / 4 * 3 + 1);
+	out = n == 0 ? 0 : EVP_DecodeBlock((unsigned char *)ev->owned,
+	    (const unsigned char *)b64, (int)n);
+	if (out < 0 || (size_t)out < pad ||
+	    (n > 0 && strchr(b64, '=') != b64 + n - pad))
+		return bad(ev, "data_base64 is not valid base64");
+	ev->data = ev->owned;
+	ev->datalen = (size_t)out - pad;
+	return 0;
+}
+
+/* Structured mode; see event.h. */
+int
+cevent_from_structured(struct cevent *ev, const char *body, size_t len)
+{
+	char		*text, ebuf[128];
+	yajl_val	 root, data = NULL, b64 = NULL;
+	size_t		 i;
+	int		 rc = -1;
+
+	memset(ev, 0, sizeof(*ev));
+	if (memchr(body, '\0', len) != NULL)
+		return bad(ev, "body is not JSON");
+	if (!json_depth_ok(body, len, JSON_MAX_DEPTH))
+		return bad(ev, "JSON nests deeper than %d", JSON_MAX_DEPTH);
+	text = xstrndup(body, len);
+	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	free(text);
+	if (root == NULL)
+		return bad(ev, "body is not JSON");
+	if (!YAJL_IS_OBJECT(root)) {
+		bad(ev, "body is not a JSON object");
+		goto out;
+	}
+	for (i = 0; i < root->u.object.len; i++) {
+		const char	*k = root->u.object.keys[i];
+		yajl_val	 v = root->u.object.values[i];
+		char		 num[64];
+		const char	*s;
+
+		if (strcmp(k, "data") == 0) {
+			data = v;
+			continue;
+		}
+		if (strcmp(k, "data_base64") == 0) {
+			b64 = v;
+			continue;
+		}
+		if (YAJL_IS_NULL(v))
+			continue;	/* null means absent */
+		if (strcmp(k, "datacontenttype") == 0) {
+			if (!YAJL_IS_STRING(v)) {
+				bad(ev, "datacontenttype must be a string");
+				goto out;
+			}
+			free(ev->content_type);
+			ev->content_type = xstrdup(v->u.string);
+			continue;
+		}
+		if (YAJL_IS_STRING(v))
+			s = v->u.string;
+		else if (YAJL_IS_TRUE(v))
+			s = "true";
+		else if (YAJL_IS_FALSE(v))
+			s = "false";
+		else if (YAJL_IS_INTEGER(v)) {
+			snprintf(num, sizeof(num), "%lld", YAJL_GET_INTEGER(v));
+			s = num;
+		} else {
+			bad(ev, "attribute %.40s must be a string, integer or "
+			    "boolean", k);
+			goto out;
+		}
+		if (attr_add(ev, k, s, strlen(s)) == -1)
+			goto out;
+	}
+	if (data != NULL && b64 != NULL) {
+		bad(ev, "data and data_base64 are both present");
+		goto out;
+	}
+	if (cevent_check(ev) == -1)
+		goto out;
+	if (b64 != NULL && !YAJL_IS_NULL(b64)) {
+		if (!YAJL_IS_STRING(b64)) {
+			bad(ev, "data_base64 must be a string");
+			goto out;
+		}
+		if (set_data_base64(ev, b64->u.string) == -1)
+			goto out;
+	} else if (data != NULL) {
+		if (ev->content_type == NULL)
+			/* The JSON format says such data is JSON. */
+			ev->content_type = xstrdup("application/json");
+		if (YAJL_IS_STRING(data) &&
+		    !cevent_media_is_json(ev->content_type)) {
+			ev->owned = xstrdup(data->u.string);
+			ev->data = ev->owned;
+			ev->datalen = strlen(ev->owned);
+		} else if (set_data_json(ev, data) == -1)
+			goto out;
+	} else {
+		ev->data = "";
+		ev->datalen = 0;
+	}
+	rc = 0;
+out:
+	yajl_tree_free(root);
+	return rc;
+}

@@ -1,0 +1,49 @@
+/*
+ * cevent.h: a CloudEvent received over HTTP, in binary or structured mode,
+ * validated and normalised to the binary-mode form the relay stores.
+ */
+#ifndef CEVENT_H
+#define CEVENT_H
+
+#include <stddef.h>
+
+struct evkeyvalq;
+
+#define CEVENT_MAX_ATTRS		64
+#define CEVENT_MAX_VALUE		4096	/* decoded bytes of one attribute */
+
+struct event_attr {
+	char		*name;		/* lowercase, without "ce-" */
+	char		*value;		/* decoded UTF-8 */
+};
+
+struct cevent {
+	struct event_attr attrs[CEVENT_MAX_ATTRS];
+	size_t		  nattrs;
+	const char	 *id, *source, *type, *specversion;	/* into attrs */
+	char		 *content_type;	/* datacontenttype, or NULL */
+	const char	 *data;		/* the payload to store */
+	size_t		  datalen;
+	char		 *owned;	/* data, when decoded or generated */
+	char		  detail[160];	/* why it is not valid */
+};
+
+/*
+ * Binary mode: ce-* headers (percent-decoded) and the body as data.
+ * Returns 0, or -1 with ev->detail set (answer 400 bad_event).
+ */
+int	cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
+	    const char *body, size_t len);
+/*
+ * Structured mode (application/cloudevents+json): the JSON object, with
+ * data or data_base64, stored as its binary-mode equivalent.
+ */
+int	cevent_from_structured(struct cevent *ev, const char *body, size_t len);
+/* 1 when a Content-Type is application/cloudevents+json (any params). */
+int	cevent_is_structured(const char *content_type);
+/* 1 when a media type is JSON: application/json or any ...+json. */
+int	cevent_media_is_json(const char *content_type);
+/* Free what the event owns. */
+void	cevent_free(struct cevent *ev);
+
+#endif

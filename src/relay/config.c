@@ -1,0 +1,724 @@
+/*
+ * config.c: environment variables and flags -> struct config.  Runs once at
+ * start-up on the main thread; the result is never changed afterwards.
+ *
+ * Every setting is a row of opts[] below: its flag, its variable, its
+ * default and its range, so --help, parsing and the error messages cannot
+ * drift apart.  A flag overrides its variable.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/socket.h>
+
+#include <event2/http.h>
+#include <event2/util.h>
+#include <yajl/yajl_tree.h>
+
+#include "treaty.h"
+#include "config.h"
+#include "log.h"
+#include "util.h"
+
+enum opt_kind {
+	OPT_INT,
+	OPT_STR,
+	OPT_JSON,
+	OPT_FLAG
+};
+
+struct opt {
+	const char	*flag;		/* long option, without "--" */
+	const char	*var;		/* environment variable */
+	enum opt_kind	 kind;
+	size_t		 off;		/* offset in struct config (not JSON) */
+	const char	*def;		/* default, as text, or NULL */
+	long		 min, max;
+	const char	*help;
+};
+
+#define OFF(f)	offsetof(struct config, f)
+
+enum {
+	O_NATS, O_PORT, O_LISTEN, O_PRODUCERS, O_SUBSCRIBERS, O_WORK_AGE,
+	O_AUDIT_AGE, O_DUPWIN, O_REPLICAS, O_PUBTIMEOUT, O_MAXPENDING,
+	O_GRACE, O_HTTPTIMEOUT, O_VERBOSE, NOPTS
+};
+
+static const struct opt opts[NOPTS] = {
+	[O_NATS] = { "nats-url", "NATS_URL", OPT_STR, OFF(nats_url),
+	  "nats://127.0.0.1:4222", 0, 0,
+	  "JetStream server URLs, comma-separated" },
+	[O_PORT] = { "port", "PORT", OPT_INT, OFF(port), "8080", 1, 65535,
+	  "HTTP listen port" },
+	[O_LISTEN] = { "listen", "TREATY_RELAY_LISTEN", OPT_STR, OFF(listen),
+	  "0.0.0.0", 0, 0, "HTTP listen address (numeric IPv4 or IPv6)" },
+	[O_PRODUCERS] = { "producers", "TREATY_RELAY_PRODUCERS", OPT_JSON, 0,
+	  NULL, 0, 0, "JSON list of {name, tokenSha256, subjects}" },
+	[O_SUBSCRIBERS] = { "subscribers", "TREATY_RELAY_SUBSCRIBERS",
+	  OPT_JSON, 0, NULL, 0, 0, "JSON list of push and pull subscribers" },
+	[O_WORK_AGE] = { "work-max-age-hours",
+	  "TREATY_RELAY_WORK_MAX_AGE_HOURS", OPT_INT, OFF(work_max_age_hours),
+	  "168", 1, 87600, "WORK stream retention, hours" },
+	[O_AUDIT_AGE] = { "audit-max-age-days",
+	  "TREATY_RELAY_AUDIT_MAX_AGE_DAYS", OPT_INT, OFF(audit_max_age_days),
+	  "365", 1, 36500, "AUDIT stream retention, days" },
+	[O_DUPWIN] = { "duplicate-window-minutes",
+	  "TREATY_RELAY_DUPLICATE_WINDOW_MINUTES", OPT_INT,
+	  OFF(duplicate_window_minutes), "60", 1, 10080,
+	  "JetStream duplicate window, minutes" },
+	[O_REPLICAS] = { "replicas", "TREATY_RELAY_REPLICAS", OPT_INT,
+	  OFF(replicas), "1", 1, 5, "stream replicas" },
+	[O_PUBTIMEOUT] = { "publish-timeout-ms",
+	  "TREATY_RELAY_PUBLISH_TIMEOUT_MS", OPT_INT, OFF(publish_timeout_ms),
+	  "5000", 100, 60000,
+	  "longest wait for JetStream's acknowledgement before 503" },
+	[O_MAXPENDING] = { "max-pending", "TREATY_RELAY_MAX_PENDING", OPT_INT,
+	  OFF(max_pending), "4096", 1, 65536,
+	  "publishes in flight; beyond, 503 at once" },
+	[O_GRACE] = { "grace-seconds", "TREATY_RELAY_GRACE_SECONDS", OPT_INT,
+	  OFF(grace_seconds), "10", 0, 300, "shutdown grace period, seconds" },
+	[O_HTTPTIMEOUT] = { "http-timeout-seconds",
+	  "TREATY_RELAY_HTTP_TIMEOUT_SECONDS", OPT_INT,
+	  OFF(http_timeout_seconds), "30", 1, 3600,
+	  "idle timeout of a client connection, seconds" },
+	[O_VERBOSE] = { "verbose", "TREATY_RELAY_VERBOSE", OPT_FLAG,
+	  OFF(verbose), "0", 0, 1, "write debug log lines" },
+};
+
+/* Record a configuration error; always returns -1. */
+static int __attribute__((format(printf, 4, 5)))
+cfg_err(struct config_error *err, const char *var, const char *field,
+    const char *fmt, ...)
+{
+	va_list	 ap;
+
+	snprintf(err->var, sizeof(err->var), "%s", var);
+	snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
+	va_start(ap, fmt);
+	vsnprintf(err->detail, sizeof(err->detail), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Print --help. */
+void
+config_usage(void *fp)
+{
+	FILE	*f = fp;
+	size_t	 i;
+
+	fprintf(f, "usage: treaty-relay [options]\n"
+	    "\nHTTP relay between producers, subscribers and NATS JetStream.\n"
+	    "Every option has an environment variable; the option wins.\n\n");
+	for (i = 0; i < NOPTS; i++) {
+		char	 lhs[64];
+
+		snprintf(lhs, sizeof(lhs), "--%s%s", opts[i].flag,
+		    opts[i].kind == OPT_FLAG ? "" :
+		    opts[i].kind == OPT_INT ? " N" :
+		    opts[i].kind == OPT_JSON ? " JSON" : " VALUE");
+		fprintf(f, "  %-32s %s\n  %-32s   %s%s%s\n", lhs, opts[i].help,
+		    "", opts[i].var, opts[i].def ? ", default " : "",
+		    opts[i].def ? opts[i].def : "");
+	}
+	fprintf(f, "  %-32s %s\n", "-v", "same as --verbose");
+	fprintf(f, "  %-32s %s\n", "--check-config",
+	    "validate the configuration, exit 0 or 78");
+	fprintf(f, "  %-32s %s\n", "--help, --version", "");
+	fprintf(f, "\nSee treaty-relay(8).\n");
+}
+
+/* Parse a decimal integer in [min, max] or fail. */
+static int
+parse_int(const char *s, long min, long max, int *out)
+{
+	char	*end;
+	long	 v;
+
+	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* 1 when s is 1-64 of A-Za-z0-9_-. */
+static int
+name_valid(const char *s)
+{
+	size_t	 i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
+		    s[i] != '-')
+			return 0;
+	return i >= 1 && i <= NAME_MAX_LEN;
+}
+
+/* Copy a 64-hex-digit SHA-256 as lowercase, or fail. */
+static int
+sha_hex_parse(const char *s, char out[65])
+{
+	size_t	 i;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= 64 || !isxdigit((unsigned char)s[i]))
+			return -1;
+		out[i] = (char)tolower((unsigned char)s[i]);
+	}
+	out[i] = '\0';
+	return i == 64 ? 0 : -1;
+}
+
+/* Keys an object may have; anything else is refused as a likely typo. */
+static const char *
+obj_unknown_key(const yajl_val o, const char *const *allowed)
+{
+	size_t	 i, j;
+
+	for (i = 0; i < o->u.object.len; i++) {
+		for (j = 0; allowed[j] != NULL; j++)
+			if (strcmp(o->u.object.keys[i], allowed[j]) == 0)
+				break;
+		if (allowed[j] == NULL)
+			return o->u.object.keys[i];
+	}
+	return NULL;
+}
+
+/* Object member by key, or NULL. */
+static yajl_val
+obj_get(const yajl_val o, const char *key)
+{
+	size_t	 i;
+
+	for (i = 0; i < o->u.object.len; i++)
+		if (strcmp(o->u.object.keys[i], key) == 0)
+			return o->u.object.values[i];
+	return NULL;
+}
+
+/* Parse a JSON list; on failure fill err. */
+static yajl_val
+json_list(const char *text, const char *var, struct config_error *err)
+{
+	char		 ebuf[256];
+	yajl_val	 v;
+
+	v = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	if (v == NULL) {
+		char	*nl;
+		/* yajl's message spans lines and quotes the input: keep line 1. */
+		if ((nl = strchr(ebuf, '\n')) != NULL)
+			*nl = '\0';
+		cfg_err(err, var, "", "not valid JSON: %s", ebuf);
+		return NULL;
+	}
+	if (!YAJL_IS_ARRAY(v)) {
+		yajl_tree_free(v);
+		cfg_err(err, var, "", "must be a JSON list");
+		return NULL;
+	}
+	return v;
+}
+
+/* Parse TREATY_RELAY_PRODUCERS. */
+static int
+parse_producers(struct config *cfg, const char *text, const char *var,
+    struct config_error *err)
+{
+	static const char *const keys[] = { "name", "tokenSha256", "subjects",
+	    NULL };
+	yajl_val	 list, o, v;
+	size_t		 i, j, k;
+	char		 field[128];
+	const char	*bad;
+	int		 rc = -1;
+
+	if ((list = json_list(text, var, err)) == NULL)
+		return -1;
+	cfg->nproducers = list->u.array.len;
+	cfg->producers = xcalloc(cfg->nproducers, sizeof(*cfg->producers));
+	for (i = 0; i < list->u.array.len; i++) {
+		struct producer	*p = &cfg->producers[i];
+
+		o = list->u.array.values[i];
+		snprintf(field, sizeof(field), "[%zu]", i);
+		if (!YAJL_IS_OBJECT(o)) {
+			cfg_err(err, var, field, "must be an object");
+			goto out;
+		}
+		if ((bad = obj_unknown_key(o, keys)) != NULL) {
+			snprintf(field, sizeof(field), "[%zu].%s", i, bad);
+			cfg_err(err, var, field, "unknown key");
+			goto out;
+		}
+		snprintf(field, sizeof(field), "[%zu].name", i);
+		v = obj_get(o, "name");
+		if (v == NULL || !YAJL_IS_STRING(v) || !name_valid(v->u.string)) {
+			cfg_err(err, var, field, "must be 1-64 of A-Za-z0-9_-");
+			goto out;
+		}
+		snprintf(p->name, sizeof(p->name), "%s", v->u.string);
+		for (j = 0; j < i; j++)
+			if (strcmp(cfg->producers[j].name, p->name) == 0) {
+				cfg_err(err, var, field, "duplicate name %s",
+				    p->name);
+				goto out;
+			}
+		snprintf(field, sizeof(field), "[%zu].tokenSha256", i);
+		v = obj_get(o, "tokenSha256");
+		if (v == NULL || !YAJL_IS_STRING(v) ||
+		    sha_hex_parse(v->u.string, p->token_sha256) == -1) {
+			cfg_err(err, var, field, "must be 64 hex digits (the "
+			    "SHA-256 of the token, see treaty hash-token)");
+			goto out;
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(cfg->producers[j].token_sha256,
+			    p->token_sha256) == 0) {
+				cfg_err(err, var, field, "same token as "
+				    "producer %s", cfg->producers[j].name);
+				goto out;
+			}
+		snprintf(field, sizeof(field), "[%zu].subjects", i);
+		v = obj_get(o, "subjects");
+		if (v == NULL || !YAJL_IS_ARRAY(v) || v->u.array.len == 0) {
+			cfg_err(err, var, field, "must be a non-empty list of "
+			    "subject patterns");
+			goto out;
+		}
+		p->subjects = xcalloc(v->u.array.len, sizeof(char *));
+		for (k = 0; k < v->u.array.len; k++) {
+			yajl_val s = v->u.array.values[k];
+
+			snprintf(field, sizeof(field), "[%zu].subjects[%zu]",
+			    i, k);
+			if (!YAJL_IS_STRING(s) ||
+			    !treaty_pattern_valid(s->u.string)) {
+				cfg_err(err, var, field, "not a subject pattern "
+				    "(tokens of A-Za-z0-9_-, '*', or a final "
+				    "'>')");
+				goto out;
+			}
+			p->subjects[p->nsubjects++] = xstrdup(s->u.string);
+		}
+	}
+	rc = 0;
+out:
+	yajl_tree_free(list);
+	return rc;
+}
+
+/*
+ * 1 when url may be used for push delivery: https anywhere, plain http only
+ * for localhost, 127.0.0.1, ::1 or a single-label host (SPEC 3).
+ */
+static int
+url_allowed(const char *url, const char **why)
+{
+	struct evhttp_uri	*u;
+	const char		*scheme, *host;
+	int			 ok = 0;
+
+	u = evhttp_uri_parse_with_flags(url, 0);
+	if (u == NULL) {
+		*why = "not a URL";
+		return 0;
+	}
+	scheme = evhttp_uri_get_scheme(u);
+	host = evhttp_uri_get_host(u);
+	if (scheme == NULL || host == NULL || host[0] == '\0')
+		*why = "needs a scheme and a host";
+	else if (evhttp_uri_get_userinfo(u) != NULL)
+		*why = "must not carry user information";
+	else if (evhttp_uri_get_fragment(u) != NULL)
+		*why = "must not carry a fragment";
+	else if (strcasecmp(scheme, "https") == 0)
+		ok = 1;
+	else if (strcasecmp(scheme, "http") != 0)
+		*why = "scheme must be https (or http for a local host)";
+	else if (strcasecmp(host, "localhost") == 0 ||
+	    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
+	    strcmp(host, "::1") == 0 || strchr(host, '.') == NULL)
+		ok = 1;
+	else
+		*why = "plain http only for localhost, 127.0.0.1, ::1 or a "
+		    "single-label host";
+	evhttp_uri_free(u);
+	return ok;
+}
+
+/* Parse TREATY_RELAY_SUBSCRIBERS (push and pull subscribers). */
+static int
+parse_subscribers(struct config *cfg, const char *text, const char *var,
+    struct config_error *err)
+{
+	static const char *const keys[] = { "name", "url", "secret",
+	    "secrets", "filter", "maxDeliver", "maxInFlight",
+	    "standardWebhooks", "tokenSha256", NULL };
+	yajl_val	 list, o, v;
+	size_t		 i, j;
+	char		 field[128];
+	const char	*bad, *why;
+	int		 rc = -1;
+
+	if ((list = json_list(text, var, err)) == NULL)
+		return -1;
+	cfg->nsubscribers = list->u.array.len;
+	cfg->subscribers = xcalloc(cfg->nsubscribers, sizeof(*cfg->subscribers));
+	for (i = 0; i < list->u.array.len; i++) {
+		struct subscriber	*s = &cfg->subscribers[i];
+		yajl_val		 url, sec, secs, tok;
+
+		o = list->u.array.values[i];
+		snprintf(field, sizeof(field), "[%zu]", i);
+		if (!YAJL_IS_OBJECT(o)) {
+			cfg_err(err, var, field, "must be an object");
+			goto out;
+		}
+		if ((bad = obj_unknown_key(o, keys)) != NULL) {
+			snprintf(field, sizeof(field), "[%zu].%s", i, bad);
+			cfg_err(err, var, field, "unknown key");
+			goto out;
+		}
+		snprintf(field, sizeof(field), "[%zu].name", i);
+		v = obj_get(o, "name");
+		if (v == NULL || !YAJL_IS_STRING(v) || !name_valid(v->u.string)) {
+			cfg_err(err, var, field, "must be 1-64 of A-Za-z0-9_-");
+			goto out;
+		}
+		snprintf(s->name, sizeof(s->name), "%s", v->u.string);
+		for (j = 0; j < i; j++)
+			if (strcmp(cfg->subscribers[j].name, s->name) == 0) {
+				cfg_err(err, var, field, "duplicate name %s",
+				    s->name);
+				goto out;
+			}
+		snprintf(field, sizeof(field), "[%zu].filter", i);
+		v = obj_get(o, "filter");
+		if (v == NULL || !YAJL_IS_STRING(v) ||
+		    !treaty_pattern_valid(v->u.string) ||
+		    !treaty_pattern_within(v->u.string, "evt.>")) {
+			cfg_err(err, var, field, "must be a subject pattern "
+			    "inside evt.>");
+			goto out;
+		}
+		s->filter = xstrdup(v->u.string);
+
+		url = obj_get(o, "url");
+		tok = obj_get(o, "tokenSha256");
+		if (url != NULL && tok != NULL) {
+			snprintf(field, sizeof(field), "[%zu].tokenSha256", i);
+			cfg_err(err, var, field, "a push subscriber (with url) "
+			    "has no token");
+			goto out;
+		}
+		if (url == NULL && tok == NULL) {
+			snprintf(field, sizeof(field), "[%zu].url", i);
+			cfg_err(err, var, field, "needs url (push) or "
+			    "tokenSha256 (pull)");
+			goto out;
+		}
+		if (url != NULL) {
+			s->kind = SUB_PUSH;
+			snprintf(field, sizeof(field), "[%zu].url", i);
+			if (!YAJL_IS_STRING(url)) {
+				cfg_err(err, var, field, "must be a string");
+				goto out;
+			}
+			if (!url_allowed(url->u.string, &why)) {
+				cfg_err(err, var, field, "%s", why);
+				goto out;
+			}
+			s->url = xstrdup(url->u.string);
+		} else {
+			s->kind = SUB_PULL;
+			snprintf(field, sizeof(field), "[%zu].tokenSha256", i);
+			if (!YAJL_IS_STRING(tok) ||
+			    sha_hex_parse(tok->u.string, s->token_sha256) == -1) {
+				cfg_err(err, var, field, "must be 64 hex digits");
+				goto out;
+			}
+		}
+
+		sec = obj_get(o, "secret");
+		secs = obj_get(o, "secrets");
+		snprintf(field, sizeof(field), "[%zu].secret", i);
+		if (sec != NULL && secs != NULL) {
+			cfg_err(err, var, field, "give secret or secrets, not "
+			    "both");
+			goto out;
+		}
+		if (sec != NULL) {
+			if (!YAJL_IS_STRING(sec) || strlen(sec->u.string) < 16) {
+				cfg_err(err, var, field, "must be a string of at "
+				    "least 16 bytes");
+				goto out;
+			}
+			s->secrets = xcalloc(1, sizeof(char *));
+			s->secrets[s->nsecrets++] = xstrdup(sec->u.string);
+		} else if (secs != NULL) {
+			snprintf(field, sizeof(field), "[%zu].secrets", i);
+			if (!YAJL_IS_ARRAY(secs) || secs->u.array.len == 0) {
+				cfg_err(err, var, field, "must be a non-empty "
+				    "list");
+				goto out;
+			}
+			s->secrets = xcalloc(secs->u.array.len, sizeof(char *));
+			for (j = 0; j < secs->u.array.len; j++) {
+				yajl_val x = secs->u.array.values[j];
+
+				snprintf(field, sizeof(field),
+				    "[%zu].secrets[%zu]", i, j);
+				if (!YAJL_IS_STRING(x) ||
+				    strlen(x->u.string) < 16) {
+					cfg_err(err, var, field, "must be a string "
+					    "of at least 16 bytes");
+					goto out;
+				}
+				s->secrets[s->nsecrets++] = xstrdup(x->u.string);
+			}
+		} else {
+			cfg_err(err, var, field, "needs secret or secrets (at "
+			    "least 16 bytes)");
+			goto out;
+		}
+
+		s->max_deliver = 10;
+		s->max_in_flight = 64;
+		snprintf(field, sizeof(field), "[%zu].maxDeliver", i);
+		if ((v = obj_get(o, "maxDeliver")) != NULL && (!YAJL_IS_INTEGER(v)
+		    || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > 1000)) {
+			cfg_err(err, var, field, "must be an integer 1-1000");
+			goto out;
+		} else if (v != NULL)
+			s->max_deliver = (int)YAJL_GET_INTEGER(v);
+		snprintf(field, sizeof(field), "[%zu].maxInFlight", i);
+		if ((v = obj_get(o, "maxInFlight")) != NULL && (!YAJL_IS_INTEGER(v)
+		    || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > 10000)) {
+			cfg_err(err, var, field, "must be an integer 1-10000");
+			goto out;
+		} else if (v != NULL)
+			s->max_in_flight = (int)YAJL_GET_INTEGER(v);
+		snprintf(field, sizeof(field), "[%zu].standardWebhooks", i);
+		if ((v = obj_get(o, "standardWebhooks")) != NULL) {
+			if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v)) {
+				cfg_err(err, var, field, "must be true or false");
+				goto out;
+			}
+			s->standard_webhooks = YAJL_IS_TRUE(v);
+		}
+	}
+	rc = 0;
+out:
+	yajl_tree_free(list);
+	return rc;
+}
+
+/* Split NATS_URL on commas into cfg->nats_servers. */
+static int
+parse_nats_url(struct config *cfg, const char *var, struct config_error *err)
+{
+	char	*copy, *tok, *save = NULL;
+	size_t	 n = 1;
+	const char *p;
+
+	for (p = cfg->nats_url; *p != '\0'; p++)
+		if (*p == ',')
+			n++;
+	cfg->nats_servers = xcalloc(n, sizeof(char *));
+	copy = xstrdup(cfg->nats_url);
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		if (*tok == '\0')
+			continue;
+		if (strncmp(tok, "nats://", 7) != 0 &&
+		    strncmp(tok, "tls://", 6) != 0) {
+			free(copy);
+			return cfg_err(err, var, "", "each URL must start with "
+			    "nats:// or tls://");
+		}
+		cfg->nats_servers[cfg->nnats_servers++] = xstrdup(tok);
+	}
+	free(copy);
+	if (cfg->nnats_servers == 0)
+		return cfg_err(err, var, "", "no server URL");
+	return 0;
+}
+
+/* Apply one option's text value; name is what to blame in an error. */
+static int
+apply(struct config *cfg, int i, const char *val, const char *name,
+    struct config_error *err)
+{
+	const struct opt	*o = &opts[i];
+	char			*base = (char *)cfg;
+
+	switch (o->kind) {
+	case OPT_INT:
+		if (parse_int(val, o->min, o->max, (int *)(base + o->off)) == -1)
+			return cfg_err(err, name, "", "must be an integer "
+			    "%ld-%ld", o->min, o->max);
+		return 0;
+	case OPT_FLAG:
+		if (strcmp(val, "1") == 0 || strcmp(val, "true") == 0)
+			*(int *)(base + o->off) = 1;
+		else if (strcmp(val, "0") == 0 || strcmp(val, "false") == 0 ||
+		    val[0] == '\0')
+			*(int *)(base + o->off) = 0;
+		else
+			return cfg_err(err, name, "", "must be 0 or 1");
+		return 0;
+	case OPT_STR:
+		free(*(char **)(base + o->off));
+		*(char **)(base + o->off) = xstrdup(val);
+		return 0;
+	case OPT_JSON:
+		if (i == O_PRODUCERS)
+			return parse_producers(cfg, val, name, err);
+		return parse_subscribers(cfg, val, name, err);
+	}
+	return -1;
+}
+
+/* Load defaults, then the environment, then the flags; validate. */
+enum config_action
+config_load(struct config *cfg, int argc, char **argv,
+    struct config_error *err)
+{
+	struct option	 lopts[NOPTS + 4];
+	const char	*given[NOPTS];	/* value from flag, or NULL */
+	enum config_action action = CONFIG_RUN;
+	int		 i, c, idx;
+
+	memset(cfg, 0, sizeof(*cfg));
+	memset(err, 0, sizeof(*err));
+	memset(given, 0, sizeof(given));
+	for (i = 0; i < NOPTS; i++) {
+		lopts[i].name = opts[i].flag;
+		lopts[i].has_arg = opts[i].kind == OPT_FLAG ? no_argument :
+		    required_argument;
+		lopts[i].flag = NULL;
+		lopts[i].val = 1000 + i;
+	}
+	lopts[NOPTS] = (struct option){ "check-config", no_argument, NULL, 'C' };
+	lopts[NOPTS + 1] = (struct option){ "help", no_argument, NULL, 'h' };
+	lopts[NOPTS + 2] = (struct option){ "version", no_argument, NULL, 'V' };
+	lopts[NOPTS + 3] = (struct option){ NULL, 0, NULL, 0 };
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "vh", lopts, &idx)) != -1) {
+		if (c >= 1000 && c < 1000 + NOPTS)
+			given[c - 1000] = opts[c - 1000].kind == OPT_FLAG ? "1" :
+			    optarg;
+		else if (c == 'v')
+			given[O_VERBOSE] = "1";
+		else if (c == 'C')
+			action = CONFIG_CHECK;
+		else if (c == 'h')
+			return CONFIG_HELP;
+		else if (c == 'V')
+			return CONFIG_VERSION;
+		else {
+			snprintf(err->detail, sizeof(err->detail),
+			    "unknown or incomplete option %s",
+			    argv[optind - 1]);
+			return CONFIG_USAGE_ERROR;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err->detail, sizeof(err->detail),
+		    "unexpected argument %s", argv[optind]);
+		return CONFIG_USAGE_ERROR;
+	}
+
+	for (i = 0; i < NOPTS; i++) {
+		const char	*val = given[i], *name;
+		char		 flagname[64];
+
+		snprintf(flagname, sizeof(flagname), "--%s", opts[i].flag);
+		name = val != NULL ? flagname : opts[i].var;
+		if (val == NULL)
+			val = getenv(opts[i].var);
+		if (val == NULL)
+			val = opts[i].def;
+		if (val == NULL)
+			continue;
+		if (apply(cfg, i, val, name, err) == -1)
+			return CONFIG_BAD;
+		if (i == O_NATS && parse_nats_url(cfg, name, err) == -1)
+			return CONFIG_BAD;
+		if (i == O_LISTEN) {
+			unsigned char	 a[16];
+
+			if (evutil_inet_pton(AF_INET, val, a) != 1 &&
+			    evutil_inet_pton(AF_INET6, val, a) != 1) {
+				cfg_err(err, name, "", "must be a numeric IPv4 or "
+				    "IPv6 address");
+				return CONFIG_BAD;
+			}
+		}
+	}
+	return action;
+}
+
+/* Free everything config_load allocated. */
+void
+config_free(struct config *cfg)
+{
+	size_t	 i, j;
+
+	free(cfg->nats_url);
+	for (i = 0; i < (size_t)cfg->nnats_servers; i++)
+		free(cfg->nats_servers[i]);
+	free(cfg->nats_servers);
+	free(cfg->listen);
+	for (i = 0; i < cfg->nproducers; i++) {
+		for (j = 0; j < cfg->producers[i].nsubjects; j++)
+			free(cfg->producers[i].subjects[j]);
+		free(cfg->producers[i].subjects);
+	}
+	free(cfg->producers);
+	for (i = 0; i < cfg->nsubscribers; i++) {
+		struct subscriber *s = &cfg->subscribers[i];
+
+		free(s->url);
+		free(s->filter);
+		for (j = 0; j < s->nsecrets; j++)
+			free(s->secrets[j]);
+		free(s->secrets);
+	}
+	free(cfg->subscribers);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+/*
+ * The producer whose token hash is sha_hex.  Every configured hash is
+ * compared, in constant time, so the answer's timing says nothing about
+ * which hash (or how much of one) matched.
+ */
+const struct producer *
+config_find_producer(const struct config *cfg, const char *sha_hex)
+{
+	const struct producer	*found = NULL;
+	size_t			 i;
+
+	for (i = 0; i < cfg->nproducers; i++)
+		if (treaty_memeq(cfg->producers[i].token_sha256, sha_hex, 64))
+			found = &cfg->producers[i];
+	return found;
+}

@@ -1,0 +1,86 @@
+/*
+ * config.h: environment variables and flags -> one immutable struct config.
+ */
+#ifndef CONFIG_H
+#define CONFIG_H
+
+#include <stddef.h>
+
+#define CONFIG_EXIT_BAD		78	/* EX_CONFIG */
+#define CONFIG_EXIT_USAGE	2
+
+#define NAME_MAX_LEN		64
+
+struct producer {
+	char		  name[NAME_MAX_LEN + 1];
+	char		  token_sha256[65];	/* lowercase hex */
+	char		**subjects;		/* NATS patterns */
+	size_t		  nsubjects;
+};
+
+enum subscriber_kind {
+	SUB_PUSH,
+	SUB_PULL
+};
+
+struct subscriber {
+	char		  name[NAME_MAX_LEN + 1];
+	enum subscriber_kind kind;
+	char		 *url;			/* push */
+	char		 *filter;
+	char		**secrets;		/* newest first */
+	size_t		  nsecrets;
+	char		  token_sha256[65];	/* pull */
+	int		  max_deliver;
+	int		  max_in_flight;
+	int		  standard_webhooks;
+};
+
+struct config {
+	char		 *nats_url;		/* as given, comma-separated */
+	char		**nats_servers;
+	int		  nnats_servers;
+	char		 *listen;
+	int		  port;
+	struct producer	 *producers;
+	size_t		  nproducers;
+	struct subscriber *subscribers;
+	size_t		  nsubscribers;
+	int		  work_max_age_hours;
+	int		  audit_max_age_days;
+	int		  duplicate_window_minutes;
+	int		  replicas;
+	int		  publish_timeout_ms;
+	int		  max_pending;
+	int		  grace_seconds;
+	int		  http_timeout_seconds;
+	int		  verbose;
+};
+
+enum config_action {
+	CONFIG_RUN,
+	CONFIG_CHECK,		/* --check-config */
+	CONFIG_HELP,
+	CONFIG_VERSION,
+	CONFIG_USAGE_ERROR,	/* exit 2; err holds the message */
+	CONFIG_BAD		/* exit 78; err names var and field */
+};
+
+struct config_error {
+	char		 var[64];	/* variable, or flag when given as one */
+	char		 field[128];	/* e.g. "[0].tokenSha256", or "" */
+	char		 detail[256];
+};
+
+/* Parse the environment and argv into cfg; see enum config_action. */
+enum config_action	 config_load(struct config *cfg, int argc, char **argv,
+			    struct config_error *err);
+/* Free what config_load allocated. */
+void			 config_free(struct config *cfg);
+/* Print the --help text to f. */
+void			 config_usage(void *f);
+/* Find the producer whose token hash equals sha_hex, in constant time. */
+const struct producer	*config_find_producer(const struct config *cfg,
+			    const char *sha_hex);
+
+#endif

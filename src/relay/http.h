@@ -1,0 +1,34 @@
+/*
+ * http.h: the evhttp server, its route table and reply helpers, and the
+ * /healthz and /metrics routes.  Loop thread only.
+ */
+#ifndef HTTP_H
+#define HTTP_H
+
+#include "metrics.h"
+
+struct event_base;
+struct evbuffer;
+struct evhttp_request;
+struct config;
+
+#define HTTP_MAX_BODY		(1024 * 1024)
+#define HTTP_MAX_HEADERS	(16 * 1024)
+#define HTTP_RETRY_AFTER	"2"
+
+/* Bind and listen; exits 1 when the address cannot be bound. */
+void	http_init(struct event_base *base, const struct config *cfg);
+/* Close the listening socket; answer new requests 503 shutting_down. */
+void	http_stop_accepting(void);
+/* Free the server and every connection; all requests must be answered. */
+void	http_free(void);
+/* Answer with a JSON body (consumed) and count it under route. */
+void	http_reply(struct evhttp_request *req, enum route route, int status,
+	    struct evbuffer *body);
+/* Answer {"error":code,"detail":detail}; adds Retry-After to a 503. */
+void	http_error(struct evhttp_request *req, enum route route, int status,
+	    const char *code, const char *detail);
+/* 1 once shutdown began. */
+int	http_draining(void);
+
+#endif

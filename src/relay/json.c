@@ -1,0 +1,116 @@
+/*
+ * json.c: JSON bodies through yajl's generator (it does the escaping), and
+ * a depth pre-check for untrusted input.  Loop thread.
+ */
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <yajl/yajl_gen.h>
+
+#include "json.h"
+#include "util.h"
+
+/* Copy the generator's buffer to out and free the generator. */
+static void
+json_finish(yajl_gen g, struct evbuffer *out)
+{
+	const unsigned char	*buf;
+	size_t			 len;
+
+	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
+		evbuffer_add(out, buf, len);
+	yajl_gen_free(g);
+}
+
+/* Add a NUL-terminated string to the generator. */
+static void
+gen_str(yajl_gen g, const char *s)
+{
+	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+/* A new generator that validates UTF-8 (bad bytes fail the string). */
+static yajl_gen
+json_gen(void)
+{
+	yajl_gen	 g = yajl_gen_alloc(NULL);
+
+	if (g == NULL)
+		xmalloc((size_t)-1);	/* aborts: out of memory */
+	yajl_gen_config(g, yajl_gen_validate_utf8, 1);
+	return g;
+}
+
+/* {"error":..,"detail":..} */
+void
+json_error_body(struct evbuffer *out, const char *code, const char *detail)
+{
+	const char *const keys[] = { "error", "detail" };
+	const char *const vals[] = { code, detail };
+
+	json_object_body(out, keys, vals, 2);
+}
+
+/* {"id":..,"duplicate":..} */
+void
+json_accepted_body(struct evbuffer *out, const char *id, int dup)
+{
+	yajl_gen	 g = json_gen();
+
+	yajl_gen_map_open(g);
+	gen_str(g, "id");
+	if (yajl_gen_string(g, (const unsigned char *)id, strlen(id)) !=
+	    yajl_gen_status_ok)
+		gen_str(g, "");
+	gen_str(g, "duplicate");
+	yajl_gen_bool(g, dup);
+	yajl_gen_map_close(g);
+	json_finish(g, out);
+}
+
+/* A flat object of string members. */
+void
+json_object_body(struct evbuffer *out, const char *const *keys,
+    const char *const *vals, size_t n)
+{
+	yajl_gen	 g = json_gen();
+	size_t		 i;
+
+	yajl_gen_map_open(g);
+	for (i = 0; i < n; i++) {
+		gen_str(g, keys[i]);
+		if (yajl_gen_string(g, (const unsigned char *)vals[i],
+		    strlen(vals[i])) != yajl_gen_status_ok)
+			gen_str(g, "?");
+	}
+	yajl_gen_map_close(g);
+	json_finish(g, out);
+}
+
+/* Nesting depth of arrays and objects, outside strings, at most maxdepth. */
+int
+json_depth_ok(const char *s, size_t len, int maxdepth)
+{
+	size_t	 i;
+	int	 depth = 0, instr = 0;
+
+	for (i = 0; i < len; i++) {
+		char	 c = s[i];
+
+		if (instr) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				instr = 0;
+			continue;
+		}
+		if (c == '"')
+			instr = 1;
+		else if (c == '[' || c == '{') {
+			if (++depth > maxdepth)
+				return 0;
+		} else if (c == ']' || c == '}')
+			depth--;
+	}
+	return 1;
+}

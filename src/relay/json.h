@@ -1,0 +1,27 @@
+/*
+ * json.h: JSON bodies written with yajl's generator, and the small checks
+ * the relay needs before handing text to yajl's tree parser.
+ */
+#ifndef JSON_H
+#define JSON_H
+
+#include <stddef.h>
+
+struct evbuffer;
+
+/* {"error":code,"detail":detail} */
+void	json_error_body(struct evbuffer *out, const char *code,
+	    const char *detail);
+/* {"id":id,"duplicate":dup} */
+void	json_accepted_body(struct evbuffer *out, const char *id, int dup);
+/* Append a flat object of string pairs: keys[i] -> vals[i]. */
+void	json_object_body(struct evbuffer *out, const char *const *keys,
+	    const char *const *vals, size_t n);
+/*
+ * 1 when the JSON text s (len bytes) nests at most maxdepth arrays and
+ * objects: yajl's tree and our generator recurse, so depth is bounded
+ * before they see it.
+ */
+int	json_depth_ok(const char *s, size_t len, int maxdepth);
+
+#endif

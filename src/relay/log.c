@@ -1,0 +1,137 @@
+/*
+ * log.c: logfmt lines on stderr.  Loop thread only (log_q uses static
+ * buffers); nats.c threads never log, they post to the bridge instead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+static int	 log_level_debug;
+
+/* Set whether debug lines are written. */
+void
+log_init(int verbose)
+{
+	log_level_debug = verbose;
+}
+
+/* Whether debug lines are written. */
+int
+log_verbose(void)
+{
+	return log_level_debug;
+}
+
+/* Write one line: level, quoted msg, the caller's pairs, optional err. */
+static void
+log_vline(const char *level, const char *msg, const char *err,
+    const char *fmt, va_list ap)
+{
+	char	 buf[2048];
+	int	 n;
+
+	n = snprintf(buf, sizeof(buf), "level=%s msg=%s", level, log_q(msg));
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	if (fmt != NULL && fmt[0] != '\0' && (size_t)n < sizeof(buf) - 2) {
+		buf[n++] = ' ';
+		int m = vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+		if (m > 0)
+			n += m;
+		if ((size_t)n >= sizeof(buf))
+			n = (int)sizeof(buf) - 1;
+	}
+	if (err != NULL)
+		n += snprintf(buf + n, sizeof(buf) - n, " err=%s", log_q(err));
+	if ((size_t)n >= sizeof(buf) - 1)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	/* One write per line so lines from a crash-restart never interleave. */
+	fwrite(buf, 1, n, stderr);
+	fflush(stderr);
+}
+
+#define LOG_FN(name, level, cond)					\
+void									\
+name(const char *msg, const char *fmt, ...)				\
+{									\
+	va_list	 ap;							\
+	if (!(cond))							\
+		return;							\
+	va_start(ap, fmt);						\
+	log_vline(level, msg, NULL, fmt, ap);				\
+	va_end(ap);							\
+}
+
+LOG_FN(log_info, "info", 1)
+LOG_FN(log_debug, "debug", log_level_debug)
+LOG_FN(log_warnx, "warn", 1)
+LOG_FN(log_errorx, "error", 1)
+
+/* A warning with err="<strerror(errno)>" appended. */
+void
+log_warn(const char *msg, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 err[128];
+	int	 saved = errno;
+
+	snprintf(err, sizeof(err), "%s", strerror(saved));
+	va_start(ap, fmt);
+	log_vline("warn", msg, err, fmt, ap);
+	va_end(ap);
+}
+
+/* Log an error and exit 1; start-up failures and broken invariants only. */
+noreturn void
+fatalx(const char *msg, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	log_vline("error", msg, NULL, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+/* Quote a logfmt value when it needs it. */
+const char *
+log_q(const char *s)
+{
+	static char	 bufs[8][256];
+	static unsigned	 next;
+	char		*b = bufs[next++ % 8];
+	size_t		 i, o = 0, lim = sizeof(bufs[0]) - 6;
+	int		 bare = 1;
+
+	if (s == NULL)
+		return "-";
+	if (s[0] == '\0')
+		return "\"\"";
+	for (i = 0; s[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c <= ' ' || c == '"' || c == '=' || c == '\\' || c >= 0x7f) {
+			bare = 0;
+			break;
+		}
+	}
+	if (bare && i < lim)
+		return s;
+	b[o++] = '"';
+	for (i = 0; s[i] != '\0' && o < lim; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			b[o++] = '\\';
+			b[o++] = c;
+		} else if (c < ' ' || c == 0x7f) {
+			o += snprintf(b + o, 6, "\\x%02x", c);
+		} else
+			b[o++] = c;
+	}
+	b[o++] = '"';
+	b[o] = '\0';
+	return b;
+}

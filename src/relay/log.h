@@ -1,0 +1,33 @@
+/*
+ * log.h: logfmt lines on stderr, one per event, metadata only.
+ */
+#ifndef LOG_H
+#define LOG_H
+
+#include <stdarg.h>
+#include <stdnoreturn.h>
+
+#define ATTR_PRINTF(f, a)	__attribute__((format(printf, f, a)))
+
+void		 log_init(int verbose);
+int		 log_verbose(void);
+/*
+ * Each call takes msg (the human text, quoted for you) and then a printf
+ * format for the key=value pairs, which the caller writes already in logfmt
+ * (use log_q() for values that may contain spaces or quotes).
+ */
+void		 log_info(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
+void		 log_debug(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
+void		 log_warnx(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/* log_warn appends err="<strerror(errno)>". */
+void		 log_warn(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
+void		 log_errorx(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
+noreturn void	 fatalx(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/*
+ * Quote s for a logfmt value into one of a few rotating static buffers
+ * (loop thread only): bare when it is safe, otherwise in double quotes with
+ * backslash escapes; control bytes become \xNN.  Long values are cut.
+ */
+const char	*log_q(const char *s);
+
+#endif

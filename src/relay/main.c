@@ -1,0 +1,176 @@
+/*
+ * main.c: start-up order, signals and the shutdown sequence of
+ * treaty-relay.  Everything here runs on the main (loop) thread.
+ *
+ * Start: configuration (exit 78 when bad), the HTTP listener (exit 1 when
+ * the port is taken), then NATS in the background.  READY=1 goes to systemd
+ * only once NATS is connected and WORK and AUDIT exist.
+ *
+ * Stop (SIGTERM or SIGINT): STOPPING=1, close the listener, let publishes
+ * in flight finish for up to the grace period, answer the rest 503, drain
+ * NATS, exit 0.  A second signal skips what is left of the grace period.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <event2/event_struct.h>
+
+#include "treaty.h"
+#include "bridge.h"
+#include "config.h"
+#include "http.h"
+#include "ingest.h"
+#include "log.h"
+#include "notify.h"
+#include "store.h"
+#include "util.h"
+
+#define READY_POLL_MS	50
+
+static struct {
+	struct event_base	*base;
+	struct config		 cfg;
+	struct event		 sigterm, sigint, sigpipe;
+	struct event		 tick;
+	int			 ready_sent;
+	int			 stopping;
+	long long		 grace_end;
+} relay;
+
+/* NATS drained and closed: leave the loop. */
+static void
+relay_drained(void)
+{
+	event_base_loopexit(relay.base, NULL);
+}
+
+/*
+ * Every READY_POLL_MS: before readiness, watch for it; while stopping,
+ * watch the publishes in flight against the grace period.
+ */
+static void
+relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	if (!relay.stopping) {
+		if (!relay.ready_sent && store_ready()) {
+			relay.ready_sent = 1;
+			log_info("ready", "version=%s", TREATY_VERSION);
+			notify_send("READY=1\nSTATUS=ready");
+		}
+		return;
+	}
+	if (store_in_flight() > 0 && now_ms() < relay.grace_end)
+		return;
+	event_del(&relay.tick);
+	if (store_in_flight() > 0)
+		log_warnx("grace period over", "failed=%d", store_in_flight());
+	store_fail_all();
+	store_drain(relay_drained);
+}
+
+/* SIGTERM or SIGINT: begin (or hurry) the shutdown. */
+static void
+relay_signal_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	if (relay.stopping) {
+		log_info("second signal, not waiting", "signal=%d", (int)sig);
+		relay.grace_end = 0;
+		return;
+	}
+	relay.stopping = 1;
+	relay.grace_end = now_ms() + relay.cfg.grace_seconds * 1000LL;
+	log_info("shutting down", "signal=%d in_flight=%d", (int)sig,
+	    store_in_flight());
+	notify_send("STOPPING=1");
+	http_stop_accepting();
+}
+
+/* SIGPIPE: ignored (a write to a closed socket returns EPIPE instead). */
+static void
+relay_sigpipe_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	(void)sig;
+	(void)ev;
+	(void)arg;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct config_error	 err;
+	struct timeval		 tv = { 0, READY_POLL_MS * 1000 };
+
+	switch (config_load(&relay.cfg, argc, argv, &err)) {
+	case CONFIG_HELP:
+		config_usage(stdout);
+		return 0;
+	case CONFIG_VERSION:
+		printf("treaty-relay %s\n", TREATY_VERSION);
+		return 0;
+	case CONFIG_USAGE_ERROR:
+		fprintf(stderr, "treaty-relay: %s\n", err.detail);
+		config_usage(stderr);
+		return CONFIG_EXIT_USAGE;
+	case CONFIG_BAD:
+		log_errorx("bad configuration", "var=%s field=%s detail=%s",
+		    log_q(err.var), log_q(err.field[0] ? err.field : NULL),
+		    log_q(err.detail));
+		config_free(&relay.cfg);
+		return CONFIG_EXIT_BAD;
+	case CONFIG_CHECK:
+		printf("configuration ok: %zu producers, %zu subscribers\n",
+		    relay.cfg.nproducers, relay.cfg.nsubscribers);
+		config_free(&relay.cfg);
+		return 0;
+	case CONFIG_RUN:
+		break;
+	}
+	log_init(relay.cfg.verbose);
+	if (relay.cfg.nproducers == 0)
+		log_warnx("no producers configured: every POST gets 401",
+		    "var=TREATY_RELAY_PRODUCERS");
+
+	store_global_init();
+	if ((relay.base = event_base_new()) == NULL)
+		fatalx("cannot create the event loop", NULL);
+	bridge_init(relay.base);
+	evsignal_assign(&relay.sigterm, relay.base, SIGTERM, relay_signal_cb,
+	    NULL);
+	evsignal_assign(&relay.sigint, relay.base, SIGINT, relay_signal_cb,
+	    NULL);
+	evsignal_assign(&relay.sigpipe, relay.base, SIGPIPE, relay_sigpipe_cb,
+	    NULL);
+	event_add(&relay.sigterm, NULL);
+	event_add(&relay.sigint, NULL);
+	event_add(&relay.sigpipe, NULL);
+	event_assign(&relay.tick, relay.base, -1, EV_PERSIST, relay_tick_cb,
+	    NULL);
+	event_add(&relay.tick, &tv);
+
+	http_init(relay.base, &relay.cfg);
+	ingest_init(&relay.cfg);
+	store_init(relay.base, &relay.cfg);
+
+	event_base_dispatch(relay.base);
+
+	http_free();
+	store_free();
+	bridge_shutdown();
+	store_free_tables();
+	event_del(&relay.tick);
+	event_del(&relay.sigterm);
+	event_del(&relay.sigint);
+	event_del(&relay.sigpipe);
+	event_base_free(relay.base);
+	config_free(&relay.cfg);
+	log_info("stopped", NULL);
+	return 0;
+}

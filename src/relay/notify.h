@@ -1,0 +1,10 @@
+/*
+ * notify.h: systemd readiness notification (sd_notify protocol).
+ */
+#ifndef NOTIFY_H
+#define NOTIFY_H
+
+/* Send state (e.g. "READY=1") to $NOTIFY_SOCKET if set; 0 or -1. */
+int	notify_send(const char *state);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * util.c: allocation that aborts on out-of-memory, and the clock.  Any
+ * thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+/* Out of memory is not recoverable for a relay holding events in flight. */
+static void
+oom(void)
+{
+	fputs("level=error msg=\"out of memory\"\n", stderr);
+	abort();
+}
+
+/* malloc or abort. */
+void *
+xmalloc(size_t n)
+{
+	void	*p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+/* calloc or abort. */
+void *
+xcalloc(size_t n, size_t m)
+{
+	void	*p = calloc(n ? n : 1, m ? m : 1);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+/* realloc or abort. */
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+/* strdup or abort. */
+char *
+xstrdup(const char *s)
+{
+	char	*p = strdup(s);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+/* strndup or abort. */
+char *
+xstrndup(const char *s, size_t n)
+{
+	char	*p = strndup(s, n);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+/* Milliseconds on the monotonic clock. */
+long long
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
