@@ -41,7 +41,7 @@ UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(O)/test/%)
 TOOL_BIN = $(TOOL_SRC:test/tools/%.c=$(O)/test/%)
 
 all: $(O)/treaty-relay $(O)/libtreaty.a $(O)/libtreaty.so $(UNIT_BIN) $(TOOL_BIN) \
-	$(if $(CLI_SRC),$(O)/treaty)
+	$(O)/bench/sink $(if $(CLI_SRC),$(O)/treaty)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -76,6 +76,10 @@ $(O)/test/%: $(O)/obj/test/tools/%.o $(O)/libtreaty.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(O)/libtreaty.a $(LIBS)
 
+$(O)/bench/%: $(O)/obj/bench/%.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBS)
+
 check: all
 	@O=$(O) test/run-unit.sh
 
@@ -99,5 +103,7 @@ clean:
 	rm -rf build
 
 .PHONY: all check test deps run bench lint-man clean
+# Keep test and bench objects: they are not intermediates to throw away.
+.SECONDARY:
 
 -include $(shell find $(O)/obj $(O)/pic -name '*.d' 2>/dev/null)

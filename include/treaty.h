@@ -64,7 +64,8 @@ int	 treaty_type_matches_subject(const char *type, const char *subject);
 /*
  * Percent-decode a binary-mode header value into out (outsz bytes, result
  * NUL-terminated, length in *outlen).  Fails with TREATY_E_INVALID on a bad
- * %XX sequence, a decoded NUL, or bytes that are not valid UTF-8.
+ * %XX sequence, a decoded NUL, or bytes that are not valid UTF-8, and with
+ * TREATY_E_SPACE when the result and its NUL do not fit.
  */
 int	 treaty_pct_decode(const char *in, size_t inlen, char *out,
 	    size_t outsz, size_t *outlen);
@@ -109,7 +110,8 @@ int	 treaty_sig_sign(const struct treaty_secret *secrets, size_t nsecrets,
 /*
  * Verify a header value against any of the secrets, in constant time per
  * comparison.  now is the current unix time, tolerance in seconds (0 means
- * TREATY_SIG_TOLERANCE).  Returns TREATY_OK or TREATY_E_SIG_*.
+ * TREATY_SIG_TOLERANCE).  Returns TREATY_OK or TREATY_E_SIG_*
+ * (TREATY_E_INVALID for bad arguments, TREATY_E_CRYPTO if OpenSSL fails).
  */
 int	 treaty_sig_verify(const struct treaty_secret *secrets,
 	    size_t nsecrets, const char *header, const char *id,
@@ -124,6 +126,7 @@ int	 treaty_memeq(const void *a, const void *b, size_t len);
  * Backoff (backoff.c): equal jitter.  For attempt n >= 1 the nominal delay is
  * d = min(cap_ms, base_ms * 2^(n-1)); the result is uniform in [d/2, d],
  * drawn from rnd (any 32-bit random value supplied by the caller).
+ * Attempt 0 counts as 1; the result saturates at the cap, never overflows.
  */
 int64_t	 treaty_backoff_nominal_ms(unsigned attempt, int64_t base_ms,
 	    int64_t cap_ms);

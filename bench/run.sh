@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# make bench: wrk against the relay (real nats-server, JetStream file store)
+# and against bench/sink (evhttp answering 202 without storing: the HTTP
+# ceiling on this machine), 64 connections, 10 s each.  Prints the figures
+# recorded in docs/BENCHMARKS.md.
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-build}
+DUR=${BENCH_DURATION:-10s}
+CONNS=${BENCH_CONNECTIONS:-64}
+THREADS=${BENCH_THREADS:-2}
+T=$(mktemp -d /tmp/treaty-bench.XXXXXX)
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT
+
+command -v wrk >/dev/null || { echo "bench: wrk is not installed (apt-get install wrk)"; exit 1; }
+port() { echo $((20000 + RANDOM % 40000)); }
+up() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+
+NP=$(port); RP=$(port); SP=$(port)
+cat > "$T/nats.conf" <<CONF
+listen: 127.0.0.1:$NP
+max_payload: 2MB
+jetstream { store_dir: "$T/js" }
+CONF
+nats-server -c "$T/nats.conf" > "$T/nats.log" 2>&1 & PIDS+=($!)
+up $NP || { echo "bench: nats-server did not start"; exit 1; }
+
+export BENCH_TOKEN=bench-token-0123456789
+SHA=$(printf '%s' "$BENCH_TOKEN" | sha256sum | cut -c1-64)
+NATS_URL=nats://127.0.0.1:$NP PORT=$RP TREATY_RELAY_LISTEN=127.0.0.1 \
+    TREATY_RELAY_PRODUCERS='[{"name":"bench","tokenSha256":"'$SHA'","subjects":["evt.bench.>"]}]' \
+    "$O/treaty-relay" > "$T/relay.log" 2>&1 & RELAY=$!; PIDS+=($RELAY)
+"$O/bench/sink" $SP 202 & SINK=$!; PIDS+=($SINK)
+up $SP && up $RP || { echo "bench: relay or sink did not start"; cat "$T/relay.log"; exit 1; }
+for _ in $(seq 100); do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$RP/healthz)" = 200 ] && break
+	sleep 0.1
+done
+
+echo "# $(nproc) cores, $(uname -r), wrk -t$THREADS -c$CONNS -d$DUR --latency, 256-byte body, unique ce-id"
+echo "## ceiling: bench/sink (evhttp, 202, nothing stored)"
+wrk -t$THREADS -c$CONNS -d$DUR --latency -s bench/ingest.lua http://127.0.0.1:$SP/ sink | tee "$T/sink.txt" | grep -E 'Requests/sec|Latency|50%|99%|Non-2xx|Socket errors|p50_ms'
+echo "## treaty-relay (JetStream publish and acknowledgement per request)"
+wrk -t$THREADS -c$CONNS -d$DUR --latency -s bench/ingest.lua http://127.0.0.1:$RP/ relay | tee "$T/relay.txt" | grep -E 'Requests/sec|Latency|50%|99%|Non-2xx|Socket errors|p50_ms'
+rss=$(awk '/VmHWM/ {print $2, $3}' /proc/$RELAY/status)
+echo "relay peak RSS (VmHWM): $rss"
+stored=$(curl -s http://127.0.0.1:$RP/metrics | awk '/^treaty_relay_events_stored_total\{stream="WORK"\}/ {print $2}')
+echo "events stored in WORK: $stored"
+s=$(awk '/Requests\/sec/ {print $2}' "$T/sink.txt"); r=$(awk '/Requests\/sec/ {print $2}' "$T/relay.txt")
+awk -v s="$s" -v r="$r" 'BEGIN { if (s > 0) printf "ratio relay/ceiling: %.2f\n", r / s }'

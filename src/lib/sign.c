@@ -1,0 +1,373 @@
+/*
+ * sign.c: delivery signatures (x-treaty-signature: t=<unix>,v1=<hex>...,
+ * HMAC-SHA256 over "<t>.<id>.<body>"), token hashing and constant-time
+ * comparison, on OpenSSL 3.
+ *
+ * No state of its own: every call fetches what it needs from OpenSSL, whose
+ * fetch and MAC contexts are safe to use from any thread as long as each
+ * context stays on one thread, which is the case here (they are local).
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include "treaty.h"
+
+#define SHA256_LEN	32
+#define T_DIGITS_MAX	19	/* INT64_MAX has 19 digits */
+
+/* One "key=value" element of a signature header. */
+struct sig_elem {
+	const char	*key;
+	size_t		 keylen;
+	const char	*val;
+	size_t		 vallen;
+};
+
+/* Write len bytes of in as lowercase hex into out, NUL-terminated. */
+static void
+hex_encode(const unsigned char *in, size_t len, char *out)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	size_t			 i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = hex[in[i] >> 4];
+		out[2 * i + 1] = hex[in[i] & 0x0F];
+	}
+	out[2 * len] = '\0';
+}
+
+/* HMAC-SHA256 of "<t>.<id>.<body>" under key into mac. */
+static int
+sig_hmac(const void *key, size_t keylen, int64_t t, const char *id,
+    const void *body, size_t bodylen, unsigned char mac[SHA256_LEN])
+{
+	static const unsigned char	 nokey;
+	char				 digest[] = "SHA256";
+	char				 tbuf[T_DIGITS_MAX + 2];
+	OSSL_PARAM			 params[2];
+	EVP_MAC				*m;
+	EVP_MAC_CTX			*ctx = NULL;
+	size_t				 maclen = 0;
+	int				 tlen, rc = TREATY_E_CRYPTO;
+
+	tlen = snprintf(tbuf, sizeof(tbuf), "%" PRId64 ".", t);
+	if (tlen < 0 || (size_t)tlen >= sizeof(tbuf))
+		return (TREATY_E_INVALID);
+	/* OpenSSL's HMAC refuses a NULL key, but an empty one is fine. */
+	if (key == NULL)
+		key = &nokey;
+	if (body == NULL)
+		body = "";
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+	    digest, 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if ((m = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL)
+		return (TREATY_E_CRYPTO);
+	if ((ctx = EVP_MAC_CTX_new(m)) == NULL)
+		goto out;
+	if (EVP_MAC_init(ctx, key, keylen, params) != 1 ||
+	    EVP_MAC_update(ctx, (const unsigned char *)tbuf,
+	    (size_t)tlen) != 1 ||
+	    EVP_MAC_update(ctx, (const unsigned char *)id, strlen(id)) != 1 ||
+	    EVP_MAC_update(ctx, (const unsigned char *)".", 1) != 1 ||
+	    EVP_MAC_update(ctx, body, bodylen) != 1 ||
+	    EVP_MAC_final(ctx, mac, &maclen, SHA256_LEN) != 1 ||
+	    maclen != SHA256_LEN)
+		goto out;
+	rc = TREATY_OK;
+out:
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(m);
+	return (rc);
+}
+
+/* Lowercase hex HMAC-SHA256 of "<t>.<id>.<body>". */
+int
+treaty_sig_hmac_hex(const void *key, size_t keylen, int64_t t, const char *id,
+    const void *body, size_t bodylen, char out[TREATY_SIG_HEX_LEN + 1])
+{
+	unsigned char	 mac[SHA256_LEN];
+	int		 rc;
+
+	if (out == NULL)
+		return (TREATY_E_INVALID);
+	out[0] = '\0';
+	if ((key == NULL && keylen > 0) || t < 0 || id == NULL ||
+	    (body == NULL && bodylen > 0))
+		return (TREATY_E_INVALID);
+	if ((rc = sig_hmac(key, keylen, t, id, body, bodylen, mac)) != 0)
+		return (rc);
+	hex_encode(mac, sizeof(mac), out);
+	OPENSSL_cleanse(mac, sizeof(mac));
+	return (TREATY_OK);
+}
+
+/* Build "t=<t>,v1=<hex>[,v1=<hex>...]" with one v1= per secret. */
+int
+treaty_sig_sign(const struct treaty_secret *secrets, size_t nsecrets,
+    int64_t t, const char *id, const void *body, size_t bodylen, char *out,
+    size_t outsz)
+{
+	char	 hex[TREATY_SIG_HEX_LEN + 1];
+	size_t	 i, len, per = 4 + TREATY_SIG_HEX_LEN;	/* ",v1=" + hex */
+	int	 n, rc;
+
+	if (out == NULL && outsz > 0)
+		return (TREATY_E_INVALID);
+	if (outsz > 0)
+		out[0] = '\0';
+	if (secrets == NULL || nsecrets == 0 || t < 0 || id == NULL ||
+	    (body == NULL && bodylen > 0))
+		return (TREATY_E_INVALID);
+	n = snprintf(NULL, 0, "t=%" PRId64, t);
+	if (n < 0)
+		return (TREATY_E_INVALID);
+	if (nsecrets > (INT_MAX - (size_t)n) / per)
+		return (TREATY_E_SPACE);
+	len = (size_t)n + nsecrets * per;
+	if (len + 1 > outsz)
+		return (TREATY_E_SPACE);
+	(void)snprintf(out, outsz, "t=%" PRId64, t);
+	len = (size_t)n;
+	for (i = 0; i < nsecrets; i++) {
+		rc = treaty_sig_hmac_hex(secrets[i].key, secrets[i].len, t, id,
+		    body, bodylen, hex);
+		if (rc != TREATY_OK) {
+			out[0] = '\0';
+			return (rc);
+		}
+		memcpy(out + len, ",v1=", 4);
+		memcpy(out + len + 4, hex, TREATY_SIG_HEX_LEN);
+		len += per;
+	}
+	out[len] = '\0';
+	return ((int)len);
+}
+
+/* 1 when c is optional white space around a header element. */
+static int
+ows(char c)
+{
+	return (c == ' ' || c == '\t');
+}
+
+/*
+ * Take the next comma-separated element from *sp into e and advance *sp
+ * past it (to NULL after the last); 0 when none is left.
+ */
+static int
+sig_next(const char **sp, struct sig_elem *e)
+{
+	const char	*s = *sp, *end, *eq;
+
+	if (s == NULL)
+		return (0);
+	if ((end = strchr(s, ',')) != NULL)
+		*sp = end + 1;
+	else {
+		end = s + strlen(s);
+		*sp = NULL;
+	}
+	while (s < end && ows(*s))
+		s++;
+	while (end > s && ows(end[-1]))
+		end--;
+	e->key = s;
+	if ((eq = memchr(s, '=', (size_t)(end - s))) == NULL) {
+		e->keylen = (size_t)(end - s);
+		e->val = NULL;
+		e->vallen = 0;
+	} else {
+		e->keylen = (size_t)(eq - s);
+		e->val = eq + 1;
+		e->vallen = (size_t)(end - eq - 1);
+	}
+	return (1);
+}
+
+/* 1 when element e has the key k. */
+static int
+sig_key_is(const struct sig_elem *e, const char *k)
+{
+	return (e->keylen == strlen(k) && memcmp(e->key, k, e->keylen) == 0);
+}
+
+/* 1 when e's key is a scheme name: 1+ of A-Za-z0-9_-. */
+static int
+sig_key_ok(const struct sig_elem *e)
+{
+	size_t	 i;
+	char	 c;
+
+	if (e->keylen == 0)
+		return (0);
+	for (i = 0; i < e->keylen; i++) {
+		c = e->key[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return (0);
+	}
+	return (1);
+}
+
+/* Parse a canonical unsigned decimal (no sign, no leading 0) into *t. */
+static int
+sig_parse_t(const struct sig_elem *e, int64_t *t)
+{
+	int64_t	 v = 0;
+	size_t	 i;
+	int	 d;
+
+	if (e->vallen == 0 || e->vallen > T_DIGITS_MAX ||
+	    (e->vallen > 1 && e->val[0] == '0'))
+		return (0);
+	for (i = 0; i < e->vallen; i++) {
+		if (e->val[i] < '0' || e->val[i] > '9')
+			return (0);
+		d = e->val[i] - '0';
+		if (v > (INT64_MAX - d) / 10)
+			return (0);
+		v = v * 10 + d;
+	}
+	*t = v;
+	return (1);
+}
+
+/* 1 when e's value is 64 lowercase hex digits. */
+static int
+sig_v1_ok(const struct sig_elem *e)
+{
+	size_t	 i;
+	char	 c;
+
+	if (e->vallen != TREATY_SIG_HEX_LEN)
+		return (0);
+	for (i = 0; i < e->vallen; i++) {
+		c = e->val[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * Check the syntax of a whole header: exactly one t=, at least one v1=,
+ * every v1= 64 lowercase hex, every element key=value; other schemes are
+ * ignored.  Stores the timestamp in *t.
+ */
+static int
+sig_parse(const char *header, int64_t *t)
+{
+	struct sig_elem	 e;
+	const char	*s = header;
+	int		 have_t = 0, have_v1 = 0;
+
+	while (sig_next(&s, &e)) {
+		if (e.val == NULL || !sig_key_ok(&e))
+			return (TREATY_E_SIG_MALFORMED);
+		if (sig_key_is(&e, "t")) {
+			if (have_t++ || !sig_parse_t(&e, t))
+				return (TREATY_E_SIG_MALFORMED);
+		} else if (sig_key_is(&e, "v1")) {
+			if (!sig_v1_ok(&e))
+				return (TREATY_E_SIG_MALFORMED);
+			have_v1 = 1;
+		}
+	}
+	if (!have_t || !have_v1)
+		return (TREATY_E_SIG_MALFORMED);
+	return (TREATY_OK);
+}
+
+/* 1 when some v1= of the (already parsed) header equals hex. */
+static int
+sig_any_v1(const char *header, const char *hex)
+{
+	struct sig_elem	 e;
+	const char	*s = header;
+	int		 found = 0;
+
+	while (sig_next(&s, &e))
+		if (sig_key_is(&e, "v1") &&
+		    CRYPTO_memcmp(e.val, hex, TREATY_SIG_HEX_LEN) == 0)
+			found = 1;
+	return (found);
+}
+
+/* Verify a signature header against any secret, within tolerance of now. */
+int
+treaty_sig_verify(const struct treaty_secret *secrets, size_t nsecrets,
+    const char *header, const char *id, const void *body, size_t bodylen,
+    int64_t now, int64_t tolerance)
+{
+	char		 hex[TREATY_SIG_HEX_LEN + 1];
+	int64_t		 t = 0;
+	uint64_t	 skew;
+	size_t		 i;
+	int		 rc, ok = 0;
+
+	if (secrets == NULL || nsecrets == 0 || id == NULL ||
+	    (body == NULL && bodylen > 0) || tolerance < 0)
+		return (TREATY_E_INVALID);
+	if (tolerance == 0)
+		tolerance = TREATY_SIG_TOLERANCE;
+	if (header == NULL || header[0] == '\0')
+		return (TREATY_E_SIG_MISSING);
+	if ((rc = sig_parse(header, &t)) != TREATY_OK)
+		return (rc);
+	/* Unsigned difference: exact for any pair of int64 values. */
+	skew = now >= t ? (uint64_t)now - (uint64_t)t :
+	    (uint64_t)t - (uint64_t)now;
+	if (skew > (uint64_t)tolerance)
+		return (TREATY_E_SIG_STALE);
+	for (i = 0; i < nsecrets; i++) {
+		rc = treaty_sig_hmac_hex(secrets[i].key, secrets[i].len, t, id,
+		    body, bodylen, hex);
+		if (rc != TREATY_OK)
+			return (rc);
+		if (sig_any_v1(header, hex))
+			ok = 1;
+	}
+	OPENSSL_cleanse(hex, sizeof(hex));
+	return (ok ? TREATY_OK : TREATY_E_SIG_MISMATCH);
+}
+
+/* Lowercase hex SHA-256 of data. */
+int
+treaty_sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char	 md[SHA256_LEN];
+	unsigned int	 mdlen = 0;
+
+	if (out == NULL)
+		return (TREATY_E_INVALID);
+	out[0] = '\0';
+	if (data == NULL && len > 0)
+		return (TREATY_E_INVALID);
+	if (data == NULL)
+		data = "";
+	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen != SHA256_LEN)
+		return (TREATY_E_CRYPTO);
+	hex_encode(md, sizeof(md), out);
+	return (TREATY_OK);
+}
+
+/* Constant-time equality of two len-byte buffers: 1 equal, 0 not. */
+int
+treaty_memeq(const void *a, const void *b, size_t len)
+{
+	if (len == 0)
+		return (1);
+	if (a == NULL || b == NULL)
+		return (0);
+	return (CRYPTO_memcmp(a, b, len) == 0);
+}

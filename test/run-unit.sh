@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# run-unit.sh: run every unit-test binary $O/test/t-* (O defaults to build)
+# from the repository root, pass their "ok - " / "FAIL - " lines through, add
+# a FAIL line for a binary that crashed, timed out or broke the protocol,
+# and end with "unit: N passed, N failed".  Exits 1 when anything failed.
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+O=${O:-build}
+
+# Sanitizer reports must not look like an ordinary test failure (exit 1).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=86:print_stacktrace=1"
+
+limit=300	# seconds a unit-test binary may run
+if command -v timeout >/dev/null 2>&1; then
+	run_bounded() { timeout -k 5 "$limit" "$@"; }
+else
+	run_bounded() { "$@"; }
+fi
+
+passed=0
+failed=0
+
+# fail_line NAME WHY: print and count one synthesized failure.
+fail_line() {
+	echo "FAIL - $1: $2"
+	failed=$((failed + 1))
+}
+
+shopt -s nullglob
+bins=()
+for b in "$O"/test/t-*; do
+	[ -f "$b" ] && [ -x "$b" ] && bins+=("$b")
+done
+if [ ${#bins[@]} -eq 0 ]; then
+	fail_line unit "no test binaries under $O/test (run make first)"
+fi
+
+for b in "${bins[@]}"; do
+	name=${b##*/}
+	out=$(run_bounded "$b")
+	rc=$?
+	nok=0 nfail=0 stray=0 last="" rest="" tail=""
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*)
+			echo "$line"
+			nok=$((nok + 1))
+			last=${line#ok - }
+			;;
+		"FAIL - "*)
+			echo "$line"
+			nfail=$((nfail + 1))
+			rest=${line#FAIL - }
+			tail=${rest#*: }
+			last="${rest%%: *}: ${tail%%: *}"
+			;;
+		"")
+			;;
+		*)
+			echo "# $name: $line"
+			stray=$((stray + 1))
+			;;
+		esac
+	done <<<"$out"
+	passed=$((passed + nok))
+	failed=$((failed + nfail))
+
+	after=${last:+ after \"$last\"}
+	if [ "$rc" -eq 124 ]; then
+		fail_line "$name" "timed out after ${limit}s$after"
+	elif [ "$rc" -gt 128 ]; then
+		fail_line "$name" "crashed (signal $((rc - 128)))$after"
+	elif [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+		fail_line "$name" "exited with status $rc (crash or sanitizer report)$after"
+	elif [ "$rc" -eq 1 ] && [ "$nfail" -eq 0 ]; then
+		fail_line "$name" "exited 1 without a failed case$after"
+	elif [ "$rc" -eq 0 ] && [ "$nfail" -gt 0 ]; then
+		fail_line "$name" "exited 0 despite $nfail failed cases"
+	fi
+	if [ $((nok + nfail)) -eq 0 ]; then
+		fail_line "$name" "reported no cases"
+	fi
+	if [ "$stray" -gt 0 ]; then
+		fail_line "$name" "$stray unexpected lines on stdout"
+	fi
+done
+
+echo "unit: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

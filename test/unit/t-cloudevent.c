@@ -1,0 +1,438 @@
+/*
+ * t-cloudevent.c: unit tests of the CloudEvents HTTP binding helpers
+ * (cloudevent.c): percent-decoding and encoding of header values,
+ * extension names, RFC 3339 timestamps and UTF-8 validity.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "treaty.h"
+#include "harness.h"
+
+/* Decode the C string in with a roomy buffer; returns the error code. */
+static int
+dec(const char *in, char *out, size_t outsz, size_t *outlen)
+{
+	return (treaty_pct_decode(in, strlen(in), out, outsz, outlen));
+}
+
+/* Plain values and simple escapes decode. */
+static void
+decode_basic(void)
+{
+	char	 out[64];
+	size_t	 n = 99;
+
+	T_EQ_INT(dec("hello", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "hello");
+	T_EQ_INT(n, 5);
+	T_EQ_INT(dec("a%20b", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "a b");
+	T_EQ_INT(n, 3);
+	T_EQ_INT(dec("100%25", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "100%");
+	T_EQ_INT(dec("%22q%22", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "\"q\"");
+	T_EQ_INT(dec("%2525", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "%25");
+	/* '+' is not a space in this binding. */
+	T_EQ_INT(dec("a+b", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "a+b");
+	T_EQ_INT(dec("", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "");
+	T_EQ_INT(n, 0);
+	/* outlen may be NULL. */
+	T_EQ_INT(dec("x%41", out, sizeof(out), NULL), TREATY_OK);
+	T_EQ_STR(out, "xA");
+}
+
+/* Hex digits are accepted in either case. */
+static void
+decode_hex_case(void)
+{
+	char	 out[64];
+	size_t	 n;
+
+	T_EQ_INT(dec("%2a%2A%7e%7E", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "**~~");
+	T_EQ_INT(dec("%c3%a9", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "\xc3\xa9");
+	T_EQ_INT(n, 2);
+	T_EQ_INT(dec("%C3%A9", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "\xc3\xa9");
+}
+
+/* Bad or truncated escapes are refused. */
+static void
+decode_bad_escape(void)
+{
+	char	 out[64];
+	size_t	 n;
+
+	T_EQ_INT(dec("%zz", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_STR(out, "");
+	T_EQ_INT(dec("a%2", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("a%", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%g0", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%0g", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("% 20", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%-1", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("ok%2", out, sizeof(out), &n), TREATY_E_INVALID);
+	/* The length bounds the input: "%41" cut to "%4" is truncated. */
+	T_EQ_INT(treaty_pct_decode("%41", 2, out, sizeof(out), &n),
+	    TREATY_E_INVALID);
+	T_EQ_INT(treaty_pct_decode("%41", 3, out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "A");
+}
+
+/* A decoded or raw NUL is refused. */
+static void
+decode_nul(void)
+{
+	char	 out[64];
+	size_t	 n;
+
+	T_EQ_INT(dec("%00", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("abc%00def", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(treaty_pct_decode("ab\0cd", 5, out, sizeof(out), &n),
+	    TREATY_E_INVALID);
+}
+
+/* Decoded bytes must be UTF-8; multi-byte characters are fine. */
+static void
+decode_utf8(void)
+{
+	char	 out[64];
+	size_t	 n;
+
+	T_EQ_INT(dec("%E2%82%AC", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "\xe2\x82\xac");
+	T_EQ_INT(n, 3);
+	T_EQ_INT(dec("%F0%9F%98%80!", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "\xf0\x9f\x98\x80!");
+	T_EQ_INT(n, 5);
+	/* Raw (unescaped) UTF-8 passes through. */
+	T_EQ_INT(dec("caf\xc3\xa9", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "caf\xc3\xa9");
+	/* Mixed: first byte escaped, continuation raw. */
+	T_EQ_INT(dec("%C3\xa9", out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "\xc3\xa9");
+	T_EQ_INT(dec("%FF", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%C3", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%C3x", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%80", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%C0%AF", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%ED%A0%80", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%F4%90%80%80", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("\xff", out, sizeof(out), &n), TREATY_E_INVALID);
+	T_EQ_INT(dec("%E2%82", out, sizeof(out), &n), TREATY_E_INVALID);
+}
+
+/* A short output buffer gives TREATY_E_SPACE; an exact fit works. */
+static void
+decode_space(void)
+{
+	char	 out[8];
+	size_t	 n = 99;
+
+	memset(out, 'X', sizeof(out));
+	T_EQ_INT(dec("abcd", out, 4, &n), TREATY_E_SPACE);
+	T_EQ_STR(out, "");
+	T_EQ_INT(out[4], 'X');		/* nothing written past outsz */
+	T_EQ_INT(dec("abcd", out, 5, &n), TREATY_OK);
+	T_EQ_STR(out, "abcd");
+	T_EQ_INT(n, 4);
+	/* Size counts decoded bytes, not encoded ones. */
+	T_EQ_INT(dec("%41%42%43%44", out, 5, &n), TREATY_OK);
+	T_EQ_STR(out, "ABCD");
+	T_EQ_INT(dec("", out, 1, &n), TREATY_OK);
+	T_EQ_STR(out, "");
+	T_EQ_INT(dec("", out, 0, &n), TREATY_E_SPACE);
+	T_EQ_INT(dec("a", NULL, 0, &n), TREATY_E_SPACE);
+	/* Invalid input wins over lack of space. */
+	T_EQ_INT(dec("abcdefgh%zz", out, 2, &n), TREATY_E_INVALID);
+	T_EQ_INT(treaty_pct_decode(NULL, 1, out, sizeof(out), &n),
+	    TREATY_E_INVALID);
+	T_EQ_INT(treaty_pct_decode(NULL, 0, out, sizeof(out), &n), TREATY_OK);
+	T_EQ_STR(out, "");
+}
+
+/* Encode with an ample buffer and return the result (static buffer). */
+static const char *
+enc(const char *v, size_t vlen, int *rc)
+{
+	static char	 out[256];
+
+	*rc = treaty_pct_encode(v, vlen, out, sizeof(out));
+	return (out);
+}
+
+/* Space, quote, percent, controls, DEL and non-ASCII are escaped. */
+static void
+encode(void)
+{
+	static const char	 safe[] =
+	    "plain-Text_1.~!#$&'()*+,/:;<=>?@[\\]^`{|}";
+	const char		*s;
+	int			 rc;
+
+	s = enc(safe, strlen(safe), &rc);
+	T_EQ_STR(s, safe);
+	T_EQ_INT(rc, strlen(safe));
+	s = enc("a b", 3, &rc);
+	T_EQ_STR(s, "a%20b");
+	T_EQ_INT(rc, 5);
+	s = enc("say \"hi\"", 8, &rc);
+	T_EQ_STR(s, "say%20%22hi%22");
+	s = enc("100%", 4, &rc);
+	T_EQ_STR(s, "100%25");
+	s = enc("caf\xc3\xa9", 5, &rc);
+	T_EQ_STR(s, "caf%C3%A9");
+	T_EQ_INT(rc, 9);
+	s = enc("\x7f", 1, &rc);
+	T_EQ_STR(s, "%7F");
+	s = enc("\t\r\n\x01\x1f", 5, &rc);
+	T_EQ_STR(s, "%09%0D%0A%01%1F");
+	s = enc("a\0b", 3, &rc);
+	T_EQ_STR(s, "a%00b");
+	T_EQ_INT(rc, 5);
+	s = enc("\xff\x80", 2, &rc);
+	T_EQ_STR(s, "%FF%80");
+	s = enc("", 0, &rc);
+	T_EQ_STR(s, "");
+	T_EQ_INT(rc, 0);
+	s = enc(NULL, 0, &rc);
+	T_EQ_INT(rc, 0);
+	s = enc(NULL, 1, &rc);
+	T_EQ_INT(rc, TREATY_E_INVALID);
+}
+
+/* Every byte value round-trips through encode then decode, except NUL. */
+static void
+encode_roundtrip(void)
+{
+	char	 in[256], mid[1024], out[512];
+	size_t	 n, i;
+	int	 rc;
+
+	/* Bytes 1-127: all ASCII. */
+	for (i = 1; i < 128; i++)
+		in[i - 1] = (char)i;
+	rc = treaty_pct_encode(in, 127, mid, sizeof(mid));
+	T_ASSERT(rc > 127);
+	T_EQ_INT(strlen(mid), rc);
+	T_EQ_INT(treaty_pct_decode(mid, (size_t)rc, out, sizeof(out), &n),
+	    TREATY_OK);
+	T_EQ_INT(n, 127);
+	T_ASSERT(memcmp(in, out, 127) == 0);
+	/* Encoded output contains only 0x21-0x7E, no '"'. */
+	for (i = 0; i < (size_t)rc; i++)
+		T_ASSERT(mid[i] > 0x20 && mid[i] < 0x7f && mid[i] != '"');
+}
+
+/* A short output buffer gives TREATY_E_SPACE; an exact fit works. */
+static void
+encode_space(void)
+{
+	char	 out[8];
+
+	memset(out, 'X', sizeof(out));
+	T_EQ_INT(treaty_pct_encode("a b", 3, out, 5), TREATY_E_SPACE);
+	T_EQ_INT(out[5], 'X');
+	T_EQ_INT(treaty_pct_encode("a b", 3, out, 6), 5);
+	T_EQ_STR(out, "a%20b");
+	T_EQ_INT(treaty_pct_encode("abc", 3, out, 3), TREATY_E_SPACE);
+	T_EQ_INT(treaty_pct_encode("abc", 3, out, 4), 3);
+	T_EQ_INT(treaty_pct_encode("", 0, out, 1), 0);
+	T_EQ_INT(treaty_pct_encode("", 0, NULL, 0), TREATY_E_SPACE);
+	T_EQ_INT(treaty_pct_encode("\xff", 1, out, 3), TREATY_E_SPACE);
+	T_EQ_INT(treaty_pct_encode("\xff", 1, out, 4), 3);
+}
+
+/* Extension names: 1-20 of a-z0-9. */
+static void
+extension_name(void)
+{
+	T_EQ_INT(treaty_ce_extension_name_valid("traceparent"), 1);
+	T_EQ_INT(treaty_ce_extension_name_valid("a"), 1);
+	T_EQ_INT(treaty_ce_extension_name_valid("0"), 1);
+	T_EQ_INT(treaty_ce_extension_name_valid("abcdefghij0123456789"), 1);
+	T_EQ_INT(treaty_ce_extension_name_valid("abcdefghij0123456789x"), 0);
+	T_EQ_INT(treaty_ce_extension_name_valid(""), 0);
+	T_EQ_INT(treaty_ce_extension_name_valid(NULL), 0);
+	T_EQ_INT(treaty_ce_extension_name_valid("Trace"), 0);
+	T_EQ_INT(treaty_ce_extension_name_valid("trace-id"), 0);
+	T_EQ_INT(treaty_ce_extension_name_valid("trace_id"), 0);
+	T_EQ_INT(treaty_ce_extension_name_valid("trace id"), 0);
+	T_EQ_INT(treaty_ce_extension_name_valid("caf\xc3\xa9"), 0);
+}
+
+/* RFC 3339 date-times that are valid. */
+static void
+rfc3339_valid(void)
+{
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05.123Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05.1Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05.123456789Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("1985-04-12T23:20:50.52Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("1996-12-19T16:39:57-08:00"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("1937-01-01T12:00:27.87+00:20"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05+23:59"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05-00:00"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02t03:04:05z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02t03:04:05.5+01:00"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("0000-01-01T00:00:00Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("9999-12-31T23:59:59Z"), 1);
+}
+
+/* Calendar checks: months, day counts, leap years. */
+static void
+rfc3339_calendar(void)
+{
+	T_EQ_INT(treaty_rfc3339_valid("2026-00-01T00:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-13-01T00:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-00T00:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-31T00:00:00Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-32T00:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-04-30T00:00:00Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-04-31T00:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-02-28T00:00:00Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-02-29T00:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-02-30T00:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2024-02-29T00:00:00Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2024-02-30T00:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2000-02-29T00:00:00Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("1900-02-29T00:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-12-31T00:00:00Z"), 1);
+}
+
+/* Clock and offset ranges; leap seconds only at 23:59:60 UTC. */
+static void
+rfc3339_clock(void)
+{
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T24:00:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T23:60:00Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T23:59:61Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05+24:00"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05+01:60"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("1990-12-31T23:59:60Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("1990-12-31T15:59:60-08:00"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("1991-01-01T05:29:60+05:30"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("1990-12-31T23:59:60.5Z"), 1);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T12:00:60Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("1990-12-31T23:59:60+01:00"), 0);
+}
+
+/* Syntax: separators, digit counts, offsets, trailing bytes. */
+static void
+rfc3339_syntax(void)
+{
+	T_EQ_INT(treaty_rfc3339_valid(""), 0);
+	T_EQ_INT(treaty_rfc3339_valid(NULL), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02 03:04:05Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02_03:04:05Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-1-02T03:04:05Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("26-01-02T03:04:05Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("20260-01-02T03:04:05Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T3:04:05Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05.Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05,5Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05+0100"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05+01"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05+1:00"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05ZZ"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05Z "), 0);
+	T_EQ_INT(treaty_rfc3339_valid(" 2026-01-02T03:04:05Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05UTC"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026/01/02T03:04:05Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05+01:00:00"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("+2026-01-02T03:04:05Z"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:05.123"), 0);
+	T_EQ_INT(treaty_rfc3339_valid("2026-01-02T03:04:0\xc3\xa9Z"), 0);
+}
+
+/* Valid UTF-8 of every length is accepted. */
+static void
+utf8_valid(void)
+{
+	T_EQ_INT(treaty_utf8_valid("", 0), 1);
+	T_EQ_INT(treaty_utf8_valid(NULL, 0), 1);
+	T_EQ_INT(treaty_utf8_valid(NULL, 1), 0);
+	T_EQ_INT(treaty_utf8_valid("ascii", 5), 1);
+	T_EQ_INT(treaty_utf8_valid("a\0b", 3), 1);	/* U+0000 is UTF-8 */
+	T_EQ_INT(treaty_utf8_valid("\x7f", 1), 1);
+	T_EQ_INT(treaty_utf8_valid("\xc2\x80", 2), 1);	/* U+0080 */
+	T_EQ_INT(treaty_utf8_valid("\xdf\xbf", 2), 1);	/* U+07FF */
+	T_EQ_INT(treaty_utf8_valid("\xe0\xa0\x80", 3), 1); /* U+0800 */
+	T_EQ_INT(treaty_utf8_valid("\xed\x9f\xbf", 3), 1); /* U+D7FF */
+	T_EQ_INT(treaty_utf8_valid("\xee\x80\x80", 3), 1); /* U+E000 */
+	T_EQ_INT(treaty_utf8_valid("\xef\xbf\xbf", 3), 1); /* U+FFFF */
+	T_EQ_INT(treaty_utf8_valid("\xf0\x90\x80\x80", 4), 1); /* U+10000 */
+	T_EQ_INT(treaty_utf8_valid("\xf4\x8f\xbf\xbf", 4), 1); /* U+10FFFF */
+	T_EQ_INT(treaty_utf8_valid("\xe2\x82\xac\xf0\x9f\x98\x80", 7), 1);
+}
+
+/* Overlongs, surrogates, out-of-range and broken sequences are refused. */
+static void
+utf8_invalid(void)
+{
+	/* Overlong forms. */
+	T_EQ_INT(treaty_utf8_valid("\xc0\x80", 2), 0);
+	T_EQ_INT(treaty_utf8_valid("\xc1\xbf", 2), 0);
+	T_EQ_INT(treaty_utf8_valid("\xe0\x80\x80", 3), 0);
+	T_EQ_INT(treaty_utf8_valid("\xe0\x9f\xbf", 3), 0);
+	T_EQ_INT(treaty_utf8_valid("\xf0\x80\x80\x80", 4), 0);
+	T_EQ_INT(treaty_utf8_valid("\xf0\x8f\xbf\xbf", 4), 0);
+	/* Surrogates U+D800-DFFF. */
+	T_EQ_INT(treaty_utf8_valid("\xed\xa0\x80", 3), 0);
+	T_EQ_INT(treaty_utf8_valid("\xed\xbf\xbf", 3), 0);
+	T_EQ_INT(treaty_utf8_valid("\xed\xa0\xbd\xed\xb8\x80", 6), 0);
+	/* Above U+10FFFF. */
+	T_EQ_INT(treaty_utf8_valid("\xf4\x90\x80\x80", 4), 0);
+	T_EQ_INT(treaty_utf8_valid("\xf5\x80\x80\x80", 4), 0);
+	T_EQ_INT(treaty_utf8_valid("\xf8\x88\x80\x80\x80", 5), 0);
+	T_EQ_INT(treaty_utf8_valid("\xff", 1), 0);
+	T_EQ_INT(treaty_utf8_valid("\xfe", 1), 0);
+	/* Stray continuations and truncation. */
+	T_EQ_INT(treaty_utf8_valid("\x80", 1), 0);
+	T_EQ_INT(treaty_utf8_valid("a\xbf", 2), 0);
+	T_EQ_INT(treaty_utf8_valid("\xc3", 1), 0);
+	T_EQ_INT(treaty_utf8_valid("\xe2\x82", 2), 0);
+	T_EQ_INT(treaty_utf8_valid("\xf0\x9f\x98", 3), 0);
+	T_EQ_INT(treaty_utf8_valid("\xc3" "a", 2), 0);
+	T_EQ_INT(treaty_utf8_valid("\xe2\x82" "a", 3), 0);
+	T_EQ_INT(treaty_utf8_valid("\xc3\xa9\xa9", 3), 0);
+	/* The length is honoured: a valid prefix cut mid-sequence. */
+	T_EQ_INT(treaty_utf8_valid("\xc3\xa9", 1), 0);
+}
+
+static const struct t_case cases[] = {
+	{ "decode basic", decode_basic },
+	{ "decode hex either case", decode_hex_case },
+	{ "decode bad escapes", decode_bad_escape },
+	{ "decode refuses NUL", decode_nul },
+	{ "decode utf-8", decode_utf8 },
+	{ "decode output space", decode_space },
+	{ "encode", encode },
+	{ "encode decode round trip", encode_roundtrip },
+	{ "encode output space", encode_space },
+	{ "extension names", extension_name },
+	{ "rfc3339 valid", rfc3339_valid },
+	{ "rfc3339 calendar", rfc3339_calendar },
+	{ "rfc3339 clock and leap second", rfc3339_clock },
+	{ "rfc3339 syntax", rfc3339_syntax },
+	{ "utf8 valid", utf8_valid },
+	{ "utf8 invalid", utf8_invalid },
+};
+
+/* Run the suite; exit 1 when a case failed. */
+int
+main(void)
+{
+	return (t_run("cloudevent", cases, T_NCASES(cases)) ? 1 : 0);
+}
