@@ -41,8 +41,24 @@ done
 echo "# $(nproc) cores, $(uname -r), wrk -t$THREADS -c$CONNS -d$DUR --latency, 256-byte body, unique ce-id"
 echo "## ceiling: bench/sink (evhttp, 202, nothing stored)"
 wrk -t$THREADS -c$CONNS -d$DUR --latency -s bench/ingest.lua http://127.0.0.1:$SP/ sink | tee "$T/sink.txt" | grep -E 'Requests/sec|Latency|50%|99%|Non-2xx|Socket errors|p50_ms'
+NATSPID=${PIDS[0]}
+cpu() { awk '{print $14 + $15}' /proc/$1/stat; }	# utime+stime, clock ticks
+r0=$(cpu $RELAY); n0=$(cpu $NATSPID)
 echo "## treaty-relay (JetStream publish and acknowledgement per request)"
+if [ -n "${BENCH_PROFILE:-}" ]; then
+	perf record -e cpu-clock -o "$T/perf.data" -p $RELAY -- sleep 8 >/dev/null 2>&1 &
+	PERF=$!
+fi
 wrk -t$THREADS -c$CONNS -d$DUR --latency -s bench/ingest.lua http://127.0.0.1:$RP/ relay | tee "$T/relay.txt" | grep -E 'Requests/sec|Latency|50%|99%|Non-2xx|Socket errors|p50_ms'
+r1=$(cpu $RELAY); n1=$(cpu $NATSPID)
+[ -n "${BENCH_THREADS_REPORT:-}" ] && for t in /proc/$RELAY/task/*; do echo "thread $(basename $t) ticks $(awk '{print $14+$15}' $t/stat)"; done
+hz=$(getconf CLK_TCK)
+awk -v r=$((r1 - r0)) -v n=$((n1 - n0)) -v hz=$hz 'BEGIN { printf "CPU seconds during the run: relay %.1f, nats-server %.1f\n", r / hz, n / hz }'
+if [ -n "${BENCH_PROFILE:-}" ]; then
+	wait $PERF
+	perf report -i "$T/perf.data" --no-children -g none --sort dso,symbol --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "${BENCH_PROFILE}"
+	echo "profile written to $BENCH_PROFILE"
+fi
 rss=$(awk '/VmHWM/ {print $2, $3}' /proc/$RELAY/status)
 echo "relay peak RSS (VmHWM): $rss"
 stored=$(curl -s http://127.0.0.1:$RP/metrics | awk '/^treaty_relay_events_stored_total\{stream="WORK"\}/ {print $2}')
