@@ -51,7 +51,7 @@ if [ -n "${BENCH_PROFILE:-}" ]; then
 fi
 wrk -t$THREADS -c$CONNS -d$DUR --latency -s bench/ingest.lua http://127.0.0.1:$RP/ relay | tee "$T/relay.txt" | grep -E 'Requests/sec|Latency|50%|99%|Non-2xx|Socket errors|p50_ms'
 r1=$(cpu $RELAY); n1=$(cpu $NATSPID)
-[ -n "${BENCH_THREADS_REPORT:-}" ] && for t in /proc/$RELAY/task/*; do echo "thread $(basename $t) ticks $(awk '{print $14+$15}' $t/stat)"; done
+[ -n "${BENCH_THREADS_REPORT:-}" ] && for t in /proc/$RELAY/task/*; do echo "thread $(basename $t) $(cat $t/comm) ticks $(awk '{print $14+$15}' $t/stat) $(grep -h ctxt $t/status | tr -s "\t\n" "  ")"; done
 hz=$(getconf CLK_TCK)
 awk -v r=$((r1 - r0)) -v n=$((n1 - n0)) -v hz=$hz 'BEGIN { printf "CPU seconds during the run: relay %.1f, nats-server %.1f\n", r / hz, n / hz }'
 if [ -n "${BENCH_PROFILE:-}" ]; then

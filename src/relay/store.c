@@ -10,15 +10,20 @@
  * (js_GetStreamInfo, js_AddStream, js_UpdateStream) waits for a reply that
  * the loop reads, so it runs as a bridge job on the worker thread.
  *
- * Publishes: js_PublishMsgAsync with MaxWait, so a publish in flight when
- * NATS dies fails with NATS_TIMEOUT on time instead of hanging.  nats.c
- * stalls the calling thread (our loop) once PublishAsync.MaxPending
- * publishes are unacknowledged, so we bound in-flight publishes ourselves
- * (cfg->max_pending, far below nats.c's bound) and answer 503 beyond it.
- * The acknowledgement handler is handed the natsMsg we published; it
- * passes it to the loop, which uses the pointer as the key back to the
- * request and destroys it.  Since only the loop frees a message, an
- * address cannot be reused while its acknowledgement is still queued.
+ * Publishes do not use nats.c's asynchronous JetStream publish: its
+ * acknowledgement handler runs on a nats.c thread, which cost one thread
+ * wake-up per event on the hot path.  Instead each event is a plain core
+ * publish whose reply subject is <inbox>.<seq>, and the acknowledgements
+ * land in a synchronous subscription on <inbox>.* that the loop thread
+ * polls with natsSubscription_NextMsg(0) (which never waits) right after
+ * nats.c's libevent adapter has processed a read on the connection's
+ * socket (a second read event on that socket at a lower priority, so it
+ * runs after the adapter's in the same loop iteration).  The data path
+ * therefore never leaves the loop thread; the bridge carries only
+ * connection events and management jobs.  Publishes in flight are bounded
+ * (cfg->max_pending) and each has a deadline (cfg->publish_timeout_ms)
+ * enforced by a sweep timer: a publish in flight when NATS dies is
+ * answered 503 on time, never left hanging.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +47,8 @@
 #include <nats/adapters/libevent.h>
 #pragma GCC diagnostic pop
 
+#include <yajl/yajl_tree.h>
+
 #include "bridge.h"
 #include "config.h"
 #include "log.h"
@@ -50,13 +57,13 @@
 #include "util.h"
 
 #define STREAM_CHECK_MS		10000	/* background re-check of streams */
-#define SWEEP_MS		250	/* publish deadline backstop */
+#define SWEEP_MS		100	/* publish deadlines */
 #define JS_API_WAIT_MS		5000	/* stream management requests */
 #define DRAIN_MS		2000
 
 /* One publish waiting for JetStream's acknowledgement. */
 struct pub {
-	natsMsg			*msg;		/* key; owned by nats.c */
+	uint64_t		 seq;		/* key: reply subject suffix */
 	store_publish_cb	 cb;
 	void			*arg;
 	enum stream_id		 stream;
@@ -65,15 +72,6 @@ struct pub {
 	TAILQ_ENTRY(pub)	 entry;		/* oldest first */
 };
 TAILQ_HEAD(pub_list, pub);
-
-/* Acknowledgement handed from the nats.c thread to the loop. */
-struct puback {
-	struct bridge_item	 item;
-	natsMsg			*msg;
-	natsStatus		 err;		/* NATS_OK when stored */
-	jsErrCode		 code;
-	int			 duplicate;
-};
 
 /* Connection event handed from a nats.c thread to the loop. */
 enum conn_event {
@@ -113,26 +111,63 @@ static struct {
 	int			 check_running;
 	void			(*drained)(void);
 	int			 max_payload;
+	natsInbox		*inbox;		/* reply prefix for publishes */
+	size_t			 inbox_len;
+	natsSubscription	*acks;		/* <inbox>.*, polled */
+	uint64_t		 next_seq;
+	struct event		*poll_ev;	/* after each socket read */
 } st;
 
 static void	store_check_streams(void);
 
-/* Hash a message pointer. */
-static size_t
-pub_slot(const natsMsg *m)
-{
-	uintptr_t	 p = (uintptr_t)m;
+/*
+ * natsMsg_Destroy hands each message to nats.c's garbage-collector thread,
+ * and wakes that thread whenever it is idle: destroying messages one at a
+ * time on the hot path costs a thread wake-up each.  We collect them here
+ * and destroy them together when GRAVE_MAX messages or GRAVE_BYTES bytes
+ * have gathered, and at least every SWEEP_MS, so the collector wakes a few
+ * times per thousand events instead of once per event.
+ */
+#define GRAVE_MAX	512
+#define GRAVE_BYTES	(4 * 1024 * 1024)
+static natsMsg	*grave[GRAVE_MAX];
+static int	 ngrave;
+static size_t	 grave_bytes;
 
-	p ^= p >> 17;
-	p *= (uintptr_t)0x9E3779B97F4A7C15ULL;
-	return (size_t)(p >> 7) & st.hmask;
+/* Destroy every collected message. */
+static void
+grave_flush(void)
+{
+	int	 i;
+
+	for (i = 0; i < ngrave; i++)
+		natsMsg_Destroy(grave[i]);
+	ngrave = 0;
+	grave_bytes = 0;
+}
+
+/* Collect a message for grave_flush. */
+static void
+grave_add(natsMsg *m)
+{
+	grave[ngrave++] = m;
+	grave_bytes += (size_t)natsMsg_GetDataLength(m) + 256;
+	if (ngrave == GRAVE_MAX || grave_bytes >= GRAVE_BYTES)
+		grave_flush();
+}
+
+/* Hash a publish sequence number. */
+static size_t
+pub_slot(uint64_t seq)
+{
+	return (size_t)(seq * 0x9E3779B97F4A7C15ULL >> 20) & st.hmask;
 }
 
 /* Remove pub from the hash, the list and the gauge. */
 static void
 pub_unlink(struct pub *p)
 {
-	struct pub	**pp = &st.hash[pub_slot(p->msg)];
+	struct pub	**pp = &st.hash[pub_slot(p->seq)];
 
 	while (*pp != NULL && *pp != p)
 		pp = &(*pp)->hnext;
@@ -143,14 +178,14 @@ pub_unlink(struct pub *p)
 	metrics_gauge(GAUGE_PUBLISHES_IN_FLIGHT, st.npubs);
 }
 
-/* Find the pub for a message, or NULL (it timed out already). */
+/* Find the pub for a sequence number, or NULL (it timed out already). */
 static struct pub *
-pub_find(const natsMsg *m)
+pub_find(uint64_t seq)
 {
 	struct pub	*p;
 
-	for (p = st.hash[pub_slot(m)]; p != NULL; p = p->hnext)
-		if (p->msg == m)
+	for (p = st.hash[pub_slot(seq)]; p != NULL; p = p->hnext)
+		if (p->seq == seq)
 			return p;
 	return NULL;
 }
@@ -164,61 +199,158 @@ pub_close(struct pub *p, enum store_result res, int dup)
 	free(p);
 }
 
-/* Publish acknowledgement, on the loop: answer the request it belongs to. */
-static void
-store_puback_loop(struct bridge_item *it)
+/*
+ * Parse a JetStream publish acknowledgement: {"stream":..,"seq":..,
+ * "duplicate":true} or {"error":{"code":..,"err_code":..,"description":..}}.
+ * Returns 0 and sets *dup, or -1 with *code and desc.
+ */
+static int
+puback_parse(natsMsg *m, int *dup, int *code, char *desc, size_t dlen)
 {
-	struct puback	*a = BRIDGE_CONTAINER(it, struct puback, item);
-	struct pub	*p;
+	const char	*data = natsMsg_GetData(m), *status = NULL;
+	int		 len = natsMsg_GetDataLength(m);
+	char		*text, ebuf[64];
+	yajl_val	 root, v;
+	static const char *err_path[] = { "error", NULL };
+	static const char *code_path[] = { "err_code", NULL };
+	static const char *desc_path[] = { "description", NULL };
+	static const char *dup_path[] = { "duplicate", NULL };
+	static const char *seq_path[] = { "seq", NULL };
 
-	if ((p = pub_find(a->msg)) != NULL) {
-		if (a->err == NATS_OK) {
-			metrics_stored(p->stream, a->duplicate);
-			pub_close(p, STORE_OK, a->duplicate);
-		} else if (a->err == NATS_TIMEOUT) {
-			metrics_publish_failure(PUBFAIL_TIMEOUT);
-			log_warnx("publish timed out", "stream=%s",
-			    p->stream == STREAM_WORK ? "WORK" : "AUDIT");
-			pub_close(p, STORE_TIMEOUT, 0);
-		} else {
-			metrics_publish_failure(PUBFAIL_NATS);
-			log_warnx("publish failed", "err=%s code=%d",
-			    log_q(natsStatus_GetText(a->err)), (int)a->code);
-			pub_close(p, STORE_FAILED, 0);
-		}
-	} else
-		log_debug("late publish acknowledgement", "err=%d", a->err);
-	natsMsg_Destroy(a->msg);
-	free(a);
+	*dup = 0;
+	*code = 0;
+	snprintf(desc, dlen, "unreadable acknowledgement");
+	if (natsMsgHeader_Get(m, "Status", &status) == NATS_OK &&
+	    status != NULL) {
+		snprintf(desc, dlen, "status %s%s", status,
+		    strcmp(status, "503") == 0 ? " (no stream responded)" : "");
+		return -1;
+	}
+	if (data == NULL || len <= 0 || len > 4096)
+		return -1;
+	text = xstrndup(data, (size_t)len);
+	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	free(text);
+	if (root == NULL || !YAJL_IS_OBJECT(root)) {
+		yajl_tree_free(root);
+		return -1;
+	}
+	if ((v = yajl_tree_get(root, err_path, yajl_t_object)) != NULL) {
+		yajl_val c = yajl_tree_get(v, code_path, yajl_t_number);
+		yajl_val d = yajl_tree_get(v, desc_path, yajl_t_string);
+
+		*code = c != NULL && YAJL_IS_INTEGER(c) ?
+		    (int)YAJL_GET_INTEGER(c) : 0;
+		snprintf(desc, dlen, "%s", d != NULL ? d->u.string :
+		    "JetStream error");
+		yajl_tree_free(root);
+		return -1;
+	}
+	if (yajl_tree_get(root, seq_path, yajl_t_number) == NULL) {
+		yajl_tree_free(root);
+		return -1;
+	}
+	*dup = yajl_tree_get(root, dup_path, yajl_t_true) != NULL;
+	yajl_tree_free(root);
+	return 0;
+}
+
+/* One acknowledgement, on the loop: answer the request it belongs to. */
+static void
+store_ack(natsMsg *m)
+{
+	const char	*subj = natsMsg_GetSubject(m);
+	char		*end, desc[160];
+	uint64_t	 seq;
+	struct pub	*p;
+	int		 dup, code;
+
+	if (subj == NULL || strlen(subj) <= st.inbox_len + 1)
+		return;
+	seq = strtoull(subj + st.inbox_len + 1, &end, 10);
+	if (*end != '\0' || (p = pub_find(seq)) == NULL) {
+		log_debug("late publish acknowledgement", NULL);
+		return;
+	}
+	if (puback_parse(m, &dup, &code, desc, sizeof(desc)) == 0) {
+		metrics_stored(p->stream, dup);
+		pub_close(p, STORE_OK, dup);
+	} else {
+		metrics_publish_failure(PUBFAIL_NATS);
+		log_warnx("publish failed", "stream=%s code=%d detail=%s",
+		    p->stream == STREAM_WORK ? "WORK" : "AUDIT", code,
+		    log_q(desc));
+		pub_close(p, STORE_FAILED, 0);
+	}
 }
 
 /*
- * Runs on a nats.c thread.  Hands the message and its outcome to the loop;
- * the loop destroys the message.
+ * Take every acknowledgement nats.c has queued on the subscription.
+ * NextMsg with a zero timeout never waits.
  */
 static void
-store_puback_cb(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
-    void *closure)
+store_poll(void)
 {
-	struct puback	*a = xcalloc(1, sizeof(*a));
+	natsMsg	*m;
 
-	(void)js;
-	(void)closure;
-	a->item.fn = store_puback_loop;
-	a->msg = msg;
-	if (pa != NULL) {
-		a->err = NATS_OK;
-		a->duplicate = pa->Duplicate;
-	} else {
-		a->err = pae != NULL ? pae->Err : NATS_ERR;
-		a->code = pae != NULL ? pae->ErrCode : 0;
-		if (a->err == NATS_OK)	/* an API error with a JetStream code */
-			a->err = NATS_ERR;
+	if (st.acks == NULL)
+		return;
+	while (natsSubscription_NextMsg(&m, st.acks, 0) == NATS_OK) {
+		store_ack(m);
+		grave_add(m);
 	}
-	bridge_post(&a->item);
 }
 
-/* Deadline backstop: fail publishes whose acknowledgement never came. */
+/* The connection's socket was readable: collect what nats.c parsed. */
+static void
+store_poll_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	store_poll();
+}
+
+/*
+ * Our adapter around nats.c's libevent adapter: the same attach, plus a
+ * low-priority read event on the socket whose callback runs after the
+ * adapter's read processing.  Called from the loop thread or from nats.c's
+ * reconnect thread; libevent's thread locking makes event_new/event_add
+ * safe there.
+ */
+static natsStatus
+store_attach(void **userData, void *loop, natsConnection *nc, natsSock sock)
+{
+	natsStatus	 s;
+
+	if ((s = natsLibevent_Attach(userData, loop, nc, sock)) != NATS_OK)
+		return s;
+	if (st.poll_ev != NULL) {
+		event_del(st.poll_ev);
+		event_free(st.poll_ev);
+	}
+	st.poll_ev = event_new(loop, sock, EV_READ | EV_PERSIST,
+	    store_poll_cb, NULL);
+	if (st.poll_ev == NULL)
+		return NATS_NO_MEMORY;
+	event_priority_set(st.poll_ev, STORE_POLL_PRIORITY);
+	event_add(st.poll_ev, NULL);
+	return NATS_OK;
+}
+
+/* Detach: drop our read event, then the adapter's. */
+static natsStatus
+store_detach(void *userData)
+{
+	if (st.poll_ev != NULL) {
+		event_del(st.poll_ev);
+		event_free(st.poll_ev);
+		st.poll_ev = NULL;
+	}
+	return natsLibevent_Detach(userData);
+}
+
+/* Fail publishes whose acknowledgement did not come in time. */
 static void
 store_sweep_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -228,9 +360,12 @@ store_sweep_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	(void)arg;
+	store_poll();
+	grave_flush();
 	while ((p = TAILQ_FIRST(&st.pubs)) != NULL && p->deadline <= now) {
 		metrics_publish_failure(PUBFAIL_TIMEOUT);
-		log_warnx("publish acknowledgement overdue", NULL);
+		log_warnx("publish timed out", "stream=%s",
+		    p->stream == STREAM_WORK ? "WORK" : "AUDIT");
 		pub_close(p, STORE_TIMEOUT, 0);
 	}
 }
@@ -241,10 +376,10 @@ store_publish(const char *subject, const struct store_header *h, size_t nh,
     const char *msg_id, const void *data, size_t len, store_publish_cb cb,
     void *arg)
 {
-	natsMsg		*msg = NULL, *key;
-	jsPubOptions	 po;
+	natsMsg		*msg = NULL;
 	natsStatus	 s;
 	struct pub	*p;
+	char		 reply[128];
 	size_t		 i, hdrlen = 12 + strlen("Nats-Msg-Id: \r\n") +
 			    strlen(msg_id);
 
@@ -261,39 +396,33 @@ store_publish(const char *subject, const struct store_header *h, size_t nh,
 	if (st.max_payload > 0 && hdrlen + len > (size_t)st.max_payload)
 		return STORE_TOO_LARGE;
 
-	s = natsMsg_Create(&msg, subject, NULL, data, (int)len);
+	st.next_seq++;
+	snprintf(reply, sizeof(reply), "%s.%llu", (const char *)st.inbox,
+	    (unsigned long long)st.next_seq);
+	s = natsMsg_Create(&msg, subject, reply, data, (int)len);
 	for (i = 0; s == NATS_OK && i < nh; i++)
 		s = natsMsgHeader_Set(msg, h[i].key, h[i].value);
+	if (s == NATS_OK)
+		s = natsMsgHeader_Set(msg, "Nats-Msg-Id", msg_id);
+	/* The message is copied into the connection's buffer here. */
+	if (s == NATS_OK)
+		s = natsConnection_PublishMsg(st.nc, msg);
+	grave_add(msg);
 	if (s != NATS_OK) {
-		natsMsg_Destroy(msg);
-		metrics_publish_failure(PUBFAIL_NATS);
-		log_warnx("cannot build message", "err=%s",
-		    log_q(natsStatus_GetText(s)));
-		return STORE_FAILED;
-	}
-	jsPubOptions_Init(&po);
-	po.MaxWait = st.cfg->publish_timeout_ms;
-	po.MsgId = msg_id;
-	key = msg;
-	/* On success nats.c owns msg and clears our pointer. */
-	s = js_PublishMsgAsync(st.js, &msg, &po);
-	if (s != NATS_OK) {
-		natsMsg_Destroy(msg);
 		metrics_publish_failure(PUBFAIL_NATS);
 		log_warnx("publish refused by nats.c", "err=%s",
 		    log_q(natsStatus_GetText(s)));
 		return STORE_FAILED;
 	}
 	p = xcalloc(1, sizeof(*p));
-	p->msg = key;
+	p->seq = st.next_seq;
 	p->cb = cb;
 	p->arg = arg;
 	p->stream = strncmp(subject, "audit.", 6) == 0 ? STREAM_AUDIT :
 	    STREAM_WORK;
-	/* MaxWait normally answers first; this only catches a lost ack. */
-	p->deadline = now_ms() + st.cfg->publish_timeout_ms + 1000;
-	p->hnext = st.hash[pub_slot(key)];
-	st.hash[pub_slot(key)] = p;
+	p->deadline = now_ms() + st.cfg->publish_timeout_ms;
+	p->hnext = st.hash[pub_slot(p->seq)];
+	st.hash[pub_slot(p->seq)] = p;
 	TAILQ_INSERT_TAIL(&st.pubs, p, entry);
 	st.npubs++;
 	metrics_gauge(GAUGE_PUBLISHES_IN_FLIGHT, st.npubs);
@@ -604,7 +733,8 @@ store_init(struct event_base *base, const struct config *cfg)
 	size_t		 n;
 	struct timeval	 tv;
 	const char	**servers;
-	int		 i;
+	char		  subj[128];
+	int		  i;
 
 	st.base = base;
 	st.cfg = cfg;
@@ -622,9 +752,16 @@ store_init(struct event_base *base, const struct config *cfg)
 	    cfg->nnats_servers), "servers");
 	free(servers);
 	nats_check(natsOptions_SetName(st.opts, "treaty-relay"), "name");
-	nats_check(natsOptions_SetEventLoop(st.opts, base, natsLibevent_Attach,
-	    natsLibevent_Read, natsLibevent_Write, natsLibevent_Detach),
-	    "event loop");
+	nats_check(natsOptions_SetEventLoop(st.opts, base, store_attach,
+	    natsLibevent_Read, natsLibevent_Write, store_detach), "event loop");
+	/*
+	 * Without SendAsap every publish wakes nats.c's flusher thread, which
+	 * waits 1 ms and then asks our loop (from its thread) to write.  With
+	 * it, the publish only arms the adapter's write event, on the loop
+	 * thread, and everything published in one iteration goes out in one
+	 * write.
+	 */
+	nats_check(natsOptions_SetSendAsap(st.opts, true), "send asap");
 	nats_check(natsOptions_SetTimeout(st.opts, 2000), "timeout");
 	nats_check(natsOptions_SetMaxReconnect(st.opts, -1), "reconnect");
 	nats_check(natsOptions_SetReconnectWait(st.opts, 500), "wait");
@@ -656,12 +793,18 @@ store_init(struct event_base *base, const struct config *cfg)
 		fatalx("cannot start the NATS connection", "err=%s",
 		    log_q(natsStatus_GetText(s)));
 
+	/* Acknowledgements: one subscription, polled by the loop. */
+	nats_check(natsInbox_Create(&st.inbox), "inbox");
+	st.inbox_len = strlen((const char *)st.inbox);
+	snprintf(subj, sizeof(subj), "%s.*", (const char *)st.inbox);
+	nats_check(natsConnection_SubscribeSync(&st.acks, st.nc, subj),
+	    "subscribe");
+	nats_check(natsSubscription_SetPendingLimits(st.acks, -1, -1),
+	    "pending limits");
+
+	/* Only stream management uses the JetStream context. */
 	jsOptions_Init(&jo);
 	jo.Wait = JS_API_WAIT_MS;
-	jo.PublishAsync.AckHandler = store_puback_cb;
-	/* Far above our own bound, so nats.c never stalls the loop. */
-	jo.PublishAsync.MaxPending = (int64_t)cfg->max_pending * 2 + 1024;
-	jo.PublishAsync.StallWait = 1;
 	if ((s = natsConnection_JetStream(&st.js, st.nc, &jo)) != NATS_OK)
 		fatalx("cannot create the JetStream context", "err=%s",
 		    log_q(natsStatus_GetText(s)));
@@ -713,11 +856,14 @@ store_drain(void (*done)(void))
 void
 store_free(void)
 {
+	grave_flush();
 	event_del(&st.sweep_ev);
 	event_del(&st.check_ev);
 	event_del(&st.drain_ev);
 	if (st.nc != NULL && !natsConnection_IsClosed(st.nc))
 		natsConnection_Close(st.nc);
+	natsSubscription_Destroy(st.acks);
+	st.acks = NULL;
 	jsCtx_Destroy(st.js);
 	st.js = NULL;
 	natsConnection_Destroy(st.nc);
@@ -738,5 +884,7 @@ store_free_tables(void)
 	}
 	free(st.hash);
 	st.hash = NULL;
+	natsInbox_Destroy(st.inbox);
+	st.inbox = NULL;
 	nats_CloseAndWait(2000);
 }
