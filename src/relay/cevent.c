@@ -316,8 +316,9 @@ set_data_base64(struct cevent *ev, const char *b64)
 	ev->owned = xmalloc(n / 4 * 3 + 1);
 	out = n == 0 ? 0 : EVP_DecodeBlock((unsigned char *)ev->owned,
 	    (const unsigned char *)b64, (int)n);
-	if (out < 0 || (size_t)out < pad ||
-	    (n > 0 && strchr(b64, '=') != b64 + n - pad))
+	/* '=' may only be the padding at the very end. */
+	if (out < 0 || (size_t)out < pad || (strchr(b64, '=') != NULL &&
+	    strchr(b64, '=') != b64 + n - pad))
 		return bad(ev, "data_base64 is not valid base64");
 	ev->data = ev->owned;
 	ev->datalen = (size_t)out - pad;
@@ -338,6 +339,10 @@ cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 		return bad(ev, "body is not JSON");
 	if (!json_depth_ok(body, len, JSON_MAX_DEPTH))
 		return bad(ev, "JSON nests deeper than %d", JSON_MAX_DEPTH);
+	/* yajl's tree would cut the value at the NUL: refuse, don't truncate. */
+	if (json_has_nul_escape(body, len))
+		return bad(ev, "U+0000 (\\u0000) cannot be carried in "
+		    "structured mode; use data_base64");
 	text = xstrndup(body, len);
 	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	free(text);

@@ -114,3 +114,28 @@ json_depth_ok(const char *s, size_t len, int maxdepth)
 	}
 	return 1;
 }
+
+/* An escaped U+0000 inside a string (\\u0000 is text, not a NUL). */
+int
+json_has_nul_escape(const char *s, size_t len)
+{
+	size_t	 i;
+	int	 instr = 0;
+
+	for (i = 0; i < len; i++) {
+		if (!instr) {
+			if (s[i] == '"')
+				instr = 1;
+			continue;
+		}
+		if (s[i] == '"')
+			instr = 0;
+		else if (s[i] == '\\' && i + 1 < len) {
+			if (s[i + 1] == 'u' && i + 5 < len &&
+			    memcmp(s + i + 2, "0000", 4) == 0)
+				return 1;
+			i++;	/* skip the escaped character */
+		}
+	}
+	return 0;
+}

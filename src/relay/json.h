@@ -24,4 +24,10 @@ void	json_object_body(struct evbuffer *out, const char *const *keys,
  */
 int	json_depth_ok(const char *s, size_t len, int maxdepth);
 
+/*
+ * 1 when the JSON text contains the escape \u0000 inside a string: yajl's
+ * tree keeps strings NUL-terminated, so such a value would be cut short.
+ */
+int	json_has_nul_escape(const char *s, size_t len);
+
 #endif

@@ -88,23 +88,36 @@ wait_for() {
 
 port_open() { (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null; }
 
-# start_nats [NAME]: a JetStream nats-server on a free loopback port.
+# start_nats [NAME]: a JetStream nats-server on a free loopback port.  The
+# port is free when chosen but may be taken before nats-server binds it (by
+# another test run): then try another, up to three times.
 start_nats() {
-	local name=${1:-n1}
-	NATS_PORT=${NATS_PORT_FIXED:-$(free_port)}
+	local name=${1:-n1} try
 	mkdir -p "$T/$name"
-	cat > "$T/$name/nats.conf" <<CONF
+	for try in 1 2 3; do
+		NATS_PORT=${NATS_PORT_FIXED:-$(free_port)}
+		cat > "$T/$name/nats.conf" <<CONF
 listen: 127.0.0.1:$NATS_PORT
 max_payload: 2MB
 jetstream { store_dir: "$T/$name/js" }
 CONF
-	nats-server -c "$T/$name/nats.conf" > "$T/$name/nats.log" 2>&1 &
-	NATS_PID=$!
-	PIDS+=($NATS_PID)
-	NATS_URL_T=nats://127.0.0.1:$NATS_PORT
-	NATS_NAME=$name
-	wait_for 10 port_open $NATS_PORT || { echo "# nats-server did not start" >&2; cat "$T/$name/nats.log" >&2; return 1; }
+		nats-server -c "$T/$name/nats.conf" > "$T/$name/nats.log" 2>&1 &
+		NATS_PID=$!
+		PIDS+=($NATS_PID)
+		NATS_URL_T=nats://127.0.0.1:$NATS_PORT
+		NATS_NAME=$name
+		if wait_for 10 nats_up; then
+			return 0
+		fi
+		grep -q 'address already in use' "$T/$name/nats.log" || break
+	done
+	echo "# nats-server did not start" >&2
+	cat "$T/$name/nats.log" >&2
+	return 1
 }
+
+# Our nats-server is running and listening (not someone else on the port).
+nats_up() { kill -0 "$NATS_PID" 2>/dev/null && port_open $NATS_PORT; }
 
 stop_nats() {
 	kill -TERM "$NATS_PID" 2>/dev/null
@@ -161,7 +174,7 @@ post() {
 # The suite type matching a subject: dev.<product>.<entity>.<verb>.v1
 type_for() {
 	local IFS=.
-	set -- $1
+	set -- $1 x x x x x
 	echo "dev.$3.$4.$5.v1"
 }
 
