@@ -394,13 +394,18 @@ cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 		if (attr_add(ev, k, s, strlen(s)) == -1)
 			goto out;
 	}
+	/* The JSON format says a null member is an absent one. */
+	if (b64 != NULL && YAJL_IS_NULL(b64))
+		b64 = NULL;
+	if (data != NULL && YAJL_IS_NULL(data))
+		data = NULL;
 	if (data != NULL && b64 != NULL) {
 		bad(ev, "data and data_base64 are both present");
 		goto out;
 	}
 	if (cevent_check(ev) == -1)
 		goto out;
-	if (b64 != NULL && !YAJL_IS_NULL(b64)) {
+	if (b64 != NULL) {
 		if (!YAJL_IS_STRING(b64)) {
 			bad(ev, "data_base64 must be a string");
 			goto out;

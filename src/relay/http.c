@@ -157,11 +157,14 @@ http_init(struct event_base *base, const struct config *cfg)
 	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
 	    EVHTTP_REQ_PATCH);
 	evhttp_set_max_headers_size(http, HTTP_MAX_HEADERS);
-	/* libevent refuses larger bodies itself, on Content-Length too. */
+	/*
+	 * libevent refuses larger bodies itself: on Content-Length before
+	 * reading (413 at once, then it closes the connection), and while
+	 * reading a chunked body.  Not EVHTTP_SERVER_LINGERING_CLOSE: that
+	 * would read and discard the whole announced body first.
+	 */
 	evhttp_set_max_body_size(http, HTTP_MAX_BODY);
 	evhttp_set_timeout(http, cfg->http_timeout_seconds);
-	/* Read and discard an oversized body so the client sees the 413. */
-	evhttp_set_flags(http, EVHTTP_SERVER_LINGERING_CLOSE);
 	evhttp_set_gencb(http, http_request_cb, NULL);
 	http_sock = evhttp_bind_socket_with_handle(http, cfg->listen,
 	    (ev_uint16_t)cfg->port);

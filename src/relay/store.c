@@ -119,6 +119,9 @@ static struct {
 } st;
 
 static void	store_check_streams(void);
+static void	store_set_state(int, int);
+
+#define ACK_NO_STREAM	(-503)	/* no responders: no stream for the subject */
 
 /*
  * natsMsg_Destroy hands each message to nats.c's garbage-collector thread,
@@ -224,6 +227,7 @@ puback_parse(natsMsg *m, int *dup, int *code, char *desc, size_t dlen)
 	    status != NULL) {
 		snprintf(desc, dlen, "status %s%s", status,
 		    strcmp(status, "503") == 0 ? " (no stream responded)" : "");
+		*code = strcmp(status, "503") == 0 ? ACK_NO_STREAM : 0;
 		return -1;
 	}
 	if (data == NULL || len <= 0 || len > 4096)
@@ -281,6 +285,11 @@ store_ack(natsMsg *m)
 		    p->stream == STREAM_WORK ? "WORK" : "AUDIT", code,
 		    log_q(desc));
 		pub_close(p, STORE_FAILED, 0);
+		if (code == ACK_NO_STREAM && st.streams_ready) {
+			/* A stream vanished: stop taking events, re-create it. */
+			store_set_state(1, 0);
+			store_check_streams();
+		}
 	}
 }
 
@@ -845,6 +854,14 @@ store_drain(void (*done)(void))
 	event_assign(&st.drain_ev, st.base, -1, 0, store_drain_timeout_cb,
 	    NULL);
 	event_add(&st.drain_ev, &tv);
+	/*
+	 * Nothing is in flight now.  Unsubscribe the acknowledgement
+	 * subscription first: a synchronous subscription polled with a zero
+	 * timeout never reports its drain as done, and the drain would run
+	 * to its timeout.
+	 */
+	if (st.acks != NULL)
+		natsSubscription_Unsubscribe(st.acks);
 	s = natsConnection_DrainTimeout(st.nc, DRAIN_MS);
 	if (s != NATS_OK) {
 		/* Not connected: nothing to drain; close now. */

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Robustness against hostile or broken HTTP clients (SPEC 2, DESIGN "HTTP"):
+# garbage on the socket, oversized header blocks and bodies, absurd request
+# lines, a slow-drip client and many idle connections never crash the relay
+# nor hold up a well-behaved client; the counters stay consistent.
+. "$(dirname "$0")/lib.sh"
+
+SUBJ=evt.acme.shop.order.created
+start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+ACCEPTED=0	# 202 answers we received, to compare with /metrics
+
+# raw_http TEXT [SECONDS]: send TEXT (printf %b escapes) on a new
+# connection; print the status code of the first response line, or
+# "closed" when the relay closed without answering (or said nothing).
+raw_http() {
+	local line
+	line=$(
+		exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT" || exit 1
+		printf '%b' "$1" >&3 2>/dev/null
+		IFS= read -r -t "${2:-5}" l <&3 && printf '%s' "${l%$'\r'}"
+	) 2>/dev/null
+	if [[ $line == HTTP/1.[01]\ [0-9][0-9][0-9]* ]]; then
+		line=${line#HTTP/1.? }
+		echo "${line:0:3}"
+	else
+		echo closed
+	fi
+}
+
+# good_post ID: a valid POST; sets STATUS, BODY and MS; counts 202s.
+good_post() {
+	local t0
+	t0=$(now_ms)
+	post $SUBJ "$1" robust
+	MS=$(($(now_ms) - t0))
+	[ "$STATUS" = 202 ] && ACCEPTED=$((ACCEPTED + 1))
+}
+
+alive() {
+	if kill -0 "$RELAY_PID" 2>/dev/null && healthz_ok; then ok "$1: relay alive, healthz 200"
+	else fail "$1: relay alive, healthz 200" "relay gone or unhealthy; $(tail -3 "$RELAY_LOG")"; fi
+}
+
+# curl_status ARGS...: the status of a curl request to the relay (000: none).
+curl_status() { curl -s -m 15 -o /dev/null -w '%{http_code}' "$@"; }
+
+AUTH="Authorization: Bearer $TOKEN"
+CE=(-H 'ce-specversion: 1.0' -H 'ce-id: big-1' -H 'ce-source: /t' -H "ce-type: $(type_for $SUBJ)")
+
+# --- garbage on the socket ------------------------------------------------
+check_match "garbage line: 4xx or close" '^(4[0-9][0-9]|closed)$' "$(raw_http 'GARBAGE\r\n\r\n')"
+check_match "bare CRLFs: 4xx or close" '^(4[0-9][0-9]|closed)$' "$(raw_http '\r\n\r\n\r\n\r\n')"
+check_match "request line without version: 4xx or close" '^(4[0-9][0-9]|closed)$' "$(raw_http 'GET /healthz\r\n\r\n')"
+check_match "HTTP/9.9: 4xx/505 or close" '^(4[0-9][0-9]|505|closed)$' "$(raw_http 'GET /healthz HTTP/9.9\r\n\r\n')"
+check_match "header line without colon: 4xx or close" '^(4[0-9][0-9]|closed)$' "$(raw_http 'GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n')"
+check_match "NUL bytes in the request line: 4xx or close" '^(4[0-9][0-9]|closed)$' "$(raw_http 'GET /\x00\x00 HTTP/1.1\r\n\r\n')"
+check_match "bad chunk size: 4xx or close" '^(4[0-9][0-9]|closed)$' \
+    "$(raw_http "POST /v1/events/$SUBJ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $TOKEN\r\nTransfer-Encoding: chunked\r\n\r\nzzzz\r\nhello\r\n0\r\n\r\n")"
+check_match "negative Content-Length: 4xx or close" '^(4[0-9][0-9]|closed)$' \
+    "$(raw_http "POST /v1/events/$SUBJ HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\nhello")"
+rnd=$(
+	exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT" || exit 1
+	head -c 4096 /dev/urandom >&3 2>/dev/null
+	printf '\r\n\r\n' >&3 2>/dev/null
+	IFS= read -r -t 5 l <&3 && printf '%s' "${l:0:12}"
+) 2>/dev/null
+check_match "4 KiB of random bytes: 4xx or close" '^(HTTP/1.[01] 4|$)' "$rnd"
+# A connection closed in the middle of the headers.
+( exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT" && printf 'POST /v1/events/%s HTTP/1.1\r\nContent-Le' "$SUBJ" >&3 ) 2>/dev/null
+alive "after garbage"
+
+# --- oversized header block, body, request line ---------------------------
+big=$(head -c 20000 /dev/zero | tr '\0' a)
+check_match "one 20 KB header: error status" '^4[0-9][0-9]$' \
+    "$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" "${CE[@]}" -H "X-Big: $big" --data-binary x)"
+hdrs=()
+for i in $(seq 1 200); do hdrs+=(-H "X-Filler-$i: $(head -c 100 /dev/zero | tr '\0' b)"); done
+check_match "200 headers of 100 bytes (> 16 KiB): error status" '^4[0-9][0-9]$' \
+    "$(curl_status "$RELAY_URL/healthz" "${hdrs[@]}")"
+check_match "20 KB request target: error status" '^4[0-9][0-9]$' \
+    "$(curl_status "$RELAY_URL/v1/events/$big")"
+head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' x > "$T/2mib"
+check "2 MiB body: 413" 413 \
+    "$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" "${CE[@]}" -H 'Content-Type: text/plain' -H 'Expect:' --data-binary @"$T/2mib")"
+check "2 MiB body with Expect: 100-continue: 413" 413 \
+    "$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" "${CE[@]}" -H 'Content-Type: text/plain' --data-binary @"$T/2mib")"
+t0=$(now_ms)
+st=$(raw_http "POST /v1/events/$SUBJ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $TOKEN\r\nContent-Type: text/plain\r\nContent-Length: 2097152\r\n\r\n" 5)
+el=$(($(now_ms) - t0))
+check "Content-Length 2 MiB, no body sent: 413 before reading" 413 "$st"
+if [ $el -lt 3000 ]; then ok "413 on Content-Length answered at once (${el} ms)"
+else fail "413 on Content-Length answered at once" "took ${el} ms"; fi
+head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' y > "$T/1mib1"
+check "1 MiB + 1 byte chunked body: 413" 413 \
+    "$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" "${CE[@]}" -H 'Content-Type: text/plain' -H 'Transfer-Encoding: chunked' -H 'Expect:' --data-binary @"$T/1mib1")"
+head -c $((1024 * 1024)) /dev/zero | tr '\0' z > "$T/1mib"
+st=$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" -H 'ce-specversion: 1.0' -H 'ce-id: onemib-1' -H 'ce-source: /t' -H "ce-type: $(type_for $SUBJ)" -H 'Content-Type: text/plain' -H 'Expect:' --data-binary @"$T/1mib")
+check "exactly 1 MiB body: 202" 202 "$st"
+[ "$st" = 202 ] && ACCEPTED=$((ACCEPTED + 1))
+alive "after oversized requests"
+
+# --- absurd methods -------------------------------------------------------
+check_match "absurd method FROBNICATE: 400/405/501" '^(400|405|501)$' "$(raw_http "FROBNICATE /v1/events/$SUBJ HTTP/1.1\r\nHost: x\r\n\r\n")"
+longm=$(head -c 5000 /dev/zero | tr '\0' M)
+check_match "5000-byte method: 4xx/501 or close" '^(4[0-9][0-9]|501|closed)$' "$(raw_http "$longm / HTTP/1.1\r\nHost: x\r\n\r\n")"
+check_match "lowercase method get: 4xx/501 or close" '^(4[0-9][0-9]|501|closed)$' "$(raw_http 'get /healthz HTTP/1.1\r\nHost: x\r\n\r\n')"
+check "PATCH on /v1/events: 405" 405 "$(raw_http "PATCH /v1/events/$SUBJ HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")"
+check "OPTIONS on /healthz: 405" 405 "$(raw_http 'OPTIONS /healthz HTTP/1.1\r\nHost: x\r\n\r\n')"
+alive "after absurd methods"
+
+# --- a slow-drip client does not hold up others ---------------------------
+(
+	exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT" || exit 0
+	printf 'POST /v1/events/%s HTTP/1.1\r\nHost: x\r\n' "$SUBJ" >&3
+	for _ in $(seq 1 60); do
+		printf 'X' >&3 2>/dev/null || exit 0
+		sleep 0.1
+	done
+) &
+DRIP_HDR=$!
+PIDS+=("$DRIP_HDR")
+(
+	exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT" || exit 0
+	printf 'POST /v1/events/%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nce-specversion: 1.0\r\nce-id: drip-1\r\nce-source: /t\r\nce-type: %s\r\nContent-Length: 1000\r\n\r\n' \
+	    "$SUBJ" "$TOKEN" "$(type_for $SUBJ)" >&3
+	for _ in $(seq 1 60); do
+		printf 'b' >&3 2>/dev/null || exit 0
+		sleep 0.1
+	done
+) &
+DRIP_BODY=$!
+PIDS+=("$DRIP_BODY")
+sleep 0.5
+slow=0
+for i in 1 2 3 4 5; do
+	good_post "during-drip-$i"
+	if [ "$STATUS" != 202 ] || [ "$MS" -ge 1000 ]; then
+		slow=1
+		fail "POST during a slow-drip client: 202 in < 1 s (#$i)" "status $STATUS in ${MS} ms"
+	fi
+	sleep 0.2
+done
+[ $slow = 0 ] && ok "5 POSTs during two slow-drip clients: 202 in < 1 s each"
+kill "$DRIP_HDR" "$DRIP_BODY" 2>/dev/null
+wait "$DRIP_HDR" "$DRIP_BODY" 2>/dev/null
+
+# --- 100 idle connections -------------------------------------------------
+fds=()
+opened=0
+for i in $(seq 1 100); do
+	if exec {fd}<>"/dev/tcp/127.0.0.1/$RELAY_PORT"; then
+		fds+=("$fd")
+		opened=$((opened + 1))
+	fi
+done 2>/dev/null
+check "100 idle connections opened" 100 "$opened"
+good_post idle-1
+check "POST with 100 idle connections: 202" 202 "$STATUS"
+if [ "$MS" -lt 1000 ]; then ok "POST with 100 idle connections in < 1 s (${MS} ms)"
+else fail "POST with 100 idle connections in < 1 s" "${MS} ms"; fi
+# Half of them now send a partial request and stay.
+for fd in "${fds[@]:0:50}"; do { printf 'GET /healthz HTTP/1.1\r\nHo' >&"$fd"; } 2>/dev/null; done
+good_post idle-2
+check "POST with 50 half-requests pending: 202" 202 "$STATUS"
+for fd in "${fds[@]}"; do exec {fd}>&-; done
+good_post idle-3
+check "POST after 100 connections dropped: 202" 202 "$STATUS"
+
+# --- afterwards -----------------------------------------------------------
+alive "after everything"
+m=$(curl -s -m 5 "$RELAY_URL/metrics")
+check "metrics: events 202 count equals the 202s we received" "$ACCEPTED" \
+    "$(printf '%s\n' "$m" | awk '$1 == "treaty_relay_http_requests_total{route=\"events\",status=\"202\"}" { print $2 }')"
+bad=$(printf '%s\n' "$m" | grep '^treaty_relay_http_requests_total' | grep -Ev '^treaty_relay_http_requests_total\{route="(events|healthz|metrics|other)",status="[1-5][0-9][0-9]"\} [0-9]+$')
+check "metrics: every requests_total line well-formed" "" "$bad"
+# (healthz may have answered 503 once while the relay was starting.)
+check "metrics: no 500 on any route, no 5xx on events or other" "" \
+    "$(printf '%s\n' "$m" | grep -E '^treaty_relay_http_requests_total\{(.*status="500"|route="(events|other)",status="5)')"
+check "metrics: nothing in flight" 0 "$(printf '%s\n' "$m" | awk '$1 == "treaty_relay_publishes_in_flight" { print $2 }')"
+check "no sanitizer report in the relay log" "" "$(grep -E 'AddressSanitizer|runtime error:|LeakSanitizer' "$RELAY_LOG" | head -3)"
+check "no body marker in the relay log" 0 "$(grep -c 'robust' "$RELAY_LOG")"
+finish

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Robustness against NATS (SPEC 2, 5, 10; DESIGN "HTTP", "Metrics"):
+#  - NATS stopped: POST 503 publish_failed with Retry-After, at once;
+#    /healthz 503 nats_disconnected; treaty_relay_nats_connected 0.
+#  - NATS restarted: the relay recovers by itself; reconnects counted.
+#  - NATS frozen (SIGSTOP): a POST in flight is answered 503 within the
+#    publish timeout, never hangs; after SIGCONT the retry with the same
+#    id is 202.
+#  - WORK and AUDIT deleted while connected (raw JetStream API request over
+#    /dev/tcp), and the store wiped while NATS is down: both re-created.
+#  - The relay started while NATS is down: 503 until NATS comes up, then
+#    200/202 without a restart.
+. "$(dirname "$0")/lib.sh"
+
+export TREATY_RELAY_PUBLISH_TIMEOUT_MS=1000
+SUBJ=evt.acme.shop.order.created
+ASUBJ=audit.acme.shop.order.created
+
+start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# timed_post SUBJECT ID: post with the response headers in $T/hdr; sets
+# STATUS, BODY and MS (wall time of the request).
+timed_post() {
+	local t0
+	t0=$(now_ms)
+	: > "$T/hdr"
+	post "$1" "$2" "${3-robust}" -D "$T/hdr"
+	MS=$(($(now_ms) - t0))
+}
+
+# healthz: GET /healthz; sets STATUS and BODY.
+healthz() {
+	local out
+	out=$(curl -s -m 5 -w '\n%{http_code}' "$RELAY_URL/healthz")
+	STATUS=${out##*$'\n'}
+	BODY=${out%$'\n'*}
+}
+healthz_503() { [ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$RELAY_URL/healthz")" = 503 ]; }
+
+# metric NAME: the value of an unlabelled metric.
+metric() { curl -s -m 5 "$RELAY_URL/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+
+# retry_after: the Retry-After value of the last timed_post, or empty.
+retry_after() { tr -d '\r' < "$T/hdr" | sed -n 's/^[Rr]etry-[Aa]fter: *//p'; }
+
+# post_until_202 SECONDS SUBJECT ID: POST every 0.2 s until 202.
+post_until_202() {
+	local n=$(($1 * 5))
+	while [ $n -gt 0 ]; do
+		post "$2" "$3" robust
+		[ "$STATUS" = 202 ] && return 0
+		sleep 0.2
+		n=$((n - 1))
+	done
+	return 1
+}
+
+# js_delete STREAM: delete a stream through the JetStream API, speaking the
+# NATS text protocol on /dev/tcp (no nats CLI needed).  0 on success.
+js_delete() {
+	local out
+	out=$(timeout 5 bash -c '
+		exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+		IFS= read -r -t 3 info <&3 || exit 1
+		printf "CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB _INBOX.robust 1\r\nPUB \$JS.API.STREAM.DELETE.%s _INBOX.robust 0\r\n\r\nPING\r\n" "$2" >&3
+		while IFS= read -r -t 3 line <&3; do
+			printf "%s\n" "$line"
+			case $line in *\"success\"*|*\"error\"*) break ;; esac
+		done' js_delete "$NATS_PORT" "$1")
+	[[ $out == *'"success":true'* ]]
+}
+
+# --- baseline -------------------------------------------------------------
+timed_post $SUBJ base-1
+check "baseline POST 202" 202 "$STATUS"
+check "nats_connected 1 while up" 1 "$(metric treaty_relay_nats_connected)"
+check "reconnects_total 0 before any restart" 0 "$(metric treaty_relay_nats_reconnects_total)"
+
+# --- NATS stopped ---------------------------------------------------------
+stop_nats
+if wait_for 10 healthz_503; then ok "healthz 503 within 10 s of NATS stopping"
+else fail "healthz 503 within 10 s of NATS stopping" "still $(curl -s -m 5 "$RELAY_URL/healthz")"; fi
+healthz
+check "healthz 503 while NATS is down" 503 "$STATUS"
+BODY_H=$BODY
+BODY=$BODY_H
+check "healthz reason nats_disconnected" nats_disconnected "$(json_get reason)"
+check "nats_connected 0 while down" 0 "$(metric treaty_relay_nats_connected)"
+
+timed_post $SUBJ down-1
+check "POST 503 while NATS is down" 503 "$STATUS"
+check "POST error publish_failed" publish_failed "$(json_get error)"
+check_match "POST 503 carries Retry-After" '^[0-9]+$' "$(retry_after)"
+if [ "$MS" -le 1500 ]; then ok "POST 503 within the publish timeout (${MS} ms)"
+else fail "POST 503 within the publish timeout" "took ${MS} ms (timeout 1000 ms)"; fi
+
+# --- NATS restarted -------------------------------------------------------
+t0=$(now_ms)
+restart_nats || fail "nats-server restarted" "port $NATS_PORT not open"
+if wait_for 15 healthz_ok; then
+	el=$(($(now_ms) - t0))
+	if [ $el -le 10000 ]; then ok "healthz 200 again by itself (${el} ms)"
+	else fail "healthz 200 again within 10 s" "took ${el} ms"; fi
+else
+	fail "healthz 200 again by itself" "still $(curl -s -m 5 "$RELAY_URL/healthz") after 15 s"
+fi
+timed_post $SUBJ up-1
+check "POST 202 after the restart" 202 "$STATUS"
+check "nats_connected 1 after the restart" 1 "$(metric treaty_relay_nats_connected)"
+rc=$(metric treaty_relay_nats_reconnects_total)
+if [ "${rc:-0}" -ge 1 ] 2>/dev/null; then ok "reconnects_total >= 1 after a restart ($rc)"
+else fail "reconnects_total >= 1 after a restart" "got [$rc]"; fi
+
+# --- NATS frozen (SIGSTOP) -----------------------------------------------
+kill -STOP "$NATS_PID"
+timed_post $SUBJ frozen-1
+check "POST 503 while NATS is frozen" 503 "$STATUS"
+check "frozen: error publish_failed" publish_failed "$(json_get error)"
+check_match "frozen: Retry-After" '^[0-9]+$' "$(retry_after)"
+if [ "$MS" -ge 500 ] && [ "$MS" -le 3000 ]; then ok "frozen: answered within 1-3 s, no hang (${MS} ms)"
+else fail "frozen: answered within 1-3 s" "took ${MS} ms"; fi
+# A second request meanwhile is not held up behind the first.
+healthz
+check_match "healthz answers while NATS is frozen" '^(200|503)$' "$STATUS"
+kill -CONT "$NATS_PID"
+if post_until_202 10 $SUBJ frozen-1; then
+	dup=$(json_get duplicate)
+	ok "retry of frozen-1 after SIGCONT 202 (duplicate=$dup)"
+	check_match "retry answer names the id" '"id":"frozen-1"' "$BODY"
+else
+	fail "retry of frozen-1 after SIGCONT 202" "status $STATUS body $BODY"
+fi
+timed_post $SUBJ thawed-1
+check "new event after SIGCONT 202" 202 "$STATUS"
+
+# --- streams deleted behind the relay's back (connected) ------------------
+if js_delete WORK && js_delete AUDIT; then
+	ok "WORK and AUDIT deleted through the JetStream API"
+	t0=$(now_ms)
+	timed_post $SUBJ gone-1
+	check_match "POST with the streams gone: 503 (or 202 if re-created), not a hang" '^(503|202)$' "$STATUS"
+	if post_until_202 15 $SUBJ deleted-1; then
+		ok "evt POST 202 again after the streams vanished ($(($(now_ms) - t0)) ms)"
+	else
+		fail "evt POST 202 again within 15 s after the streams vanished" "status $STATUS body $BODY"
+	fi
+	if post_until_202 5 $ASUBJ deleted-2; then ok "audit POST 202 after the streams vanished"
+	else fail "audit POST 202 after the streams vanished" "status $STATUS body $BODY"; fi
+	check "WORK re-created with evt.>" "subject=evt.>" "$("$JSGET" "$NATS_URL_T" info WORK 2>&1 | grep '^subject=')"
+	check "AUDIT re-created with audit.>" "subject=audit.>" "$("$JSGET" "$NATS_URL_T" info AUDIT 2>&1 | grep '^subject=')"
+	check "re-created WORK holds the new event" 1 "$("$JSGET" "$NATS_URL_T" count WORK 2>&1)"
+else
+	fail "WORK and AUDIT deleted through the JetStream API" "the request failed"
+fi
+
+# --- store wiped while NATS is down ---------------------------------------
+stop_nats
+rm -rf "${T:?}/$NATS_NAME/js"
+wait_for 10 healthz_503
+check "metrics: nats_connected 0 after the second stop" 0 "$(metric treaty_relay_nats_connected)"
+t0=$(now_ms)
+restart_nats || fail "nats-server restarted on an empty store" "port $NATS_PORT not open"
+if wait_for 15 healthz_ok; then ok "healthz 200 with an empty store ($(($(now_ms) - t0)) ms)"
+else fail "healthz 200 within 15 s with an empty store" "$(curl -s -m 5 "$RELAY_URL/healthz")"; fi
+if post_until_202 5 $SUBJ wiped-1; then ok "POST 202 after the store was wiped"
+else fail "POST 202 after the store was wiped" "status $STATUS body $BODY"; fi
+check "WORK exists again" 0 "$("$JSGET" "$NATS_URL_T" info WORK >/dev/null 2>&1; echo $?)"
+check "AUDIT exists again" 0 "$("$JSGET" "$NATS_URL_T" info AUDIT >/dev/null 2>&1; echo $?)"
+rc=$(metric treaty_relay_nats_reconnects_total)
+if [ "${rc:-0}" -ge 2 ] 2>/dev/null; then ok "reconnects_total counts both restarts ($rc)"
+else fail "reconnects_total counts both restarts" "got [$rc]"; fi
+kill -0 "$RELAY_PID" 2>/dev/null && ok "relay still running after the NATS trouble" ||
+    fail "relay still running after the NATS trouble" "it exited"
+kill -TERM "$RELAY_PID" 2>/dev/null
+
+# --- relay started while NATS is down -------------------------------------
+LATE_PORT=$(free_port)
+NATS_URL_RELAY=nats://127.0.0.1:$LATE_PORT NO_WAIT=1 start_relay
+relay_listening() { port_open "$RELAY_PORT"; }
+if wait_for 10 relay_listening; then ok "relay listens with NATS down"
+else fail "relay listens with NATS down" "$(tail -3 "$RELAY_LOG")"; fi
+healthz
+check "late: healthz 503 with NATS down" 503 "$STATUS"
+check "late: reason nats_disconnected" nats_disconnected "$(json_get reason)"
+timed_post $SUBJ late-1
+check "late: POST 503 with NATS down" 503 "$STATUS"
+check_match "late: Retry-After" '^[0-9]+$' "$(retry_after)"
+check "late: nats_connected 0" 0 "$(metric treaty_relay_nats_connected)"
+t0=$(now_ms)
+NATS_PORT_FIXED=$LATE_PORT start_nats late || fail "late nats-server started" "port $LATE_PORT"
+if wait_for 15 healthz_ok; then ok "late: healthz 200 once NATS is up ($(($(now_ms) - t0)) ms)"
+else fail "late: healthz 200 within 15 s once NATS is up" "$(curl -s -m 5 "$RELAY_URL/healthz")"; fi
+timed_post $SUBJ late-1
+check "late: POST 202 once NATS is up" 202 "$STATUS"
+check "late: nats_connected 1" 1 "$(metric treaty_relay_nats_connected)"
+check "late: streams_ready 1" 1 "$(metric treaty_relay_streams_ready)"
+finish

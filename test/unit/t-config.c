@@ -1,0 +1,856 @@
+/*
+ * t-config.c: unit tests of config_load() (src/relay/config.c): every
+ * default of docs/DESIGN.md's table, environment values, flags over the
+ * environment, numeric ranges, the producer and subscriber lists, NATS_URL,
+ * the listen address, the actions (--check-config, --help, --version,
+ * usage errors) and config_find_producer().
+ *
+ * Every load is followed by config_free(), whatever it returned, so that a
+ * leak on any path shows under AddressSanitizer (make SANITIZE=1).
+ *
+ * getopt_long may keep a pointer into the last argv it scanned, so the argv
+ * strings built here live until the end of the program (see argv_pool).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/relay/config.h"
+#include "harness.h"
+
+#define PROG		"treaty-relay"
+#define MAX_ARGS	40
+
+/* Two SHA-256 values in hex, as a producer's tokenSha256. */
+#define HASH_A	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define HASH_B	"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+#define HASH_A_UPPER \
+	"0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"
+#define SECRET	"0123456789abcdef"	/* exactly 16 bytes */
+
+/* Every variable config_load reads, cleared before each load. */
+static const char *const vars[] = {
+	"NATS_URL", "PORT", "TREATY_RELAY_LISTEN", "TREATY_RELAY_PRODUCERS",
+	"TREATY_RELAY_SUBSCRIBERS", "TREATY_RELAY_WORK_MAX_AGE_HOURS",
+	"TREATY_RELAY_AUDIT_MAX_AGE_DAYS",
+	"TREATY_RELAY_DUPLICATE_WINDOW_MINUTES", "TREATY_RELAY_REPLICAS",
+	"TREATY_RELAY_PUBLISH_TIMEOUT_MS", "TREATY_RELAY_MAX_PENDING",
+	"TREATY_RELAY_GRACE_SECONDS", "TREATY_RELAY_HTTP_TIMEOUT_SECONDS",
+	"TREATY_RELAY_VERBOSE"
+};
+
+/* Every argv built by load(), freed at exit. */
+static char	**argv_pool[4096];
+static size_t	  nargv_pool;
+
+/* Unset every variable of the relay. */
+static void
+env_clear(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < T_NCASES(vars); i++)
+		unsetenv(vars[i]);
+}
+
+/*
+ * config_load with argv = PROG followed by the NULL-terminated arguments.
+ * The environment is whatever the case set.
+ */
+static enum config_action
+load(struct config *cfg, struct config_error *err, ...)
+{
+	va_list		 ap;
+	const char	*a;
+	char		**argv;
+	int		 argc = 0;
+
+	argv = calloc(MAX_ARGS + 1, sizeof(*argv));
+	if (argv == NULL)
+		abort();
+	argv[argc++] = strdup(PROG);
+	va_start(ap, err);
+	while ((a = va_arg(ap, const char *)) != NULL) {
+		if (argc == MAX_ARGS)
+			abort();	/* raise MAX_ARGS */
+		argv[argc++] = strdup(a);
+	}
+	va_end(ap);
+	if (nargv_pool < T_NCASES(argv_pool))
+		argv_pool[nargv_pool++] = argv;
+	return config_load(cfg, argc, argv, err);
+}
+
+/* Free every argv load() built. */
+static void
+argv_pool_free(void)
+{
+	size_t	 i, j;
+
+	for (i = 0; i < nargv_pool; i++) {
+		for (j = 0; argv_pool[i][j] != NULL; j++)
+			free(argv_pool[i][j]);
+		free(argv_pool[i]);
+	}
+	nargv_pool = 0;
+}
+
+/*
+ * Load with one variable set (NULL: none) and one optional flag pair;
+ * expect CONFIG_BAD naming want_var (and want_field unless NULL).
+ */
+static void
+expect_bad_at(int line, const char *var, const char *val, const char *flag,
+    const char *fval, const char *want_var, const char *want_field)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+	enum config_action	 a;
+
+	env_clear();
+	if (var != NULL)
+		setenv(var, val, 1);
+	if (flag != NULL)
+		a = load(&cfg, &err, flag, fval, NULL);
+	else
+		a = load(&cfg, &err, NULL);
+	if (!t_check_int(__FILE__, line, "action", "CONFIG_BAD", a, CONFIG_BAD))
+		t_fail(__FILE__, line, "  for %s=%s %s %s", var ? var : "-",
+		    val ? val : "-", flag ? flag : "", fval ? fval : "");
+	else {
+		t_check_str(__FILE__, line, "err.var", "want_var", err.var,
+		    want_var);
+		if (want_field != NULL &&
+		    !t_check_str(__FILE__, line, "err.field", "want_field",
+		    err.field, want_field))
+			t_fail(__FILE__, line, "  value was %.300s", val ? val :
+			    fval);
+		t_check_true(__FILE__, line, "err.detail non-empty",
+		    err.detail[0] != '\0');
+	}
+	config_free(&cfg);
+}
+
+#define EXPECT_BAD_ENV(var, val, field) \
+	expect_bad_at(__LINE__, var, val, NULL, NULL, var, field)
+#define EXPECT_BAD_FLAG(flag, val, field) \
+	expect_bad_at(__LINE__, NULL, NULL, flag, val, flag, field)
+
+/* Load with one variable set; expect CONFIG_RUN.  Caller frees cfg. */
+static int
+load_env_ok_at(int line, struct config *cfg, const char *var,
+    const char *val)
+{
+	struct config_error	 err;
+	enum config_action	 a;
+
+	env_clear();
+	setenv(var, val, 1);
+	a = load(cfg, &err, NULL);
+	if (!t_check_int(__FILE__, line, "action", "CONFIG_RUN", a,
+	    CONFIG_RUN)) {
+		t_fail(__FILE__, line, "  %s=%.300s: var=%s field=%s detail=%s",
+		    var, val, err.var, err.field, err.detail);
+		return 0;
+	}
+	return 1;
+}
+#define LOAD_ENV_OK(cfg, var, val) load_env_ok_at(__LINE__, cfg, var, val)
+
+/* Nothing set: the defaults of docs/DESIGN.md's table. */
+static void
+defaults(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+
+	env_clear();
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_STR(cfg.nats_url, "nats://127.0.0.1:4222");
+	T_EQ_INT(cfg.nnats_servers, 1);
+	if (cfg.nnats_servers == 1)
+		T_EQ_STR(cfg.nats_servers[0], "nats://127.0.0.1:4222");
+	T_EQ_INT(cfg.port, 8080);
+	T_EQ_STR(cfg.listen, "0.0.0.0");
+	T_EQ_INT(cfg.nproducers, 0);
+	T_EQ_INT(cfg.nsubscribers, 0);
+	T_EQ_INT(cfg.work_max_age_hours, 168);
+	T_EQ_INT(cfg.audit_max_age_days, 365);
+	T_EQ_INT(cfg.duplicate_window_minutes, 60);
+	T_EQ_INT(cfg.replicas, 1);
+	T_EQ_INT(cfg.publish_timeout_ms, 5000);
+	T_EQ_INT(cfg.max_pending, 4096);
+	T_EQ_INT(cfg.grace_seconds, 10);
+	T_EQ_INT(cfg.http_timeout_seconds, 30);
+	T_EQ_INT(cfg.verbose, 0);
+	config_free(&cfg);
+}
+
+/* Every variable read from the environment. */
+static void
+env_values(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+
+	env_clear();
+	setenv("NATS_URL", "nats://10.0.0.1:4333", 1);
+	setenv("PORT", "9090", 1);
+	setenv("TREATY_RELAY_LISTEN", "127.0.0.1", 1);
+	setenv("TREATY_RELAY_PRODUCERS", "[{\"name\":\"p\",\"tokenSha256\":\""
+	    HASH_A "\",\"subjects\":[\"evt.>\"]}]", 1);
+	setenv("TREATY_RELAY_SUBSCRIBERS", "[{\"name\":\"s\",\"url\":"
+	    "\"https://example.com/hook\",\"secret\":\"" SECRET "\","
+	    "\"filter\":\"evt.>\"}]", 1);
+	setenv("TREATY_RELAY_WORK_MAX_AGE_HOURS", "24", 1);
+	setenv("TREATY_RELAY_AUDIT_MAX_AGE_DAYS", "30", 1);
+	setenv("TREATY_RELAY_DUPLICATE_WINDOW_MINUTES", "5", 1);
+	setenv("TREATY_RELAY_REPLICAS", "3", 1);
+	setenv("TREATY_RELAY_PUBLISH_TIMEOUT_MS", "1000", 1);
+	setenv("TREATY_RELAY_MAX_PENDING", "100", 1);
+	setenv("TREATY_RELAY_GRACE_SECONDS", "0", 1);
+	setenv("TREATY_RELAY_HTTP_TIMEOUT_SECONDS", "7", 1);
+	setenv("TREATY_RELAY_VERBOSE", "1", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_STR(cfg.nats_url, "nats://10.0.0.1:4333");
+	T_EQ_INT(cfg.port, 9090);
+	T_EQ_STR(cfg.listen, "127.0.0.1");
+	T_EQ_INT(cfg.nproducers, 1);
+	T_EQ_INT(cfg.nsubscribers, 1);
+	T_EQ_INT(cfg.work_max_age_hours, 24);
+	T_EQ_INT(cfg.audit_max_age_days, 30);
+	T_EQ_INT(cfg.duplicate_window_minutes, 5);
+	T_EQ_INT(cfg.replicas, 3);
+	T_EQ_INT(cfg.publish_timeout_ms, 1000);
+	T_EQ_INT(cfg.max_pending, 100);
+	T_EQ_INT(cfg.grace_seconds, 0);
+	T_EQ_INT(cfg.http_timeout_seconds, 7);
+	T_EQ_INT(cfg.verbose, 1);
+	config_free(&cfg);
+	env_clear();
+}
+
+/* A flag wins over its variable, in both --flag VALUE and --flag=VALUE. */
+static void
+flags_override_env(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+
+	env_clear();
+	setenv("NATS_URL", "nats://10.0.0.1:4333", 1);
+	setenv("PORT", "9090", 1);
+	setenv("TREATY_RELAY_LISTEN", "127.0.0.1", 1);
+	setenv("TREATY_RELAY_REPLICAS", "3", 1);
+	setenv("TREATY_RELAY_PUBLISH_TIMEOUT_MS", "1000", 1);
+	setenv("TREATY_RELAY_GRACE_SECONDS", "4", 1);
+	setenv("TREATY_RELAY_PRODUCERS", "not json at all", 1);
+	T_EQ_INT(load(&cfg, &err, "--nats-url", "nats://10.0.0.2:4222",
+	    "--port", "7070", "--listen", "::1", "--replicas=5",
+	    "--publish-timeout-ms", "60000", "--grace-seconds=300",
+	    "--work-max-age-hours", "87600", "--audit-max-age-days", "36500",
+	    "--duplicate-window-minutes", "10080", "--max-pending", "65536",
+	    "--http-timeout-seconds", "3600", "--producers", "[]", "-v",
+	    NULL), CONFIG_RUN);
+	T_EQ_STR(err.detail, "");
+	T_EQ_STR(cfg.nats_url, "nats://10.0.0.2:4222");
+	T_EQ_INT(cfg.port, 7070);
+	T_EQ_STR(cfg.listen, "::1");
+	T_EQ_INT(cfg.replicas, 5);
+	T_EQ_INT(cfg.publish_timeout_ms, 60000);
+	T_EQ_INT(cfg.grace_seconds, 300);
+	T_EQ_INT(cfg.work_max_age_hours, 87600);
+	T_EQ_INT(cfg.audit_max_age_days, 36500);
+	T_EQ_INT(cfg.duplicate_window_minutes, 10080);
+	T_EQ_INT(cfg.max_pending, 65536);
+	T_EQ_INT(cfg.http_timeout_seconds, 3600);
+	T_EQ_INT(cfg.nproducers, 0);
+	T_EQ_INT(cfg.verbose, 1);
+	config_free(&cfg);
+
+	/* --verbose and TREATY_RELAY_VERBOSE=0 overridden by the flag. */
+	env_clear();
+	setenv("TREATY_RELAY_VERBOSE", "0", 1);
+	T_EQ_INT(load(&cfg, &err, "--verbose", NULL), CONFIG_RUN);
+	T_EQ_INT(cfg.verbose, 1);
+	config_free(&cfg);
+	env_clear();
+}
+
+/* One numeric setting: its variable, flag and range. */
+struct num_opt {
+	const char	*var;
+	const char	*flag;
+	long		 min, max;
+};
+
+static const struct num_opt num_opts[] = {
+	{ "PORT", "--port", 1, 65535 },
+	{ "TREATY_RELAY_WORK_MAX_AGE_HOURS", "--work-max-age-hours", 1, 87600 },
+	{ "TREATY_RELAY_AUDIT_MAX_AGE_DAYS", "--audit-max-age-days", 1, 36500 },
+	{ "TREATY_RELAY_DUPLICATE_WINDOW_MINUTES",
+	  "--duplicate-window-minutes", 1, 10080 },
+	{ "TREATY_RELAY_REPLICAS", "--replicas", 1, 5 },
+	{ "TREATY_RELAY_PUBLISH_TIMEOUT_MS", "--publish-timeout-ms", 100,
+	  60000 },
+	{ "TREATY_RELAY_MAX_PENDING", "--max-pending", 1, 65536 },
+	{ "TREATY_RELAY_GRACE_SECONDS", "--grace-seconds", 0, 300 },
+	{ "TREATY_RELAY_HTTP_TIMEOUT_SECONDS", "--http-timeout-seconds", 1,
+	  3600 },
+};
+
+/* Each numeric variable: bounds accepted, outside refused naming it. */
+static void
+numeric_ranges(void)
+{
+	static const char *const garbage[] = {
+		"", "abc", "12x", " 5", "5 ", "0x10", "1e3", "+-1",
+		"99999999999999999999999", "-99999999999999999999999"
+	};
+	struct config		 cfg;
+	struct config_error	 err;
+	char			 buf[32];
+	size_t			 i, j;
+
+	for (i = 0; i < T_NCASES(num_opts); i++) {
+		const struct num_opt *o = &num_opts[i];
+
+		snprintf(buf, sizeof(buf), "%ld", o->min);
+		if (LOAD_ENV_OK(&cfg, o->var, buf))
+			config_free(&cfg);
+		snprintf(buf, sizeof(buf), "%ld", o->max);
+		if (LOAD_ENV_OK(&cfg, o->var, buf))
+			config_free(&cfg);
+		snprintf(buf, sizeof(buf), "%ld", o->min - 1);
+		EXPECT_BAD_ENV(o->var, buf, "");
+		snprintf(buf, sizeof(buf), "%ld", o->max + 1);
+		EXPECT_BAD_ENV(o->var, buf, "");
+		for (j = 0; j < T_NCASES(garbage); j++)
+			EXPECT_BAD_ENV(o->var, garbage[j], "");
+		/* From a flag the error names the flag, even over a good var. */
+		snprintf(buf, sizeof(buf), "%ld", o->max + 1);
+		expect_bad_at(__LINE__, o->var, "1", o->flag, buf, o->flag, "");
+		EXPECT_BAD_FLAG(o->flag, "abc", "");
+		EXPECT_BAD_FLAG(o->flag, "", "");
+	}
+	(void)err;
+	env_clear();
+}
+
+/* TREATY_RELAY_VERBOSE: 0/1/true/false/empty, anything else refused. */
+static void
+verbose_values(void)
+{
+	struct config	 cfg;
+
+	if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_VERBOSE", "true")) {
+		T_EQ_INT(cfg.verbose, 1);
+		config_free(&cfg);
+	}
+	if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_VERBOSE", "0")) {
+		T_EQ_INT(cfg.verbose, 0);
+		config_free(&cfg);
+	}
+	EXPECT_BAD_ENV("TREATY_RELAY_VERBOSE", "yes", "");
+	EXPECT_BAD_ENV("TREATY_RELAY_VERBOSE", "2", "");
+	env_clear();
+}
+
+/* A valid producer list: names, lowercase hashes, subjects copied. */
+static void
+producers_ok(void)
+{
+	struct config	 cfg;
+
+	if (!LOAD_ENV_OK(&cfg, "TREATY_RELAY_PRODUCERS",
+	    "[{\"name\":\"alpha\",\"tokenSha256\":\"" HASH_A_UPPER "\","
+	    "\"subjects\":[\"evt.*.shop.>\",\"audit.*.shop.>\"]},"
+	    "{\"name\":\"Beta_2-x\",\"tokenSha256\":\"" HASH_B "\","
+	    "\"subjects\":[\"evt.acme.other.order.created\"]}]"))
+		return;
+	T_EQ_INT(cfg.nproducers, 2);
+	if (cfg.nproducers == 2) {
+		T_EQ_STR(cfg.producers[0].name, "alpha");
+		T_EQ_STR(cfg.producers[0].token_sha256, HASH_A);
+		T_EQ_INT(cfg.producers[0].nsubjects, 2);
+		if (cfg.producers[0].nsubjects == 2) {
+			T_EQ_STR(cfg.producers[0].subjects[0], "evt.*.shop.>");
+			T_EQ_STR(cfg.producers[0].subjects[1],
+			    "audit.*.shop.>");
+		}
+		T_EQ_STR(cfg.producers[1].name, "Beta_2-x");
+		T_EQ_STR(cfg.producers[1].token_sha256, HASH_B);
+		T_EQ_INT(cfg.producers[1].nsubjects, 1);
+	}
+	config_free(&cfg);
+
+	/* An empty list is valid (every POST then gets 401). */
+	if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_PRODUCERS", "[]")) {
+		T_EQ_INT(cfg.nproducers, 0);
+		config_free(&cfg);
+	}
+	/* A 64-character name is the longest allowed. */
+	if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_PRODUCERS", "[{\"name\":\""
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "\",\"tokenSha256\":\"" HASH_A "\",\"subjects\":[\"evt.>\"]}]"))
+		config_free(&cfg);
+	env_clear();
+}
+
+#define P_OK(name, hash)	"{\"name\":\"" name "\",\"tokenSha256\":\"" \
+				hash "\",\"subjects\":[\"evt.>\"]}"
+
+/* Every way a producer list can be wrong names its field. */
+static void
+producers_bad(void)
+{
+	static const struct {
+		const char	*json;
+		const char	*field;
+	} bad[] = {
+		{ "[{", "" },
+		{ "", "" },
+		{ "[1,]", "" },
+		{ "{\"name\":\"a\"}", "" },
+		{ "\"x\"", "" },
+		{ "null", "" },
+		{ "[\"x\"]", "[0]" },
+		{ "[" P_OK("a", HASH_A) ",[]]", "[1]" },
+		{ "[" P_OK("a", HASH_A) ",null]", "[1]" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.>\"],\"subject\":[\"evt.>\"]}]",
+		  "[0].subject" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.>\"],\"Name\":\"a\"}]", "[0].Name" },
+		{ "[{\"name\":\"a.b\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.>\"]}]", "[0].name" },
+		{ "[{\"name\":\"\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.>\"]}]", "[0].name" },
+		{ "[{\"name\":\"a b\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.>\"]}]", "[0].name" },
+		{ "[{\"name\":\"caf\xc3\xa9\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.>\"]}]", "[0].name" },
+		{ "[{\"name\":\""
+		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		  "\",\"tokenSha256\":\"" HASH_A "\",\"subjects\":[\"evt.>\"]}]",
+		  "[0].name" },
+		{ "[{\"name\":7,\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.>\"]}]", "[0].name" },
+		{ "[{\"tokenSha256\":\"" HASH_A "\",\"subjects\":[\"evt.>\"]}]",
+		  "[0].name" },
+		{ "[" P_OK("a", HASH_A) "," P_OK("a", HASH_B) "]", "[1].name" },
+		/* 63 and 65 hex digits, a non-hex digit, a number, missing. */
+		{ "[{\"name\":\"a\",\"tokenSha256\":\""
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde"
+		  "\",\"subjects\":[\"evt.>\"]}]", "[0].tokenSha256" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "0\","
+		  "\"subjects\":[\"evt.>\"]}]", "[0].tokenSha256" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\""
+		  "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+		  "\",\"subjects\":[\"evt.>\"]}]", "[0].tokenSha256" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\""
+		  " 123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+		  "\",\"subjects\":[\"evt.>\"]}]", "[0].tokenSha256" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":1,\"subjects\":[\"evt.>\"]}]",
+		  "[0].tokenSha256" },
+		{ "[{\"name\":\"a\",\"subjects\":[\"evt.>\"]}]",
+		  "[0].tokenSha256" },
+		{ "[{\"name\":\"x\"}]", "[0].tokenSha256" },
+		/* The same token in either case is the same token. */
+		{ "[" P_OK("a", HASH_A) "," P_OK("b", HASH_A_UPPER) "]",
+		  "[1].tokenSha256" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[]}]", "[0].subjects" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\"}]",
+		  "[0].subjects" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":\"evt.>\"}]", "[0].subjects" },
+		{ "[" P_OK("a", HASH_A) ",{\"name\":\"b\",\"tokenSha256\":\""
+		  HASH_B "\",\"subjects\":[\"evt..x\"]}]", "[1].subjects[0]" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.>\",\"evt.>.x\"]}]", "[0].subjects[1]" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.a b\"]}]", "[0].subjects[0]" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"\"]}]", "[0].subjects[0]" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[5]}]", "[0].subjects[0]" },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.*.shop.>\",\"evt.x*.y\"]}]",
+		  "[0].subjects[1]" },
+	};
+	size_t	 i;
+
+	for (i = 0; i < T_NCASES(bad); i++)
+		EXPECT_BAD_ENV("TREATY_RELAY_PRODUCERS", bad[i].json,
+		    bad[i].field);
+	/* Given as --producers, the error names the flag. */
+	EXPECT_BAD_FLAG("--producers", "[{\"name\":\"x\"}]", "[0].tokenSha256");
+	expect_bad_at(__LINE__, "TREATY_RELAY_PRODUCERS", "[]", "--producers",
+	    "[\"x\"]", "--producers", "[0]");
+	env_clear();
+}
+
+/* config_find_producer: the right producer by hash, NULL otherwise. */
+static void
+find_producer(void)
+{
+	struct config		 cfg;
+	const struct producer	*p;
+
+	if (!LOAD_ENV_OK(&cfg, "TREATY_RELAY_PRODUCERS",
+	    "[" P_OK("alpha", HASH_A_UPPER) "," P_OK("beta", HASH_B) "]"))
+		return;
+	p = config_find_producer(&cfg, HASH_A);
+	T_ASSERT(p != NULL && strcmp(p->name, "alpha") == 0);
+	T_ASSERT(p == &cfg.producers[0]);
+	p = config_find_producer(&cfg, HASH_B);
+	T_ASSERT(p != NULL && strcmp(p->name, "beta") == 0);
+	T_ASSERT(config_find_producer(&cfg,
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdee")
+	    == NULL);
+	T_ASSERT(config_find_producer(&cfg,
+	    "1123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+	    == NULL);
+	/* Hashes are compared as stored (lowercase), not case-folded. */
+	T_ASSERT(config_find_producer(&cfg, HASH_A_UPPER) == NULL);
+	config_free(&cfg);
+
+	/* No producers: nothing is found. */
+	env_clear();
+	if (LOAD_ENV_OK(&cfg, "PORT", "8080")) {
+		T_ASSERT(config_find_producer(&cfg, HASH_A) == NULL);
+		config_free(&cfg);
+	}
+	env_clear();
+}
+
+#define SUB(extra)	"[{\"name\":\"s\",\"secret\":\"" SECRET "\"," \
+			"\"filter\":\"evt.>\"," extra "}]"
+#define SUB_URL(u)	SUB("\"url\":\"" u "\"")
+
+/* Push and pull subscribers that are valid, with their defaults. */
+static void
+subscribers_ok(void)
+{
+	static const char *const urls[] = {
+		"https://example.com/hook", "HTTPS://example.com:8443/a?b=c",
+		"http://localhost/hook", "http://LOCALHOST:9000/x",
+		"http://127.0.0.1:8080", "http://127.0.0.1:8080/x",
+		"http://[::1]/", "http://[::1]:9/x", "http://hooks",
+		"http://hooks:8080/in", "https://10.1.2.3/x",
+	};
+	struct config	 cfg;
+	char		 buf[512];
+	size_t		 i;
+
+	for (i = 0; i < T_NCASES(urls); i++) {
+		snprintf(buf, sizeof(buf), SUB("\"url\":\"%s\""), urls[i]);
+		if (!LOAD_ENV_OK(&cfg, "TREATY_RELAY_SUBSCRIBERS", buf))
+			continue;
+		T_EQ_INT(cfg.nsubscribers, 1);
+		if (cfg.nsubscribers == 1) {
+			T_EQ_INT(cfg.subscribers[0].kind, SUB_PUSH);
+			T_EQ_STR(cfg.subscribers[0].url, urls[i]);
+			T_EQ_INT(cfg.subscribers[0].max_deliver, 10);
+			T_EQ_INT(cfg.subscribers[0].max_in_flight, 64);
+			T_EQ_INT(cfg.subscribers[0].standard_webhooks, 0);
+			T_EQ_INT(cfg.subscribers[0].nsecrets, 1);
+			T_EQ_STR(cfg.subscribers[0].filter, "evt.>");
+		}
+		config_free(&cfg);
+	}
+
+	/* secrets list (newest first), options, a pull subscriber. */
+	if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_SUBSCRIBERS",
+	    "[{\"name\":\"orders\",\"url\":\"https://h.example/x\","
+	    "\"secrets\":[\"new-secret-000001\",\"old-secret-0000001\"],"
+	    "\"filter\":\"evt.*.shop.order.*\",\"maxDeliver\":3,"
+	    "\"maxInFlight\":1,\"standardWebhooks\":true},"
+	    "{\"name\":\"worker\",\"tokenSha256\":\"" HASH_A_UPPER "\","
+	    "\"secret\":\"" SECRET "\",\"filter\":\"evt.>\"}]")) {
+		T_EQ_INT(cfg.nsubscribers, 2);
+		if (cfg.nsubscribers == 2) {
+			struct subscriber *s = &cfg.subscribers[0];
+
+			T_EQ_STR(s->name, "orders");
+			T_EQ_INT(s->nsecrets, 2);
+			if (s->nsecrets == 2) {
+				T_EQ_STR(s->secrets[0], "new-secret-000001");
+				T_EQ_STR(s->secrets[1], "old-secret-0000001");
+			}
+			T_EQ_STR(s->filter, "evt.*.shop.order.*");
+			T_EQ_INT(s->max_deliver, 3);
+			T_EQ_INT(s->max_in_flight, 1);
+			T_EQ_INT(s->standard_webhooks, 1);
+			s = &cfg.subscribers[1];
+			T_EQ_INT(s->kind, SUB_PULL);
+			T_ASSERT(s->url == NULL);
+			T_EQ_STR(s->token_sha256, HASH_A);
+			T_EQ_INT(s->max_deliver, 10);
+			T_EQ_INT(s->max_in_flight, 64);
+		}
+		config_free(&cfg);
+	}
+	env_clear();
+}
+
+/* Every way a subscriber can be wrong is refused, naming its field. */
+static void
+subscribers_bad(void)
+{
+	static const struct {
+		const char	*json;
+		const char	*field;	/* NULL: any field of entry [0] */
+	} bad[] = {
+		{ "[{", "" },
+		{ "{}", "" },
+		{ "[7]", "[0]" },
+		{ SUB_URL("http://example.com/hook"), "[0].url" },
+		{ SUB_URL("http://127.0.0.1.nip.io/hook"), "[0].url" },
+		{ SUB_URL("http://localhost.example.com/"), "[0].url" },
+		{ SUB_URL("http://10.0.0.1/"), "[0].url" },
+		{ SUB_URL("ftp://example.com/x"), "[0].url" },
+		{ SUB_URL("ftp://hooks/x"), "[0].url" },
+		{ SUB_URL("example.com/hook"), "[0].url" },
+		{ SUB_URL("https://"), "[0].url" },
+		{ SUB_URL("https://user:pw@example.com/"), "[0].url" },
+		{ SUB_URL(""), "[0].url" },
+		{ SUB("\"url\":5"), "[0].url" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secret\":\""
+		  SECRET "\",\"filter\":\"audit.>\"}]", "[0].filter" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secret\":\""
+		  SECRET "\",\"filter\":\">\"}]", "[0].filter" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secret\":\""
+		  SECRET "\",\"filter\":\"evt\"}]", "[0].filter" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secret\":\""
+		  SECRET "\",\"filter\":\"*.>\"}]", "[0].filter" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secret\":\""
+		  SECRET "\",\"filter\":\"evt..x\"}]", "[0].filter" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secret\":\""
+		  SECRET "\"}]", "[0].filter" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secret\":"
+		  "\"0123456789abcde\",\"filter\":\"evt.>\"}]", "[0].secret" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\","
+		  "\"filter\":\"evt.>\"}]", NULL },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secret\":\""
+		  SECRET "\",\"secrets\":[\"" SECRET "\"],\"filter\":\"evt.>\"}]",
+		  NULL },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secrets\":"
+		  "[],\"filter\":\"evt.>\"}]", "[0].secrets" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secrets\":"
+		  "[\"" SECRET "\",\"short\"],\"filter\":\"evt.>\"}]",
+		  "[0].secrets[1]" },
+		{ SUB("\"url\":\"https://e.example/\",\"tokenSha256\":\"" HASH_A
+		  "\""), NULL },
+		{ SUB("\"maxInFlight\":5"), NULL },
+		{ SUB("\"tokenSha256\":\"abc\""), "[0].tokenSha256" },
+		{ SUB("\"url\":\"https://e.example/\",\"maxDeliver\":0"),
+		  "[0].maxDeliver" },
+		{ SUB("\"url\":\"https://e.example/\",\"maxDeliver\":-1"),
+		  "[0].maxDeliver" },
+		{ SUB("\"url\":\"https://e.example/\",\"maxDeliver\":\"3\""),
+		  "[0].maxDeliver" },
+		{ SUB("\"url\":\"https://e.example/\",\"maxDeliver\":2.5"),
+		  "[0].maxDeliver" },
+		{ SUB("\"url\":\"https://e.example/\",\"maxInFlight\":0"),
+		  "[0].maxInFlight" },
+		{ SUB("\"url\":\"https://e.example/\",\"standardWebhooks\":1"),
+		  "[0].standardWebhooks" },
+		{ SUB("\"url\":\"https://e.example/\",\"retries\":1"),
+		  "[0].retries" },
+		{ "[{\"name\":\"a.b\",\"url\":\"https://e.example/\","
+		  "\"secret\":\"" SECRET "\",\"filter\":\"evt.>\"}]",
+		  "[0].name" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"secret\":\""
+		  SECRET "\",\"filter\":\"evt.>\"},{\"name\":\"s\",\"url\":"
+		  "\"https://f.example/\",\"secret\":\"" SECRET "\","
+		  "\"filter\":\"evt.>\"}]", "[1].name" },
+	};
+	size_t	 i;
+
+	for (i = 0; i < T_NCASES(bad); i++) {
+		struct config		 cfg;
+		struct config_error	 err;
+
+		if (bad[i].field != NULL) {
+			EXPECT_BAD_ENV("TREATY_RELAY_SUBSCRIBERS", bad[i].json,
+			    bad[i].field);
+			continue;
+		}
+		env_clear();
+		setenv("TREATY_RELAY_SUBSCRIBERS", bad[i].json, 1);
+		if (T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD)) {
+			T_EQ_STR(err.var, "TREATY_RELAY_SUBSCRIBERS");
+			if (!T_ASSERT(strncmp(err.field, "[0].", 4) == 0))
+				t_fail(__FILE__, __LINE__, "  field %s for %s",
+				    err.field, bad[i].json);
+		} else
+			t_fail(__FILE__, __LINE__, "  accepted %s", bad[i].json);
+		config_free(&cfg);
+	}
+	EXPECT_BAD_FLAG("--subscribers", SUB_URL("ftp://x.example/"),
+	    "[0].url");
+	env_clear();
+}
+
+/* NATS_URL: comma-separated nats:// (or tls://) URLs. */
+static void
+nats_url(void)
+{
+	struct config	 cfg;
+
+	if (LOAD_ENV_OK(&cfg, "NATS_URL",
+	    "nats://10.0.0.1:4222,nats://10.0.0.2:4222")) {
+		T_EQ_INT(cfg.nnats_servers, 2);
+		if (cfg.nnats_servers == 2) {
+			T_EQ_STR(cfg.nats_servers[0], "nats://10.0.0.1:4222");
+			T_EQ_STR(cfg.nats_servers[1], "nats://10.0.0.2:4222");
+		}
+		T_EQ_STR(cfg.nats_url,
+		    "nats://10.0.0.1:4222,nats://10.0.0.2:4222");
+		config_free(&cfg);
+	}
+	if (LOAD_ENV_OK(&cfg, "NATS_URL", "nats://a:1, tls://b:2,")) {
+		T_EQ_INT(cfg.nnats_servers, 2);
+		if (cfg.nnats_servers == 2)
+			T_EQ_STR(cfg.nats_servers[1], "tls://b:2");
+		config_free(&cfg);
+	}
+	EXPECT_BAD_ENV("NATS_URL", "127.0.0.1:4222", "");
+	EXPECT_BAD_ENV("NATS_URL", "http://127.0.0.1:4222", "");
+	EXPECT_BAD_ENV("NATS_URL", "nats://a:4222,b:4222", "");
+	EXPECT_BAD_ENV("NATS_URL", "", "");
+	EXPECT_BAD_ENV("NATS_URL", ",", "");
+	EXPECT_BAD_FLAG("--nats-url", "localhost:4222", "");
+	env_clear();
+}
+
+/* TREATY_RELAY_LISTEN: a numeric IPv4 or IPv6 address only. */
+static void
+listen_addr(void)
+{
+	static const char *const good[] = { "::1", "::", "127.0.0.1",
+	    "0.0.0.0", "fe80::1" };
+	static const char *const badv[] = { "localhost", "", "example.com",
+	    "127.0.0.1:80", "[::1]", "256.1.1.1", "1.2.3" };
+	struct config	 cfg;
+	size_t		 i;
+
+	for (i = 0; i < T_NCASES(good); i++)
+		if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_LISTEN", good[i])) {
+			T_EQ_STR(cfg.listen, good[i]);
+			config_free(&cfg);
+		}
+	for (i = 0; i < T_NCASES(badv); i++)
+		EXPECT_BAD_ENV("TREATY_RELAY_LISTEN", badv[i], "");
+	EXPECT_BAD_FLAG("--listen", "localhost", "");
+	env_clear();
+}
+
+/* --check-config, --help, -h, --version, usage errors. */
+static void
+actions(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+
+	env_clear();
+	setenv("TREATY_RELAY_PRODUCERS", "[" P_OK("a", HASH_A) "]", 1);
+	T_EQ_INT(load(&cfg, &err, "--check-config", NULL), CONFIG_CHECK);
+	T_EQ_INT(cfg.nproducers, 1);
+	config_free(&cfg);
+	/* A bad configuration wins over --check-config: exit 78. */
+	setenv("PORT", "0", 1);
+	T_EQ_INT(load(&cfg, &err, "--check-config", NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "PORT");
+	config_free(&cfg);
+	env_clear();
+
+	T_EQ_INT(load(&cfg, &err, "--help", NULL), CONFIG_HELP);
+	config_free(&cfg);
+	T_EQ_INT(load(&cfg, &err, "-h", NULL), CONFIG_HELP);
+	config_free(&cfg);
+	T_EQ_INT(load(&cfg, &err, "--version", NULL), CONFIG_VERSION);
+	config_free(&cfg);
+	/* --help is answered even when the configuration is bad. */
+	setenv("PORT", "0", 1);
+	T_EQ_INT(load(&cfg, &err, "--help", NULL), CONFIG_HELP);
+	config_free(&cfg);
+	env_clear();
+
+	T_EQ_INT(load(&cfg, &err, "--bogus", NULL), CONFIG_USAGE_ERROR);
+	T_ASSERT(strstr(err.detail, "--bogus") != NULL);
+	config_free(&cfg);
+	T_EQ_INT(load(&cfg, &err, "-x", NULL), CONFIG_USAGE_ERROR);
+	config_free(&cfg);
+	T_EQ_INT(load(&cfg, &err, "--port", NULL), CONFIG_USAGE_ERROR);
+	config_free(&cfg);
+	T_EQ_INT(load(&cfg, &err, "stray", NULL), CONFIG_USAGE_ERROR);
+	T_ASSERT(strstr(err.detail, "stray") != NULL);
+	config_free(&cfg);
+	T_EQ_INT(load(&cfg, &err, "--version=1", NULL), CONFIG_USAGE_ERROR);
+	config_free(&cfg);
+	/* After a usage error a normal load still works (getopt reset). */
+	T_EQ_INT(load(&cfg, &err, "--port", "81", NULL), CONFIG_RUN);
+	T_EQ_INT(cfg.port, 81);
+	config_free(&cfg);
+}
+
+/* --help names every variable of docs/DESIGN.md and every flag. */
+static void
+usage_text(void)
+{
+	static const char *const flags[] = {
+		"--nats-url", "--port", "--listen", "--producers",
+		"--subscribers", "--work-max-age-hours", "--audit-max-age-days",
+		"--duplicate-window-minutes", "--replicas",
+		"--publish-timeout-ms", "--max-pending", "--grace-seconds",
+		"--http-timeout-seconds", "--verbose", "--check-config",
+		"--help", "--version"
+	};
+	char	*buf = NULL;
+	size_t	 len = 0, i;
+	FILE	*f = open_memstream(&buf, &len);
+
+	if (!T_ASSERT(f != NULL))
+		return;
+	config_usage(f);
+	fclose(f);
+	for (i = 0; i < T_NCASES(vars); i++)
+		if (!T_ASSERT(strstr(buf, vars[i]) != NULL))
+			t_fail(__FILE__, __LINE__, "  %s missing", vars[i]);
+	for (i = 0; i < T_NCASES(flags); i++)
+		if (!T_ASSERT(strstr(buf, flags[i]) != NULL))
+			t_fail(__FILE__, __LINE__, "  %s missing", flags[i]);
+	free(buf);
+}
+
+static const struct t_case cases[] = {
+	{ "defaults of DESIGN.md", defaults },
+	{ "environment values", env_values },
+	{ "flags override the environment", flags_override_env },
+	{ "numeric ranges, garbage and empty values", numeric_ranges },
+	{ "TREATY_RELAY_VERBOSE values", verbose_values },
+	{ "valid producers, hashes stored lowercase", producers_ok },
+	{ "bad producers name var and field", producers_bad },
+	{ "config_find_producer", find_producer },
+	{ "valid push and pull subscribers, defaults", subscribers_ok },
+	{ "bad subscribers name var and field", subscribers_bad },
+	{ "NATS_URL lists", nats_url },
+	{ "TREATY_RELAY_LISTEN numeric only", listen_addr },
+	{ "check-config, help, version, usage errors", actions },
+	{ "--help lists every variable and flag", usage_text },
+};
+
+int
+main(void)
+{
+	int	 failed;
+
+	failed = t_run("config", cases, T_NCASES(cases));
+	env_clear();
+	argv_pool_free();
+	return (failed ? 1 : 0);
+}
