@@ -4,6 +4,7 @@
 #   make check      unit tests only
 #   make run        install missing packages, build, start nats-server and the relay
 #   make bench      benchmark (wrk), see docs/BENCHMARKS.md
+#   make install    binary, header, library, man page, unit (PREFIX, DESTDIR)
 #   make SANITIZE=1 ...  the same with AddressSanitizer and UBSan
 
 CC	?= cc
@@ -96,13 +97,22 @@ run: deps
 bench: all
 	@O=$(O) bench/run.sh
 
+PREFIX	?= /usr/local
+install: all
+	install -D -m 0755 $(O)/treaty-relay $(DESTDIR)$(PREFIX)/bin/treaty-relay
+	install -D -m 0644 include/treaty.h $(DESTDIR)$(PREFIX)/include/treaty.h
+	install -D -m 0644 $(O)/libtreaty.a $(DESTDIR)$(PREFIX)/lib/libtreaty.a
+	install -D -m 0644 man/treaty-relay.8 $(DESTDIR)$(PREFIX)/share/man/man8/treaty-relay.8
+	install -D -m 0644 etc/treaty-relay.service $(DESTDIR)/etc/systemd/system/treaty-relay.service
+	install -D -m 0644 etc/treaty-relay.env.example $(DESTDIR)/etc/treaty-relay/env.example
+
 lint-man:
 	@for m in man/*; do mandoc -Tlint -W warning $$m || exit 1; done
 
 clean:
 	rm -rf build
 
-.PHONY: all check test deps run bench lint-man clean
+.PHONY: all check test deps run bench install lint-man clean
 # Keep test and bench objects: they are not intermediates to throw away.
 .SECONDARY:
 

@@ -281,7 +281,8 @@ parse_producers(struct config *cfg, const char *text, const char *var,
 		if (v == NULL || !YAJL_IS_STRING(v) ||
 		    sha_hex_parse(v->u.string, p->token_sha256) == -1) {
 			cfg_err(err, var, field, "must be 64 hex digits (the "
-			    "SHA-256 of the token, see treaty hash-token)");
+			    "SHA-256 of the token: printf %%s TOKEN | "
+			    "sha256sum)");
 			goto out;
 		}
 		for (j = 0; j < i; j++)
@@ -321,6 +322,27 @@ out:
 }
 
 /*
+ * 1 for a single-label host name: one DNS label (letters, digits, '-'),
+ * not all digits, so neither an IPv6 literal nor a number that resolvers
+ * read as an IPv4 address (http://2130706433/) passes as one.
+ */
+static int
+single_label(const char *host)
+{
+	size_t	 i;
+	int	 letter = 0;
+
+	for (i = 0; host[i] != '\0'; i++) {
+		if (isalpha((unsigned char)host[i]))
+			letter = 1;
+		else if (!isdigit((unsigned char)host[i]) && host[i] != '-')
+			return 0;
+	}
+	return i > 0 && i <= 63 && letter && host[0] != '-' &&
+	    host[i - 1] != '-';
+}
+
+/*
  * 1 when url may be used for push delivery: https anywhere, plain http only
  * for localhost, 127.0.0.1, ::1 or a single-label host (SPEC 3).
  */
@@ -350,7 +372,7 @@ url_allowed(const char *url, const char **why)
 		*why = "scheme must be https (or http for a local host)";
 	else if (strcasecmp(host, "localhost") == 0 ||
 	    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
-	    strcmp(host, "::1") == 0 || strchr(host, '.') == NULL)
+	    strcmp(host, "::1") == 0 || single_label(host))
 		ok = 1;
 	else
 		*why = "plain http only for localhost, 127.0.0.1, ::1 or a "
@@ -450,6 +472,22 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 				cfg_err(err, var, field, "must be 64 hex digits");
 				goto out;
 			}
+			/* One token, one role: an inbox token never publishes. */
+			for (j = 0; j < cfg->nproducers; j++)
+				if (strcmp(cfg->producers[j].token_sha256,
+				    s->token_sha256) == 0) {
+					cfg_err(err, var, field, "same token as "
+					    "producer %s", cfg->producers[j].name);
+					goto out;
+				}
+			for (j = 0; j < i; j++)
+				if (cfg->subscribers[j].kind == SUB_PULL &&
+				    strcmp(cfg->subscribers[j].token_sha256,
+				    s->token_sha256) == 0) {
+					cfg_err(err, var, field, "same token as "
+					    "subscriber %s", cfg->subscribers[j].name);
+					goto out;
+				}
 		}
 
 		sec = obj_get(o, "secret");

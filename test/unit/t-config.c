@@ -611,6 +611,9 @@ subscribers_bad(void)
 		{ SUB_URL("http://127.0.0.1.nip.io/hook"), "[0].url" },
 		{ SUB_URL("http://localhost.example.com/"), "[0].url" },
 		{ SUB_URL("http://10.0.0.1/"), "[0].url" },
+		{ SUB_URL("http://[2001:db8::1]/"), "[0].url" },
+		{ SUB_URL("http://2130706433/"), "[0].url" },
+		{ SUB_URL("http://-hooks/"), "[0].url" },
 		{ SUB_URL("ftp://example.com/x"), "[0].url" },
 		{ SUB_URL("ftp://hooks/x"), "[0].url" },
 		{ SUB_URL("example.com/hook"), "[0].url" },
@@ -827,6 +830,38 @@ usage_text(void)
 	free(buf);
 }
 
+/* A pull subscriber's token may not be a producer's or another inbox's. */
+static void
+pull_token_roles(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+#define PULL_FMT	"{\"name\":\"%s\",\"tokenSha256\":\"" HASH_A \
+			"\",\"secret\":\"0123456789abcdef\",\"filter\":\"evt.>\"}"
+	char			 one[512], two[1024], a[400], b[400];
+
+	env_clear();
+	setenv("TREATY_RELAY_PRODUCERS", "[{\"name\":\"p\",\"tokenSha256\":\""
+	    HASH_A "\",\"subjects\":[\"evt.>\"]}]", 1);
+	snprintf(a, sizeof(a), PULL_FMT, "inbox");
+	snprintf(one, sizeof(one), "[%s]", a);
+	setenv("TREATY_RELAY_SUBSCRIBERS", one, 1);
+	if (T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD)) {
+		T_EQ_STR(err.var, "TREATY_RELAY_SUBSCRIBERS");
+		T_EQ_STR(err.field, "[0].tokenSha256");
+	}
+	config_free(&cfg);
+
+	unsetenv("TREATY_RELAY_PRODUCERS");
+	snprintf(b, sizeof(b), PULL_FMT, "inbox2");
+	snprintf(two, sizeof(two), "[%s,%s]", a, b);
+	setenv("TREATY_RELAY_SUBSCRIBERS", two, 1);
+	if (T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD))
+		T_EQ_STR(err.field, "[1].tokenSha256");
+	config_free(&cfg);
+	env_clear();
+}
+
 static const struct t_case cases[] = {
 	{ "defaults of DESIGN.md", defaults },
 	{ "environment values", env_values },
@@ -838,6 +873,8 @@ static const struct t_case cases[] = {
 	{ "config_find_producer", find_producer },
 	{ "valid push and pull subscribers, defaults", subscribers_ok },
 	{ "bad subscribers name var and field", subscribers_bad },
+	{ "pull tokens are never a producer's or another inbox's",
+	  pull_token_roles },
 	{ "NATS_URL lists", nats_url },
 	{ "TREATY_RELAY_LISTEN numeric only", listen_addr },
 	{ "check-config, help, version, usage errors", actions },

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# install-deps.sh: make sure the Debian packages treaty-relay needs are
+# installed.  Quiet when they all are.  As root, installs what is missing
+# (apt-get update once, then apt-get install -y); otherwise prints the exact
+# command to run and exits 1.
+#
+#   scripts/install-deps.sh            required packages, plus the optional
+#                                      ones when they can be installed
+#   scripts/install-deps.sh --required required packages only
+#
+# Required: build, test and run.  Optional: wrk (make bench), mandoc
+# (make lint-man); missing optional packages never fail the script when
+# not root.
+# Package lists are space-separated strings, split on purpose.
+# shellcheck disable=SC2086
+set -eu
+
+required="libevent-dev libnats-dev libssl-dev libyajl-dev nats-server \
+pkg-config gcc make curl"
+optional="wrk mandoc"
+
+only_required=0
+case "${1:-}" in
+--required) only_required=1 ;;
+"") ;;
+*)	echo "usage: $0 [--required]" >&2; exit 2 ;;
+esac
+
+# 0 when the package is installed (not merely known or half-removed).
+installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "install-deps: dpkg-query not found: this script is for Debian" \
+	    "(12 or later); install by hand: $required" >&2
+	exit 1
+fi
+
+missing="" missing_opt=""
+for p in $required; do
+	installed "$p" || missing="$missing $p"
+done
+if [ "$only_required" -eq 0 ]; then
+	for p in $optional; do
+		installed "$p" || missing_opt="$missing_opt $p"
+	done
+fi
+missing=${missing# } missing_opt=${missing_opt# }
+
+[ -z "$missing" ] && [ -z "$missing_opt" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	if [ -n "$missing" ]; then
+		echo "install-deps: missing packages: $missing" >&2
+		echo "run:" >&2
+		echo "  sudo apt-get update && sudo apt-get install -y $missing${missing_opt:+ $missing_opt}" >&2
+		exit 1
+	fi
+	echo "install-deps: optional packages not installed ($missing_opt);" \
+	    "for make bench / make lint-man:" >&2
+	echo "  sudo apt-get install -y $missing_opt" >&2
+	exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+echo "install-deps: installing ${missing}${missing:+${missing_opt:+ }}$missing_opt" >&2
+apt-get update -qq
+if [ -n "$missing" ]; then
+	apt-get install -y -qq --no-install-recommends $missing
+fi
+# Optional packages: a failure (say, wrk not in the configured archive)
+# is reported, not fatal.
+if [ -n "$missing_opt" ]; then
+	apt-get install -y -qq --no-install-recommends $missing_opt ||
+	    echo "install-deps: could not install optional packages:" \
+	    "$missing_opt" >&2
+fi
+
+still=""
+for p in $required; do
+	installed "$p" || still="$still $p"
+done
+if [ -n "$still" ]; then
+	echo "install-deps: still missing after apt-get:$still" >&2
+	exit 1
+fi
