@@ -14,7 +14,7 @@ PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT
 
 command -v wrk >/dev/null || { echo "bench: wrk is not installed (apt-get install wrk)"; exit 1; }
-port() { echo $((20000 + RANDOM % 40000)); }
+port() { echo $((10000 + RANDOM % 22000)); }	# below the ephemeral range
 up() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 
 NP=$(port); RP=$(port); SP=$(port)

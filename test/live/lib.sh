@@ -39,6 +39,15 @@ cleanup() {
 		done
 		kill -KILL "$p" 2>/dev/null
 	done
+	# A sanitizer report in any relay log (SANITIZE=1 builds) fails the test.
+	local f
+	for f in "$T"/relay.*.log "$T"/*/relay*.log; do
+		[ -f "$f" ] || continue
+		if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$f"; then
+			echo "FAIL - $SUITE: sanitizer report in $(basename "$f")"
+			grep -E -A12 'AddressSanitizer|LeakSanitizer|runtime error:' "$f" | head -30 >&2
+		fi
+	done
 	if [ -n "${KEEP_TMP:-}" ]; then
 		echo "# kept $T" >&2
 	else
@@ -66,11 +75,12 @@ finish() {
 	exit $((FAILS > 0 ? 1 : 0))
 }
 
-# A free TCP port on 127.0.0.1 (nothing answers there now).
+# A free TCP port on 127.0.0.1 (nothing answers there now), below the
+# kernel's ephemeral range (32768 and up) so no outgoing connection holds it.
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((10000 + RANDOM % 22000))
 		(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
 	done
 }
@@ -138,15 +148,25 @@ healthz_ok() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$RELAY_URL/healthz")
 # environment (PRODUCERS, SUBSCRIBERS and any TREATY_RELAY_* the caller
 # exported); waits for /healthz 200 unless NO_WAIT=1.
 start_relay() {
-	RELAY_PORT=$(free_port)
-	RELAY_URL=http://127.0.0.1:$RELAY_PORT
-	RELAY_LOG=$T/relay.$RELAY_PORT.log
-	NATS_URL=${NATS_URL_RELAY:-$NATS_URL_T} PORT=$RELAY_PORT \
-	    TREATY_RELAY_LISTEN=127.0.0.1 \
-	    TREATY_RELAY_PRODUCERS=${PRODUCERS:-$PRODUCERS_DEFAULT} \
-	    "$RELAY_BIN" -v "$@" > "$RELAY_LOG" 2>&1 &
-	RELAY_PID=$!
-	PIDS+=($RELAY_PID)
+	local try
+	for try in 1 2 3; do
+		RELAY_PORT=$(free_port)
+		RELAY_URL=http://127.0.0.1:$RELAY_PORT
+		RELAY_LOG=$T/relay.$RELAY_PORT.log
+		NATS_URL=${NATS_URL_RELAY:-$NATS_URL_T} PORT=$RELAY_PORT \
+		    TREATY_RELAY_LISTEN=127.0.0.1 \
+		    TREATY_RELAY_PRODUCERS=${PRODUCERS:-$PRODUCERS_DEFAULT} \
+		    "$RELAY_BIN" -v "$@" > "$RELAY_LOG" 2>&1 &
+		RELAY_PID=$!
+		PIDS+=($RELAY_PID)
+		# The port may have been taken between choosing and binding.
+		sleep 0.05
+		if ! kill -0 $RELAY_PID 2>/dev/null &&
+		    grep -q 'msg="cannot listen"' "$RELAY_LOG"; then
+			continue
+		fi
+		break
+	done
 	if [ -z "${NO_WAIT:-}" ]; then
 		if ! wait_for 15 healthz_ok; then
 			echo "# relay did not become healthy" >&2
