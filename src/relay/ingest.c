@@ -198,12 +198,13 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	for (i = 0; i < ev.nattrs; i++) {
 		size_t	 vlen = strlen(ev.attrs[i].value);
 		size_t	 cap = vlen * 3 + 1;
-		size_t	 klen = strlen(ev.attrs[i].name) + 4;
-		char	*v = xmalloc(cap + klen);
+		size_t	 nlen = strlen(ev.attrs[i].name);
+		char	*v = xmalloc(cap + nlen + 4);
 		char	*k = v + cap;
 
 		treaty_pct_encode(ev.attrs[i].value, vlen, v, cap);
-		snprintf(k, klen, "ce-%s", ev.attrs[i].name);
+		memcpy(k, "ce-", 3);
+		memcpy(k + 3, ev.attrs[i].name, nlen + 1);
 		enc[nenc++] = v;
 		hdrs[nh].key = k;
 		hdrs[nh++].value = v;
@@ -215,15 +216,14 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	hdrs[nh].key = "Treaty-Producer";
 	hdrs[nh++].value = p->name;
 	/* Scoped by producer: nobody can suppress another's event id. */
-	len = strlen(p->name) + strlen(ev.id) + 2;
-	msgid = xmalloc(len);
-	snprintf(msgid, len, "%s:%s", p->name, ev.id);
+	msgid = xjoin(p->name, ":", ev.id);
 
 	ir = xcalloc(1, sizeof(*ir));
 	ir->req = req;
 	ir->id = xstrdup(ev.id);
 	ir->producer = p->name;
-	snprintf(ir->subject, sizeof(ir->subject), "%s", subject);
+	/* Valid suite subjects always fit. */
+	memcpy(ir->subject, subject, strlen(subject) + 1);
 	ir->start = now_ms();
 	res = store_publish(subject, hdrs, nh, msgid, ev.data, ev.datalen,
 	    ingest_published_cb, ir);

@@ -10,7 +10,9 @@
 #include "json.h"
 #include "util.h"
 
-/* Copy the generator's buffer to out and free the generator. */
+static yajl_gen	 json_g;	/* reused: one allocation for the process */
+
+/* Copy the generator's buffer to out and reset it for the next body. */
 static void
 json_finish(yajl_gen g, struct evbuffer *out)
 {
@@ -19,7 +21,8 @@ json_finish(yajl_gen g, struct evbuffer *out)
 
 	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
 		evbuffer_add(out, buf, len);
-	yajl_gen_free(g);
+	yajl_gen_clear(g);
+	yajl_gen_reset(g, NULL);
 }
 
 /* Add a NUL-terminated string to the generator. */
@@ -29,16 +32,28 @@ gen_str(yajl_gen g, const char *s)
 	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
-/* A new generator that validates UTF-8 (bad bytes fail the string). */
+/*
+ * The generator for replies, validating UTF-8 (bad bytes fail the string).
+ * Loop thread only; json_finish leaves it ready for the next body.
+ */
 static yajl_gen
 json_gen(void)
 {
-	yajl_gen	 g = yajl_gen_alloc(NULL);
+	if (json_g == NULL) {
+		if ((json_g = yajl_gen_alloc(NULL)) == NULL)
+			xmalloc((size_t)-1);	/* aborts: out of memory */
+		yajl_gen_config(json_g, yajl_gen_validate_utf8, 1);
+	}
+	return json_g;
+}
 
-	if (g == NULL)
-		xmalloc((size_t)-1);	/* aborts: out of memory */
-	yajl_gen_config(g, yajl_gen_validate_utf8, 1);
-	return g;
+/* Free the reply generator. */
+void
+json_free(void)
+{
+	if (json_g != NULL)
+		yajl_gen_free(json_g);
+	json_g = NULL;
 }
 
 /* {"error":..,"detail":..} */

@@ -9,6 +9,8 @@
 
 struct evbuffer;
 
+/* Free the reused generator (at exit). */
+void	json_free(void);
 /* {"error":code,"detail":detail} */
 void	json_error_body(struct evbuffer *out, const char *code,
 	    const char *detail);

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "http.h"
 #include "ingest.h"
+#include "json.h"
 #include "log.h"
 #include "notify.h"
 #include "store.h"
@@ -172,6 +173,7 @@ main(int argc, char **argv)
 	event_del(&relay.sigint);
 	event_del(&relay.sigpipe);
 	event_base_free(relay.base);
+	json_free();
 	config_free(&relay.cfg);
 	log_info("stopped", NULL);
 	return 0;

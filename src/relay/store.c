@@ -232,6 +232,18 @@ puback_parse(natsMsg *m, int *dup, int *code, char *desc, size_t dlen)
 	}
 	if (data == NULL || len <= 0 || len > 4096)
 		return -1;
+	/*
+	 * The usual answer, {"stream":"WORK","seq":N[,"duplicate":true]}
+	 * (perhaps with "domain"), is recognised without building a tree:
+	 * none of its string values can contain these keys, since stream
+	 * names are ours.  Anything else goes through yajl.
+	 */
+	if (memmem(data, (size_t)len, "\"error\"", 7) == NULL &&
+	    memmem(data, (size_t)len, "\"seq\":", 6) != NULL) {
+		*dup = memmem(data, (size_t)len, "\"duplicate\":true", 16) !=
+		    NULL;
+		return 0;
+	}
 	text = xstrndup(data, (size_t)len);
 	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	free(text);
@@ -379,6 +391,24 @@ store_sweep_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
+/* <inbox>.<seq> into buf (128 bytes), without printf on the hot path. */
+static void
+reply_subject(char *buf, uint64_t seq)
+{
+	char	 digits[24];
+	int	 n = 0;
+
+	memcpy(buf, st.inbox, st.inbox_len);
+	buf[st.inbox_len] = '.';
+	do {
+		digits[n++] = (char)('0' + seq % 10);
+		seq /= 10;
+	} while (seq != 0);
+	for (buf += st.inbox_len + 1; n > 0; )
+		*buf++ = digits[--n];
+	*buf = '\0';
+}
+
 /* Publish one event; see store.h. */
 enum store_result
 store_publish(const char *subject, const struct store_header *h, size_t nh,
@@ -406,8 +436,7 @@ store_publish(const char *subject, const struct store_header *h, size_t nh,
 		return STORE_TOO_LARGE;
 
 	st.next_seq++;
-	snprintf(reply, sizeof(reply), "%s.%llu", (const char *)st.inbox,
-	    (unsigned long long)st.next_seq);
+	reply_subject(reply, st.next_seq);
 	s = natsMsg_Create(&msg, subject, reply, data, (int)len);
 	for (i = 0; s == NATS_OK && i < nh; i++)
 		s = natsMsgHeader_Set(msg, h[i].key, h[i].value);

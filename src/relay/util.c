@@ -71,6 +71,19 @@ xstrndup(const char *s, size_t n)
 	return p;
 }
 
+/* a + sep + b in one allocation. */
+char *
+xjoin(const char *a, const char *sep, const char *b)
+{
+	size_t	 la = strlen(a), ls = strlen(sep), lb = strlen(b);
+	char	*p = xmalloc(la + ls + lb + 1);
+
+	memcpy(p, a, la);
+	memcpy(p + la, sep, ls);
+	memcpy(p + la + ls, b, lb + 1);
+	return p;
+}
+
 /* Milliseconds on the monotonic clock. */
 long long
 now_ms(void)

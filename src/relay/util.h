@@ -12,6 +12,8 @@ void	*xcalloc(size_t, size_t);
 void	*xrealloc(void *, size_t);
 char	*xstrdup(const char *);
 char	*xstrndup(const char *, size_t);
+/* a, sep and b joined into a new string (hot paths: no printf). */
+char	*xjoin(const char *a, const char *sep, const char *b);
 /* Monotonic clock in milliseconds. */
 long long	 now_ms(void);
 
