@@ -203,6 +203,28 @@ pub_close(struct pub *p, enum store_result res, int dup)
 }
 
 /*
+ * 1 when key (with its quotes) is followed by ':' and true, with any JSON
+ * whitespace between: nats-server writes "duplicate": true.
+ */
+#define JSON_WS(c)	((c) == ' ' || (c) == '\t' || (c) == '\r' || (c) == '\n')
+static int
+json_flag_true(const char *data, size_t len, const char *key)
+{
+	const char	*p = memmem(data, len, key, strlen(key));
+	const char	*end = data + len;
+
+	if (p == NULL)
+		return 0;
+	for (p += strlen(key); p < end && JSON_WS(*p); p++)
+		;
+	if (p == end || *p++ != ':')
+		return 0;
+	for (; p < end && JSON_WS(*p); p++)
+		;
+	return end - p >= 4 && memcmp(p, "true", 4) == 0;
+}
+
+/*
  * Parse a JetStream publish acknowledgement: {"stream":..,"seq":..,
  * "duplicate":true} or {"error":{"code":..,"err_code":..,"description":..}}.
  * Returns 0 and sets *dup, or -1 with *code and desc.
@@ -239,9 +261,8 @@ puback_parse(natsMsg *m, int *dup, int *code, char *desc, size_t dlen)
 	 * names are ours.  Anything else goes through yajl.
 	 */
 	if (memmem(data, (size_t)len, "\"error\"", 7) == NULL &&
-	    memmem(data, (size_t)len, "\"seq\":", 6) != NULL) {
-		*dup = memmem(data, (size_t)len, "\"duplicate\":true", 16) !=
-		    NULL;
+	    memmem(data, (size_t)len, "\"seq\"", 5) != NULL) {
+		*dup = json_flag_true(data, (size_t)len, "\"duplicate\"");
 		return 0;
 	}
 	text = xstrndup(data, (size_t)len);
