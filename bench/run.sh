@@ -56,7 +56,7 @@ hz=$(getconf CLK_TCK)
 awk -v r=$((r1 - r0)) -v n=$((n1 - n0)) -v hz=$hz 'BEGIN { printf "CPU seconds during the run: relay %.1f, nats-server %.1f\n", r / hz, n / hz }'
 if [ -n "${BENCH_PROFILE:-}" ]; then
 	wait $PERF
-	perf report -i "$T/perf.data" --no-children -g none --sort dso,symbol --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "${BENCH_PROFILE}"
+	perf report -i "$T/perf.data" --tid $RELAY --no-children -g none --sort dso,symbol --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "${BENCH_PROFILE}"
 	echo "profile written to $BENCH_PROFILE"
 fi
 rss=$(awk '/VmHWM/ {print $2, $3}' /proc/$RELAY/status)
