@@ -232,6 +232,40 @@ json_list(const char *text, const char *var, struct config_error *err)
 	return v;
 }
 
+/*
+ * The part every list entry shares: entry i is an object with no unknown
+ * key and a valid "name" not used by an earlier entry.  Earlier entries'
+ * names are at base + k * stride (name is each struct's first member).
+ */
+static int
+entry_start(yajl_val o, size_t i, const char *const *keys, const void *base,
+    size_t stride, char name[NAME_MAX_LEN + 1], const char *var,
+    struct config_error *err)
+{
+	char		 field[128];
+	const char	*bad;
+	yajl_val	 v;
+	size_t		 k;
+
+	snprintf(field, sizeof(field), "[%zu]", i);
+	if (!YAJL_IS_OBJECT(o))
+		return cfg_err(err, var, field, "must be an object");
+	if ((bad = obj_unknown_key(o, keys)) != NULL) {
+		snprintf(field, sizeof(field), "[%zu].%s", i, bad);
+		return cfg_err(err, var, field, "unknown key");
+	}
+	snprintf(field, sizeof(field), "[%zu].name", i);
+	v = obj_get(o, "name");
+	if (v == NULL || !YAJL_IS_STRING(v) || !name_valid(v->u.string))
+		return cfg_err(err, var, field, "must be 1-64 of A-Za-z0-9_-");
+	for (k = 0; k < i; k++)
+		if (strcmp((const char *)base + k * stride, v->u.string) == 0)
+			return cfg_err(err, var, field, "duplicate name %s",
+			    v->u.string);
+	snprintf(name, NAME_MAX_LEN + 1, "%s", v->u.string);
+	return 0;
+}
+
 /* Parse TREATY_RELAY_PRODUCERS. */
 static int
 parse_producers(struct config *cfg, const char *text, const char *var,
@@ -242,7 +276,6 @@ parse_producers(struct config *cfg, const char *text, const char *var,
 	yajl_val	 list, o, v;
 	size_t		 i, j, k;
 	char		 field[128];
-	const char	*bad;
 	int		 rc = -1;
 
 	if ((list = json_list(text, var, err)) == NULL)
@@ -253,29 +286,9 @@ parse_producers(struct config *cfg, const char *text, const char *var,
 		struct producer	*p = &cfg->producers[i];
 
 		o = list->u.array.values[i];
-		snprintf(field, sizeof(field), "[%zu]", i);
-		if (!YAJL_IS_OBJECT(o)) {
-			cfg_err(err, var, field, "must be an object");
+		if (entry_start(o, i, keys, cfg->producers, sizeof(*p), p->name,
+		    var, err) == -1)
 			goto out;
-		}
-		if ((bad = obj_unknown_key(o, keys)) != NULL) {
-			snprintf(field, sizeof(field), "[%zu].%s", i, bad);
-			cfg_err(err, var, field, "unknown key");
-			goto out;
-		}
-		snprintf(field, sizeof(field), "[%zu].name", i);
-		v = obj_get(o, "name");
-		if (v == NULL || !YAJL_IS_STRING(v) || !name_valid(v->u.string)) {
-			cfg_err(err, var, field, "must be 1-64 of A-Za-z0-9_-");
-			goto out;
-		}
-		snprintf(p->name, sizeof(p->name), "%s", v->u.string);
-		for (j = 0; j < i; j++)
-			if (strcmp(cfg->producers[j].name, p->name) == 0) {
-				cfg_err(err, var, field, "duplicate name %s",
-				    p->name);
-				goto out;
-			}
 		snprintf(field, sizeof(field), "[%zu].tokenSha256", i);
 		v = obj_get(o, "tokenSha256");
 		if (v == NULL || !YAJL_IS_STRING(v) ||
@@ -392,7 +405,7 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 	yajl_val	 list, o, v;
 	size_t		 i, j;
 	char		 field[128];
-	const char	*bad, *why;
+	const char	*why;
 	int		 rc = -1;
 
 	if ((list = json_list(text, var, err)) == NULL)
@@ -404,29 +417,9 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 		yajl_val		 url, sec, secs, tok;
 
 		o = list->u.array.values[i];
-		snprintf(field, sizeof(field), "[%zu]", i);
-		if (!YAJL_IS_OBJECT(o)) {
-			cfg_err(err, var, field, "must be an object");
+		if (entry_start(o, i, keys, cfg->subscribers, sizeof(*s),
+		    s->name, var, err) == -1)
 			goto out;
-		}
-		if ((bad = obj_unknown_key(o, keys)) != NULL) {
-			snprintf(field, sizeof(field), "[%zu].%s", i, bad);
-			cfg_err(err, var, field, "unknown key");
-			goto out;
-		}
-		snprintf(field, sizeof(field), "[%zu].name", i);
-		v = obj_get(o, "name");
-		if (v == NULL || !YAJL_IS_STRING(v) || !name_valid(v->u.string)) {
-			cfg_err(err, var, field, "must be 1-64 of A-Za-z0-9_-");
-			goto out;
-		}
-		snprintf(s->name, sizeof(s->name), "%s", v->u.string);
-		for (j = 0; j < i; j++)
-			if (strcmp(cfg->subscribers[j].name, s->name) == 0) {
-				cfg_err(err, var, field, "duplicate name %s",
-				    s->name);
-				goto out;
-			}
 		snprintf(field, sizeof(field), "[%zu].filter", i);
 		v = obj_get(o, "filter");
 		if (v == NULL || !YAJL_IS_STRING(v) ||

@@ -68,6 +68,21 @@ metrics_gauge(enum gauge g, long long value)
 		gauges[g] = value;
 }
 
+/* One counter with one label, a sample per label value. */
+static void
+render_labelled(struct evbuffer *out, const char *name, const char *help,
+    const char *label, const char *const *values,
+    const unsigned long long *counts, int n)
+{
+	int	 i;
+
+	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s counter\n", name,
+	    help, name);
+	for (i = 0; i < n; i++)
+		evbuffer_add_printf(out, "%s{%s=\"%s\"} %llu\n", name, label,
+		    values[i], counts[i]);
+}
+
 /* Render every metric. */
 void
 metrics_render(struct evbuffer *out)
@@ -89,29 +104,15 @@ metrics_render(struct evbuffer *out)
 				    "treaty_relay_http_requests_total{route=\"%s\","
 				    "status=\"%d\"} %llu\n", route_names[r], s,
 				    requests[r][s]);
-	evbuffer_add_printf(out,
-	    "# HELP treaty_relay_events_stored_total Events JetStream stored.\n"
-	    "# TYPE treaty_relay_events_stored_total counter\n");
-	for (s = 0; s < STREAM_MAX; s++)
-		evbuffer_add_printf(out,
-		    "treaty_relay_events_stored_total{stream=\"%s\"} %llu\n",
-		    stream_names[s], stored[s]);
-	evbuffer_add_printf(out,
-	    "# HELP treaty_relay_events_duplicate_total Events JetStream "
-	    "reported as duplicates.\n"
-	    "# TYPE treaty_relay_events_duplicate_total counter\n");
-	for (s = 0; s < STREAM_MAX; s++)
-		evbuffer_add_printf(out,
-		    "treaty_relay_events_duplicate_total{stream=\"%s\"} %llu\n",
-		    stream_names[s], duplicates[s]);
-	evbuffer_add_printf(out,
-	    "# HELP treaty_relay_publish_failures_total Events answered 503, "
-	    "by reason.\n"
-	    "# TYPE treaty_relay_publish_failures_total counter\n");
-	for (s = 0; s < PUBFAIL_MAX; s++)
-		evbuffer_add_printf(out,
-		    "treaty_relay_publish_failures_total{reason=\"%s\"} %llu\n",
-		    pubfail_names[s], pubfails[s]);
+	render_labelled(out, "treaty_relay_events_stored_total",
+	    "Events JetStream stored.", "stream", stream_names, stored,
+	    STREAM_MAX);
+	render_labelled(out, "treaty_relay_events_duplicate_total",
+	    "Events JetStream reported as duplicates.", "stream",
+	    stream_names, duplicates, STREAM_MAX);
+	render_labelled(out, "treaty_relay_publish_failures_total",
+	    "Events answered 503, by reason.", "reason", pubfail_names,
+	    pubfails, PUBFAIL_MAX);
 	evbuffer_add_printf(out,
 	    "# HELP treaty_relay_publishes_in_flight Publishes waiting for "
 	    "JetStream.\n"
