@@ -6,6 +6,7 @@
  *   jsget URL last STREAM SUBJECT    the same for the last message on SUBJECT
  *   jsget URL count STREAM           number of messages in STREAM
  *   jsget URL info STREAM            key=value lines of the stream's config
+ *   jsget URL mkmem STREAM SUBJECT   create STREAM with memory storage
  *
  * Exit 0, or 1 with a message (3 when the message or stream is not found).
  */
@@ -64,7 +65,21 @@ main(int argc, char **argv)
 		    NULL, &code);
 	else if (strcmp(argv[2], "last") == 0 && argc == 5)
 		s = js_GetLastMsg(&m, js, argv[3], argv[4], NULL, &code);
-	else if ((strcmp(argv[2], "count") == 0 ||
+	else if (strcmp(argv[2], "mkmem") == 0 && argc == 5) {
+		jsStreamConfig	 sc;
+		const char	*subj[1] = { argv[4] };
+
+		jsStreamConfig_Init(&sc);
+		sc.Name = argv[3];
+		sc.Subjects = subj;
+		sc.SubjectsLen = 1;
+		sc.Storage = js_MemoryStorage;
+		s = js_AddStream(&si, js, &sc, NULL, &code);
+		if (s == NATS_OK) {
+			printf("created %s\n", argv[3]);
+			goto out;
+		}
+	} else if ((strcmp(argv[2], "count") == 0 ||
 	    strcmp(argv[2], "info") == 0) && argc == 4)
 		s = js_GetStreamInfo(&si, js, argv[3], NULL, &code);
 	else {
