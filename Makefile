@@ -4,6 +4,7 @@
 #   make check      unit tests only
 #   make run        install missing packages, build, start nats-server and the relay
 #   make bench      benchmark (wrk), see docs/BENCHMARKS.md
+#   make fuzz       libFuzzer run of test/fuzz/fz-*.c (needs clang)
 #   make install    binary, header, library, man page, unit (PREFIX, DESTDIR)
 #   make SANITIZE=1 ...  the same with AddressSanitizer and UBSan
 
@@ -33,6 +34,7 @@ RELAY_SRC = $(wildcard src/relay/*.c)
 CLI_SRC	 = $(wildcard src/cli/*.c)
 UNIT_SRC = $(wildcard test/unit/t-*.c)
 TOOL_SRC = $(wildcard test/tools/*.c)
+FUZZ_SRC = $(wildcard test/fuzz/fz-*.c)
 
 LIB_OBJ	 = $(LIB_SRC:%.c=$(O)/obj/%.o)
 LIB_PIC	 = $(LIB_SRC:%.c=$(O)/pic/%.o)
@@ -40,8 +42,9 @@ RELAY_OBJ = $(RELAY_SRC:%.c=$(O)/obj/%.o)
 RELAY_LIBOBJ = $(filter-out $(O)/obj/src/relay/main.o,$(RELAY_OBJ))
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(O)/test/%)
 TOOL_BIN = $(TOOL_SRC:test/tools/%.c=$(O)/test/%)
+FUZZ_BIN = $(FUZZ_SRC:test/fuzz/fz-%.c=$(O)/test/t-fuzz-%)
 
-all: $(O)/treaty-relay $(O)/libtreaty.a $(O)/libtreaty.so $(UNIT_BIN) $(TOOL_BIN) \
+all: $(O)/treaty-relay $(O)/libtreaty.a $(O)/libtreaty.so $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_BIN) \
 	$(O)/bench/sink $(if $(CLI_SRC),$(O)/treaty)
 
 $(O)/obj/%.o: %.c
@@ -72,6 +75,24 @@ $(O)/test/t-%: $(O)/obj/test/unit/t-%.o $(O)/obj/test/unit/harness.o \
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(O)/obj/test/unit/harness.o $(RELAY_LIBOBJ) \
 	    $(O)/libtreaty.a $(LIBS)
+
+# Fuzz targets: replayed over their corpus by test/fuzz/replay.c in make check.
+$(O)/test/t-fuzz-%: $(O)/obj/test/fuzz/fz-%.o $(O)/obj/test/fuzz/replay.o \
+	    $(RELAY_LIBOBJ) $(O)/libtreaty.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(O)/obj/test/fuzz/replay.o $(RELAY_LIBOBJ) \
+	    $(O)/libtreaty.a $(LIBS)
+
+# make fuzz: real coverage-guided fuzzing with clang's libFuzzer, if present.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@command -v clang >/dev/null || { echo "make fuzz needs clang"; exit 1; }
+	@mkdir -p build/fuzz/corpus-ingest
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	    -Iinclude $(PKG_CFLAGS) -o build/fuzz/fz-ingest test/fuzz/fz-ingest.c \
+	    $(filter-out src/relay/main.c,$(RELAY_SRC)) $(LIB_SRC) $(LIBS)
+	build/fuzz/fz-ingest -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus-ingest \
+	    test/fuzz/corpus/ingest
 
 $(O)/test/%: $(O)/obj/test/tools/%.o $(O)/libtreaty.a
 	@mkdir -p $(@D)
@@ -112,7 +133,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all check test deps run bench install lint-man clean
+.PHONY: all check test deps run bench fuzz install lint-man clean
 # Keep test and bench objects: they are not intermediates to throw away.
 .SECONDARY:
 
