@@ -142,7 +142,22 @@ restart_nats() {
 	wait_for 10 port_open $NATS_PORT
 }
 
-healthz_ok() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$RELAY_URL/healthz")" = 200 ]; }
+# relay_listening: true when the relay's port accepts connections.
+relay_listening() { port_open "$RELAY_PORT"; }
+
+# curl_status ARGS...: print the HTTP status of one curl request (000: no
+# answer).  A later -m in ARGS overrides the 15 s limit.
+curl_status() { curl -s -m 15 -o /dev/null -w '%{http_code}' "$@"; }
+# healthz_status: print the status of GET /healthz (5 s limit).
+healthz_status() { curl_status -m 5 "$RELAY_URL/healthz"; }
+healthz_ok() { [ "$(healthz_status)" = 200 ]; }
+healthz_503() { [ "$(healthz_status)" = 503 ]; }
+
+# metric NAME: print the value of an unlabelled metric from /metrics.
+metric() { curl -s -m 5 "$RELAY_URL/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+
+# now_ms: print the wall clock in milliseconds.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # start_relay [ARGS...]: the relay on a free port, configured through the
 # environment (PRODUCERS, SUBSCRIBERS and any TREATY_RELAY_* the caller
@@ -191,14 +206,118 @@ post() {
 	BODY=${out%$'\n'*}
 }
 
-# The suite type matching a subject: dev.<product>.<entity>.<verb>.v1
+# type_for SUBJECT: print the suite type matching a subject,
+# dev.<3rd>.<4th>.<5th>.v1; a missing token reads "x" (safe under set -u for
+# subjects of any length), and "*" or "?" tokens are not globbed.
 type_for() {
-	local IFS=.
-	set -- $1 x x x x x
-	echo "dev.$3.$4.$5.v1"
+	local p
+	IFS=. read -r -a p <<< "$1"
+	echo "dev.${p[2]-x}.${p[3]-x}.${p[4]-x}.v1"
 }
 
 # json_get KEY: the string or literal value of "KEY" in $BODY (flat JSON).
 json_get() {
 	printf '%s' "$BODY" | sed -n 's/.*"'"$1"'":\("\([^"]*\)"\|\([a-z0-9]*\)\).*/\2\3/p'
+}
+
+# timed_post SUBJECT ID [BODY] [extra curl args...]: post (BODY default
+# "robust") with the response headers in $T/hdr.  Sets STATUS, BODY and MS
+# (wall time of the request in milliseconds).
+timed_post() {
+	local t0 subject=$1 id=$2 data=${3-robust}
+	shift 3 2>/dev/null || shift $#
+	t0=$(now_ms)
+	: > "$T/hdr"
+	post "$subject" "$id" "$data" -D "$T/hdr" "$@"
+	MS=$(($(now_ms) - t0))
+}
+
+# send METHOD PATH [curl args...]: one request to the relay.  Sets STATUS,
+# BODY and RHDRS (the response header lines, CRs removed).
+send() {
+	local m=$1 path=$2
+	shift 2
+	STATUS=$(curl -s -m 20 -D "$T/rh" -o "$T/rb" -w '%{http_code}' \
+	    -X "$m" "$RELAY_URL$path" "$@")
+	BODY=$(cat "$T/rb")
+	RHDRS=$(tr -d '\r' < "$T/rh")
+}
+
+# ev_path PATH [curl args...]: a binary-mode POST to PATH through send (sets
+# STATUS, BODY, RHDRS).  Every default header can be changed through a
+# variable, or left out with the value "-": TOK (bearer token), SPEC, ID,
+# SRC, TYP (default: type_for the subject after /v1/events/), CT; DATA is the
+# body, or DATAFILE names a file holding it.
+ev_path() {
+	local path=$1 h=()
+	shift
+	local tok=${TOK-$TOKEN} spec=${SPEC-1.0} id=${ID-id-$RANDOM$RANDOM}
+	local src=${SRC-/test} typ=${TYP-$(type_for "${path#/v1/events/}")}
+	local ct=${CT-text/plain}
+	[ "$tok" = - ] || h+=(-H "Authorization: Bearer $tok")
+	[ "$spec" = - ] || h+=(-H "ce-specversion: $spec")
+	[ "$id" = - ] || h+=(-H "ce-id: $id")
+	[ "$src" = - ] || h+=(-H "ce-source: $src")
+	[ "$typ" = - ] || h+=(-H "ce-type: $typ")
+	# "Content-Type:" stops curl from adding its own.
+	if [ "$ct" = - ]; then h+=(-H "Content-Type:"); else h+=(-H "Content-Type: $ct"); fi
+	if [ -n "${DATAFILE-}" ]; then h+=(--data-binary "@$DATAFILE")
+	else h+=(--data-binary "${DATA-hello}"); fi
+	send POST "$path" "${h[@]}" "$@"
+}
+
+# ev SUBJECT [curl args...]: ev_path /v1/events/SUBJECT (same variables).
+ev() {
+	local subject=$1
+	shift
+	ev_path "/v1/events/$subject" "$@"
+}
+
+# hdr NAME: print the value of response header NAME (any case, first one)
+# from RHDRS.
+hdr() {
+	printf '%s\n' "$RHDRS" | sed -n "s/^$1:[[:space:]]*//Ip" | head -1
+}
+
+# count STREAM: print the number of messages in STREAM.
+count() { "$JSGET" "$NATS_URL_T" count "$1"; }
+# counts: print "WORK AUDIT" message counts.
+counts() { echo "$(count WORK) $(count AUDIT)"; }
+
+# last STREAM SUBJECT: fetch the last message into $T/msg.  Sets HDRS (the
+# header lines sorted, then the subject line) and writes the payload to
+# $T/payload; 1 (HDRS says why) when jsget fails.
+last() {
+	local n
+	: > "$T/payload"
+	HDRS=
+	"$JSGET" "$NATS_URL_T" last "$1" "$2" > "$T/msg" 2> "$T/msg.err" || {
+		HDRS="jsget failed: $(cat "$T/msg.err")"
+		return 1
+	}
+	n=$(sed '/^$/q' "$T/msg" | wc -c)
+	HDRS=$(sed '/^$/q' "$T/msg" | sed '/^$/d' | LC_ALL=C sort)
+	tail -c +$((n + 1)) "$T/msg" > "$T/payload"
+}
+
+# shdr NAME: print the value of stored header NAME (exact case) from HDRS.
+shdr() {
+	printf '%s\n' "$HDRS" | sed -n "s/^$1: //p"
+}
+
+# errcode: print the error code of $BODY when it is exactly
+# {"error":"..","detail":".."}, else "body [$BODY]".
+errcode() {
+	local re='^\{"error":"([a-z_]+)","detail":"([^"\\]|\\.)+"\}$'
+	if [[ $BODY =~ $re ]]; then
+		echo "${BASH_REMATCH[1]}"
+	else
+		echo "body [$BODY]"
+	fi
+}
+
+# reject NAME STATUS CODE: check the last answer (STATUS, errcode) and that
+# the stream counts still equal $BASE (set BASE=$(counts) first).
+reject() {
+	check "$1" "$2 $3 stored=$BASE" "$STATUS $(errcode) stored=$(counts)"
 }

@@ -10,21 +10,13 @@ start_nats && start_relay || { fail start "nats-server or relay did not start"; 
 S=evt.acme.shop.order.created
 MIB=1048576
 
-# big ID FILE [curl args...]: a valid binary-mode POST of FILE; sets STATUS, BODY.
+# big ID FILE [curl args...]: a valid binary-mode POST of FILE (30 s limit);
+# sets STATUS, BODY.
 big() {
 	local id=$1 file=$2
 	shift 2
-	STATUS=$(curl -s -m 30 -o "$T/rb" -w '%{http_code}' -X POST \
-	    "$RELAY_URL/v1/events/$S" -H "Authorization: Bearer $TOKEN" \
-	    -H 'ce-specversion: 1.0' -H "ce-id: $id" -H 'ce-source: /size' \
-	    -H 'ce-type: dev.shop.order.created.v1' \
-	    -H 'Content-Type: application/octet-stream' "$@" \
-	    --data-binary @"$file")
-	BODY=$(cat "$T/rb")
+	ID=$id SRC=/size CT=application/octet-stream DATAFILE=$file ev $S -m 30 "$@"
 }
-
-count() { "$JSGET" "$NATS_URL_T" count "$1"; }
-counts() { echo "$(count WORK) $(count AUDIT)"; }
 
 head -c $MIB /dev/urandom > "$T/mib"
 head -c $((MIB + 1)) /dev/urandom > "$T/mib1"
@@ -36,7 +28,7 @@ big over-2 "$T/mib1" -H 'Transfer-Encoding: chunked'
 check "413 for 1 MiB + 1 chunked" "413 stored=0 0" "$STATUS stored=$(counts)"
 big over-3 "$T/mib1" -H 'Expect:'
 check "413 for 1 MiB + 1 without Expect: 100-continue" "413 stored=0 0" "$STATUS stored=$(counts)"
-STATUS=$(curl -s -m 30 -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/$S" \
+STATUS=$(curl_status -m 30 -X POST "$RELAY_URL/v1/events/$S" \
     -H "Authorization: Bearer $TOKEN" --data-binary @"$T/mib1")
 check "413 before bad_event (no ce headers)" "413 stored=0 0" "$STATUS stored=$(counts)"
 
@@ -44,9 +36,7 @@ check "413 before bad_event (no ce headers)" "413 stored=0 0" "$STATUS stored=$(
 big exact-1 "$T/mib"
 check "202 for exactly 1 MiB" '202 {"id":"exact-1","duplicate":false}' "$STATUS $BODY"
 check "WORK holds it" "1 0" "$(counts)"
-"$JSGET" "$NATS_URL_T" last WORK $S > "$T/msg" 2>&1
-n=$(sed '/^$/q' "$T/msg" | wc -c)
-tail -c +$((n + 1)) "$T/msg" > "$T/payload"
+last WORK $S
 if cmp -s "$T/mib" "$T/payload"; then ok "the 1 MiB payload is byte-identical"
 else fail "the 1 MiB payload is byte-identical" "stored $(wc -c < "$T/payload") bytes"; fi
 big exact-2 "$T/mib" -H 'Transfer-Encoding: chunked'

@@ -8,59 +8,6 @@ start_nats && start_relay || { fail start "nats-server or relay did not start"; 
 
 S=evt.acme.shop.order.created
 
-# send METHOD PATH [curl args...]: one request; sets STATUS, BODY.
-send() {
-	local m=$1 path=$2
-	shift 2
-	STATUS=$(curl -s -m 20 -o "$T/rb" -w '%{http_code}' -X "$m" \
-	    "$RELAY_URL$path" "$@")
-	BODY=$(cat "$T/rb")
-}
-
-# ev SUBJECT [curl args...]: a binary-mode POST.  Defaults changed through
-# TOK, SPEC, ID, SRC, TYP, CT ("-" leaves the header out); DATA is the body,
-# or DATAFILE names a file holding it.
-ev() {
-	local subject=$1 h=()
-	shift
-	local tok=${TOK-$TOKEN} spec=${SPEC-1.0} id=${ID-id-$RANDOM$RANDOM}
-	local src=${SRC-/test} typ=${TYP-$(type_for "$subject")}
-	local ct=${CT-text/plain}
-	[ "$tok" = - ] || h+=(-H "Authorization: Bearer $tok")
-	[ "$spec" = - ] || h+=(-H "ce-specversion: $spec")
-	[ "$id" = - ] || h+=(-H "ce-id: $id")
-	[ "$src" = - ] || h+=(-H "ce-source: $src")
-	[ "$typ" = - ] || h+=(-H "ce-type: $typ")
-	# "Content-Type:" stops curl from adding its own.
-	if [ "$ct" = - ]; then h+=(-H "Content-Type:"); else h+=(-H "Content-Type: $ct"); fi
-	if [ -n "${DATAFILE-}" ]; then h+=(--data-binary "@$DATAFILE")
-	else h+=(--data-binary "${DATA-hello}"); fi
-	send POST "/v1/events/$subject" "${h[@]}" "$@"
-}
-
-count() { "$JSGET" "$NATS_URL_T" count "$1"; }
-
-# last STREAM SUBJECT: fetch the last message into $T/msg; sets HDRS (the
-# header lines sorted, then the subject line) and writes the payload to
-# $T/payload.
-last() {
-	local n
-	: > "$T/payload"
-	HDRS=
-	"$JSGET" "$NATS_URL_T" last "$1" "$2" > "$T/msg" 2> "$T/msg.err" || {
-		HDRS="jsget failed: $(cat "$T/msg.err")"
-		return 1
-	}
-	n=$(sed '/^$/q' "$T/msg" | wc -c)
-	HDRS=$(sed '/^$/q' "$T/msg" | sed '/^$/d' | LC_ALL=C sort)
-	tail -c +$((n + 1)) "$T/msg" > "$T/payload"
-}
-
-# The value of stored header NAME (exact case), from HDRS.
-shdr() {
-	printf '%s\n' "$HDRS" | sed -n "s/^$1: //p"
-}
-
 # --- streams, SPEC 2 and 6 ----------------------------------------------
 check "WORK stream settings" "name=WORK
 subject=evt.>
@@ -78,18 +25,18 @@ replicas=1" "$("$JSGET" "$NATS_URL_T" info AUDIT 2>&1)"
 # --- 202 answer and duplicates ------------------------------------------
 ID=d-1 DATA=first ev $S
 check "202 body for a new event" '202 {"id":"d-1","duplicate":false}' "$STATUS $BODY"
-check "WORK holds it" "1 0" "$(count WORK) $(count AUDIT)"
+check "WORK holds it" "1 0" "$(counts)"
 ID=d-1 DATA=second ev $S
 check "same id again: duplicate true" '202 {"id":"d-1","duplicate":true}' "$STATUS $BODY"
-check "duplicate not stored" "1 0" "$(count WORK) $(count AUDIT)"
+check "duplicate not stored" "1 0" "$(counts)"
 last WORK $S
 check "the first event's payload stays" first "$(cat "$T/payload")"
 ID=d-1 DATA=third ev evt.acme.shop.order.deleted
 check "same id on another subject of WORK: duplicate true" '202 {"id":"d-1","duplicate":true}' "$STATUS $BODY"
-check "still one message" "1 0" "$(count WORK) $(count AUDIT)"
+check "still one message" "1 0" "$(counts)"
 ID=d-1 TOK=$OTHER_TOKEN DATA=beta ev $S
 check "same ce-id from beta: not a duplicate" '202 {"id":"d-1","duplicate":false}' "$STATUS $BODY"
-check "beta's event stored" "2 0" "$(count WORK) $(count AUDIT)"
+check "beta's event stored" "2 0" "$(counts)"
 last WORK $S
 check "beta's Nats-Msg-Id is beta:<id>" "beta:d-1" "$(shdr Nats-Msg-Id)"
 check "beta's Treaty-Producer" beta "$(shdr Treaty-Producer)"
@@ -98,24 +45,24 @@ ID=d-1 TOK=$OTHER_TOKEN DATA=beta2 ev $S
 check "beta again: duplicate true" '202 {"id":"d-1","duplicate":true}' "$STATUS $BODY"
 ID=d-1 DATA=again ev $S
 check "alpha again after beta: duplicate true" '202 {"id":"d-1","duplicate":true}' "$STATUS $BODY"
-check "no more messages" "2 0" "$(count WORK) $(count AUDIT)"
+check "no more messages" "2 0" "$(counts)"
 
 # --- WORK versus AUDIT --------------------------------------------------
 ID=a-1 DATA=audit1 ev audit.acme.shop.order.created
 check "202 for an audit subject" '202 {"id":"a-1","duplicate":false}' "$STATUS $BODY"
-check "audit.* lands in AUDIT, not WORK" "2 1" "$(count WORK) $(count AUDIT)"
+check "audit.* lands in AUDIT, not WORK" "2 1" "$(counts)"
 last AUDIT audit.acme.shop.order.created
 check "AUDIT message payload" audit1 "$(cat "$T/payload")"
 check "AUDIT message Nats-Msg-Id" alpha:a-1 "$(shdr Nats-Msg-Id)"
 ID=a-2 ev $S
 check "202 for an evt subject" '202 {"id":"a-2","duplicate":false}' "$STATUS $BODY"
-check "evt.* lands in WORK, not AUDIT" "3 1" "$(count WORK) $(count AUDIT)"
+check "evt.* lands in WORK, not AUDIT" "3 1" "$(counts)"
 ID=a-2 ev audit.acme.shop.order.created
 check "an id stored in WORK is new to AUDIT (one window per stream)" '202 {"id":"a-2","duplicate":false}' "$STATUS $BODY"
-check "stored in AUDIT" "3 2" "$(count WORK) $(count AUDIT)"
+check "stored in AUDIT" "3 2" "$(counts)"
 ID=a-1 ev audit.acme.shop.order.created
 check "duplicate in AUDIT" '202 {"id":"a-1","duplicate":true}' "$STATUS $BODY"
-check "AUDIT unchanged" "3 2" "$(count WORK) $(count AUDIT)"
+check "AUDIT unchanged" "3 2" "$(counts)"
 
 # --- empty body ---------------------------------------------------------
 ID=e-1 CT=- DATA= ev evt.acme.shop.order.emptied

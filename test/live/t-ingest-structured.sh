@@ -8,15 +8,6 @@ start_nats && start_relay || { fail start "nats-server or relay did not start"; 
 S=evt.acme.shop.order.created
 TY=dev.shop.order.created.v1
 
-# send METHOD PATH [curl args...]: one request; sets STATUS, BODY.
-send() {
-	local m=$1 path=$2
-	shift 2
-	STATUS=$(curl -s -m 20 -o "$T/rb" -w '%{http_code}' -X "$m" \
-	    "$RELAY_URL$path" "$@")
-	BODY=$(cat "$T/rb")
-}
-
 # sev SUBJECT JSON [curl args...]: a structured-mode POST (token TOK).
 sev() {
 	local subject=$1 json=$2
@@ -31,45 +22,6 @@ sev() {
 ce() {
 	printf '{"specversion":"1.0","id":"%s","source":"/test","type":"%s"%s}' \
 	    "$1" "$TY" "${2-}"
-}
-
-count() { "$JSGET" "$NATS_URL_T" count "$1"; }
-
-# last STREAM SUBJECT: the last message: HDRS (header lines sorted, then
-# the subject line), payload in $T/payload.
-last() {
-	local n
-	: > "$T/payload"
-	HDRS=
-	"$JSGET" "$NATS_URL_T" last "$1" "$2" > "$T/msg" 2> "$T/msg.err" || {
-		HDRS="jsget failed: $(cat "$T/msg.err")"
-		return 1
-	}
-	n=$(sed '/^$/q' "$T/msg" | wc -c)
-	HDRS=$(sed '/^$/q' "$T/msg" | sed '/^$/d' | LC_ALL=C sort)
-	tail -c +$((n + 1)) "$T/msg" > "$T/payload"
-}
-
-# The value of stored header NAME (exact case), from HDRS.
-shdr() {
-	printf '%s\n' "$HDRS" | sed -n "s/^$1: //p"
-}
-
-# The error code of $BODY when it is exactly {"error":"..","detail":".."}.
-errcode() {
-	local re='^\{"error":"([a-z_]+)","detail":"([^"\\]|\\.)+"\}$'
-	if [[ $BODY =~ $re ]]; then
-		echo "${BASH_REMATCH[1]}"
-	else
-		echo "body [$BODY]"
-	fi
-}
-
-counts() { echo "$(count WORK) $(count AUDIT)"; }
-
-# reject NAME STATUS CODE: the last answer, and nothing stored since BASE.
-reject() {
-	check "$1" "$2 $3 stored=$BASE" "$STATUS $(errcode) stored=$(counts)"
 }
 
 # --- data as JSON -------------------------------------------------------

@@ -8,7 +8,6 @@
 SUBJ=evt.acme.shop.order.created
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 ACCEPTED=0	# 202 answers we received, to compare with /metrics
 
 # raw_http TEXT [SECONDS]: send TEXT (printf %b escapes) on a new
@@ -29,12 +28,9 @@ raw_http() {
 	fi
 }
 
-# good_post ID: a valid POST; sets STATUS, BODY and MS; counts 202s.
+# good_post ID: a valid timed_post; sets STATUS, BODY and MS; counts 202s.
 good_post() {
-	local t0
-	t0=$(now_ms)
-	post $SUBJ "$1" robust
-	MS=$(($(now_ms) - t0))
+	timed_post $SUBJ "$1" robust
 	[ "$STATUS" = 202 ] && ACCEPTED=$((ACCEPTED + 1))
 }
 
@@ -42,9 +38,6 @@ alive() {
 	if kill -0 "$RELAY_PID" 2>/dev/null && healthz_ok; then ok "$1: relay alive, healthz 200"
 	else fail "$1: relay alive, healthz 200" "relay gone or unhealthy; $(tail -3 "$RELAY_LOG")"; fi
 }
-
-# curl_status ARGS...: the status of a curl request to the relay (000: none).
-curl_status() { curl -s -m 15 -o /dev/null -w '%{http_code}' "$@"; }
 
 AUTH="Authorization: Bearer $TOKEN"
 CE=(-H 'ce-specversion: 1.0' -H 'ce-id: big-1' -H 'ce-source: /t' -H "ce-type: $(type_for $SUBJ)")

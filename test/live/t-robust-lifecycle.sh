@@ -12,8 +12,6 @@ BODY_MARKER=body-marker-7f3a9c
 BAD_TOKEN=wrong-token-5be1d0aa
 DESIGN=$ROOT/docs/DESIGN.md
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # wait_exit PID SECONDS: wait (bounded) for a child to exit; sets RC (its
 # exit status, or "timeout") and EL (milliseconds waited).
 wait_exit() {
@@ -155,18 +153,18 @@ check_match "  logs why" 'level=error msg="cannot listen"' "$ERR"
 start_relay || { fail start "relay did not start"; finish; }
 post $SUBJ life-1 "$BODY_MARKER"
 check "POST 202 before shutdown" 202 "$STATUS"
-out=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/$SUBJ" \
+out=$(curl_status -m 5 -X POST "$RELAY_URL/v1/events/$SUBJ" \
     -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H 'ce-id: life-2' \
     -H 'ce-source: /t' -H 'ce-type: dev.shop.nope.created.v1' --data-binary "$BODY_MARKER")
 check "type mismatch 422 (body marker sent)" 422 "$out"
-out=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/$SUBJ" \
+out=$(curl_status -m 5 -X POST "$RELAY_URL/v1/events/$SUBJ" \
     -H "Authorization: Bearer $BAD_TOKEN" --data-binary "$BODY_MARKER")
 check "wrong token 401" 401 "$out"
-out=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/$SUBJ" \
+out=$(curl_status -m 5 -X POST "$RELAY_URL/v1/events/$SUBJ" \
     -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H 'ce-source: /t' \
     -H "ce-type: $(type_for $SUBJ)" --data-binary "$BODY_MARKER")
 check "event without id 400" 400 "$out"
-out=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/evt.acme.nothere.order.created" \
+out=$(curl_status -m 5 -X POST "$RELAY_URL/v1/events/evt.acme.nothere.order.created" \
     -H "Authorization: Bearer $TOKEN" --data-binary "$BODY_MARKER")
 check "subject not allowed 403" 403 "$out"
 kill -TERM "$RELAY_PID"
@@ -189,22 +187,20 @@ start_relay || { fail start "relay did not start"; finish; }
 unset TREATY_RELAY_GRACE_SECONDS
 kill -STOP "$NATS_PID"
 (
-	t0=$(now_ms)
-	: > "$T/hdr"
-	post $SUBJ inflight-1 "$BODY_MARKER" -D "$T/hdr"
-	printf '%s %s\n' "$STATUS" "$(($(now_ms) - t0))" > "$T/inflight.tmp"
+	timed_post $SUBJ inflight-1 "$BODY_MARKER"
+	printf '%s %s\n' "$STATUS" "$MS" > "$T/inflight.tmp"
 	printf '%s\n' "$BODY" >> "$T/inflight.tmp"
 	mv "$T/inflight.tmp" "$T/inflight"
 ) &
 POSTER=$!
 PIDS+=("$POSTER")
-metric_inflight() { [ "$(curl -s -m 2 "$RELAY_URL/metrics" | awk '$1 == "treaty_relay_publishes_in_flight" { print $2 }')" = 1 ]; }
+metric_inflight() { [ "$(metric treaty_relay_publishes_in_flight)" = 1 ]; }
 if wait_for 5 metric_inflight; then ok "a publish is in flight while NATS is frozen"
 else fail "a publish is in flight while NATS is frozen" "publishes_in_flight never 1"; fi
 kill -TERM "$RELAY_PID"
 t_term=$(now_ms)
 sleep 0.2
-st=$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$RELAY_URL/healthz")
+st=$(curl_status -m 2 "$RELAY_URL/healthz")
 check_match "during the grace period new connections are refused (or 503)" '^(000|503)$' "$st"
 inflight_done() { [ -e "$T/inflight" ]; }
 if wait_for 10 inflight_done; then
@@ -289,15 +285,14 @@ LATE_PORT=$(free_port)
 export NOTIFY_SOCKET=$T/notify.sock
 NATS_URL_RELAY=nats://127.0.0.1:$LATE_PORT NO_WAIT=1 start_relay
 unset NOTIFY_SOCKET
-relay_listening() { port_open "$RELAY_PORT"; }
 wait_for 10 relay_listening
 sleep 1.5
-check "notify: healthz 503 while NATS is down" 503 "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$RELAY_URL/healthz")"
+check "notify: healthz 503 while NATS is down" 503 "$(healthz_status)"
 check "notify: no READY=1 while NATS is down" "" "$(grep READY "$T/notify.log")"
 NATS_PORT_FIXED=$LATE_PORT start_nats late || fail "late nats-server" "did not start"
 if wait_for 15 ready_seen; then
 	ok "notify: READY=1 once NATS is up"
-	check "notify: healthz 200 when READY=1 arrives" 200 "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$RELAY_URL/healthz")"
+	check "notify: healthz 200 when READY=1 arrives" 200 "$(healthz_status)"
 else
 	fail "notify: READY=1 once NATS is up" "got [$(cat "$T/notify.log")]"
 fi

@@ -18,18 +18,6 @@ ASUBJ=audit.acme.shop.order.created
 
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# timed_post SUBJECT ID: post with the response headers in $T/hdr; sets
-# STATUS, BODY and MS (wall time of the request).
-timed_post() {
-	local t0
-	t0=$(now_ms)
-	: > "$T/hdr"
-	post "$1" "$2" "${3-robust}" -D "$T/hdr"
-	MS=$(($(now_ms) - t0))
-}
-
 # healthz: GET /healthz; sets STATUS and BODY.
 healthz() {
 	local out
@@ -37,10 +25,6 @@ healthz() {
 	STATUS=${out##*$'\n'}
 	BODY=${out%$'\n'*}
 }
-healthz_503() { [ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$RELAY_URL/healthz")" = 503 ]; }
-
-# metric NAME: the value of an unlabelled metric.
-metric() { curl -s -m 5 "$RELAY_URL/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 
 # retry_after: the Retry-After value of the last timed_post, or empty.
 retry_after() { tr -d '\r' < "$T/hdr" | sed -n 's/^[Rr]etry-[Aa]fter: *//p'; }
@@ -178,7 +162,6 @@ kill -TERM "$RELAY_PID" 2>/dev/null
 # --- relay started while NATS is down -------------------------------------
 LATE_PORT=$(free_port)
 NATS_URL_RELAY=nats://127.0.0.1:$LATE_PORT NO_WAIT=1 start_relay
-relay_listening() { port_open "$RELAY_PORT"; }
 if wait_for 10 relay_listening; then ok "relay listens with NATS down"
 else fail "relay listens with NATS down" "$(tail -3 "$RELAY_LOG")"; fi
 healthz

@@ -18,7 +18,7 @@ check "WORK max age updated to 24 h" 86400 "$(info WORK max_age_s)"
 check "WORK duplicate window updated to 5 min" 300 "$(info WORK duplicates_s)"
 check "AUDIT max age updated to 30 days" 2592000 "$(info AUDIT max_age_s)"
 check "AUDIT duplicate window updated to 5 min" 300 "$(info AUDIT duplicates_s)"
-check "WORK still holds the earlier event" 1 "$("$JSGET" "$NATS_URL_T" count WORK)"
+check "WORK still holds the earlier event" 1 "$(count WORK)"
 check_match "the update is logged" 'msg=streams detail="updated WORK; updated AUDIT"' "$(cat "$RELAY_LOG")"
 post evt.acme.shop.order.created keep-1 kept
 check "the earlier id is still a duplicate after the update" '{"id":"keep-1","duplicate":true}' "$BODY"
@@ -39,7 +39,7 @@ restart_nats
 NO_WAIT=1 start_relay
 wait_for 10 grep -q 'msg="streams not ready"' "$RELAY_LOG"
 check_match "memory storage is refused and logged" 'level=warn msg="streams not ready" detail="stream WORK has memory storage' "$(cat "$RELAY_LOG")"
-check "healthz 503" 503 "$(curl -s -o /dev/null -w '%{http_code}' "$RELAY_URL/healthz")"
+check "healthz 503" 503 "$(healthz_status)"
 check_match "healthz names streams_not_ready" '"reason":"streams_not_ready"' "$(curl -s "$RELAY_URL/healthz")"
 post evt.acme.shop.order.created mem-1 x
 check "POST 503 while the streams are not ready" 503 "$STATUS"
