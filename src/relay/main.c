@@ -142,8 +142,6 @@ main(int argc, char **argv)
 	store_global_init();
 	if ((relay.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop", NULL);
-	if (event_base_priority_init(relay.base, RELAY_PRIORITIES) == -1)
-		fatalx("cannot set event priorities", NULL);
 	bridge_init(relay.base);
 	evsignal_assign(&relay.sigterm, relay.base, SIGTERM, relay_signal_cb,
 	    NULL);

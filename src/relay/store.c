@@ -16,9 +16,9 @@
  * publish whose reply subject is <inbox>.<seq>, and the acknowledgements
  * land in a synchronous subscription on <inbox>.* that the loop thread
  * polls with natsSubscription_NextMsg(0) (which never waits) right after
- * nats.c's libevent adapter has processed a read on the connection's
- * socket (a second read event on that socket at a lower priority, so it
- * runs after the adapter's in the same loop iteration).  The data path
+ * nats.c has processed a read on the connection's socket: our own
+ * event-loop adapter (store_attach and friends) calls both in one
+ * callback.  The data path
  * therefore never leaves the loop thread; the bridge carries only
  * connection events and management jobs.  Publishes in flight are bounded
  * (cfg->max_pending) and each has a deadline (cfg->publish_timeout_ms)
@@ -33,20 +33,8 @@
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
-
-/*
- * adapters/libevent.h defines its functions in the header, without
- * prototypes: include it here and nowhere else.
- */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wcast-qual"
+#include <event2/thread.h>
 #include <nats/nats.h>
-#include <nats/adapters/libevent.h>
-#pragma GCC diagnostic pop
-
 #include <yajl/yajl_tree.h>
 
 #include "bridge.h"
@@ -115,7 +103,6 @@ static struct {
 	size_t			 inbox_len;
 	natsSubscription	*acks;		/* <inbox>.*, polled */
 	uint64_t		 next_seq;
-	struct event		*poll_ev;	/* after each socket read */
 } st;
 
 static void	store_check_streams(void);
@@ -343,53 +330,99 @@ store_poll(void)
 	}
 }
 
-/* The connection's socket was readable: collect what nats.c parsed. */
+/*
+ * Our event-loop adapter for nats.c (natsOptions_SetEventLoop), in place
+ * of adapters/libevent.h: the same contract, but a read on the socket is
+ * followed at once by store_poll(), in the same callback, so every
+ * acknowledgement nats.c has just parsed is answered without waiting for
+ * another loop iteration.  nats.c calls attach and detach from its own
+ * threads (connect and reconnect) as well as from ours; libevent's thread
+ * locking (store_global_init) makes event_new/event_add/event_free safe
+ * there, and read/write removals use event_del_noblock because nats.c may
+ * hold its connection lock when it asks.
+ */
+struct nloop {
+	natsConnection		*nc;
+	struct event_base	*base;
+	struct event		*read;
+	struct event		*write;
+};
+
+/* The connection's socket is readable or writable.  Loop thread. */
 static void
-store_poll_cb(evutil_socket_t fd, short ev, void *arg)
+store_io_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct nloop	*nl = arg;
+
 	(void)fd;
-	(void)ev;
-	(void)arg;
-	store_poll();
+	if (what & EV_READ) {
+		natsConnection_ProcessReadEvent(nl->nc);
+		store_poll();
+	}
+	if (what & EV_WRITE)
+		natsConnection_ProcessWriteEvent(nl->nc);
 }
 
-/*
- * Our adapter around nats.c's libevent adapter: the same attach, plus a
- * low-priority read event on the socket whose callback runs after the
- * adapter's read processing.  Called from the loop thread or from nats.c's
- * reconnect thread; libevent's thread locking makes event_new/event_add
- * safe there.
- */
+/* Start or stop polling for reads. */
+static natsStatus
+store_read(void *userData, bool add)
+{
+	struct nloop	*nl = userData;
+
+	return (add ? event_add(nl->read, NULL) :
+	    event_del_noblock(nl->read)) == 0 ? NATS_OK : NATS_ERR;
+}
+
+/* Start or stop polling for writes. */
+static natsStatus
+store_write(void *userData, bool add)
+{
+	struct nloop	*nl = userData;
+
+	return (add ? event_add(nl->write, NULL) :
+	    event_del_noblock(nl->write)) == 0 ? NATS_OK : NATS_ERR;
+}
+
+/* A (re)connected socket: new events for it, reading at once. */
 static natsStatus
 store_attach(void **userData, void *loop, natsConnection *nc, natsSock sock)
 {
-	natsStatus	 s;
+	struct nloop	*nl = *userData;
 
-	if ((s = natsLibevent_Attach(userData, loop, nc, sock)) != NATS_OK)
-		return s;
-	if (st.poll_ev != NULL) {
-		event_del(st.poll_ev);
-		event_free(st.poll_ev);
+	if (nl == NULL) {
+		if ((nl = calloc(1, sizeof(*nl))) == NULL)
+			return NATS_NO_MEMORY;
+		nl->nc = nc;
+		nl->base = loop;
+	} else {
+		/* A reconnect: the old socket is gone. */
+		if (nl->read != NULL)
+			event_free(nl->read);
+		if (nl->write != NULL)
+			event_free(nl->write);
 	}
-	st.poll_ev = event_new(loop, sock, EV_READ | EV_PERSIST,
-	    store_poll_cb, NULL);
-	if (st.poll_ev == NULL)
+	nl->read = event_new(nl->base, sock, EV_READ | EV_PERSIST,
+	    store_io_cb, nl);
+	nl->write = event_new(nl->base, sock, EV_WRITE | EV_PERSIST,
+	    store_io_cb, nl);
+	*userData = nl;
+	if (nl->read == NULL || nl->write == NULL)
 		return NATS_NO_MEMORY;
-	event_priority_set(st.poll_ev, STORE_POLL_PRIORITY);
-	event_add(st.poll_ev, NULL);
-	return NATS_OK;
+	return store_read(nl, true);
 }
 
-/* Detach: drop our read event, then the adapter's. */
+/* The connection is closed for good: free the events. */
 static natsStatus
 store_detach(void *userData)
 {
-	if (st.poll_ev != NULL) {
-		event_del(st.poll_ev);
-		event_free(st.poll_ev);
-		st.poll_ev = NULL;
-	}
-	return natsLibevent_Detach(userData);
+	struct nloop	*nl = userData;
+
+	if (nl->read != NULL)
+		event_free(nl->read);
+	if (nl->write != NULL)
+		event_free(nl->write);
+	free(nl);
+	return NATS_OK;
 }
 
 /* Fail publishes whose acknowledgement did not come in time. */
@@ -769,15 +802,16 @@ nats_check(natsStatus s, const char *what)
 }
 
 /*
- * natsLibevent_Init turns on libevent's pthread locking, which event_active
- * from nats.c threads relies on: it must run before event_base_new.
+ * libevent's pthread locking, which event_active and event_add from nats.c
+ * threads rely on, must be on before event_base_new.
  */
 void
 store_global_init(void)
 {
 	natsStatus	 s;
 
-	natsLibevent_Init();
+	if (evthread_use_pthreads() == -1)
+		fatalx("cannot enable libevent's thread support", NULL);
 	if ((s = nats_Open(-1)) != NATS_OK)
 		fatalx("cannot initialise nats.c", "err=%s",
 		    log_q(natsStatus_GetText(s)));
@@ -812,7 +846,7 @@ store_init(struct event_base *base, const struct config *cfg)
 	free(servers);
 	nats_check(natsOptions_SetName(st.opts, "treaty-relay"), "name");
 	nats_check(natsOptions_SetEventLoop(st.opts, base, store_attach,
-	    natsLibevent_Read, natsLibevent_Write, store_detach), "event loop");
+	    store_read, store_write, store_detach), "event loop");
 	/*
 	 * Without SendAsap every publish wakes nats.c's flusher thread, which
 	 * waits 1 ms and then asks our loop (from its thread) to write.  With

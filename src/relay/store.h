@@ -12,13 +12,6 @@
 struct event_base;
 struct config;
 
-/*
- * The loop's event priorities: everything runs at the default (1) except
- * store.c's acknowledgement poll (2), which must run after nats.c's read
- * processing in the same iteration.  main() sets them on the base.
- */
-#define RELAY_PRIORITIES	3
-#define STORE_POLL_PRIORITY	2
 
 enum store_result {
 	STORE_OK,		/* stored (or a duplicate of a stored event) */
