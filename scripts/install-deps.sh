@@ -16,7 +16,7 @@
 set -eu
 
 required="libevent-dev libnats-dev libssl-dev libyajl-dev nats-server \
-pkg-config gcc make curl"
+pkg-config gcc make curl openssl python3"
 optional="wrk mandoc"
 
 only_required=0

@@ -65,16 +65,20 @@ bridge_post(struct bridge_item *item)
 {
 	int	 was_empty;
 
+	struct event	*ev;
+
 	pthread_mutex_lock(&bridge_lock);
 	was_empty = STAILQ_EMPTY(&bridge_queue);
 	STAILQ_INSERT_TAIL(&bridge_queue, item, entry);
+	ev = bridge_ev;
 	pthread_mutex_unlock(&bridge_lock);
 	/*
 	 * Activating outside the lock is safe: if the loop drained between
-	 * our unlock and this call, it merely wakes once for nothing.
+	 * our unlock and this call, it merely wakes once for nothing.  The
+	 * event is freed only after nats.c's threads have ended.
 	 */
-	if (was_empty && bridge_ev != NULL)
-		event_active(bridge_ev, EV_READ, 0);
+	if (was_empty && ev != NULL)
+		event_active(ev, EV_READ, 0);
 }
 
 /* The worker thread: run jobs in order, post each back to the loop. */
@@ -141,21 +145,31 @@ bridge_jobs_pending(void)
 	return jobs_pending;
 }
 
-/* Join the worker, then run what is left for the loop.  Main thread. */
+/* Join the worker.  Main thread, after the loop. */
 void
-bridge_shutdown(void)
+bridge_stop_worker(void)
 {
-	if (worker_started) {
-		pthread_mutex_lock(&worker_lock);
-		worker_stop = 1;
-		pthread_cond_signal(&worker_cond);
-		pthread_mutex_unlock(&worker_lock);
-		pthread_join(worker_thread, NULL);
-		worker_started = 0;
-	}
+	if (!worker_started)
+		return;
+	pthread_mutex_lock(&worker_lock);
+	worker_stop = 1;
+	pthread_cond_signal(&worker_cond);
+	pthread_mutex_unlock(&worker_lock);
+	pthread_join(worker_thread, NULL);
+	worker_started = 0;
+}
+
+/* Run what is left for the loop, then free the event.  Main thread. */
+void
+bridge_free(void)
+{
+	struct event	*ev;
+
 	bridge_drain();
-	if (bridge_ev != NULL) {
-		event_free(bridge_ev);
-		bridge_ev = NULL;
-	}
+	pthread_mutex_lock(&bridge_lock);
+	ev = bridge_ev;
+	bridge_ev = NULL;
+	pthread_mutex_unlock(&bridge_lock);
+	if (ev != NULL)
+		event_free(ev);
 }

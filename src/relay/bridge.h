@@ -47,10 +47,14 @@ void	bridge_run(struct bridge_job *job);
 /* Jobs queued or running. Loop thread. */
 int	bridge_jobs_pending(void);
 /*
- * Stop the worker (after its current job) and join it, then run what is
- * still queued for the loop.  Call after the loop has stopped and NATS is
- * closed (so no job is left waiting for a reply).
+ * Stop the worker (after its current job) and join it.  After the loop has
+ * stopped and NATS is closed, so no job is left waiting for a reply.
  */
-void	bridge_shutdown(void);
+void	bridge_stop_worker(void);
+/*
+ * Run what is still queued for the loop and free the wake-up event.  Only
+ * once nothing can post any more (nats.c's threads have ended).
+ */
+void	bridge_free(void);
 
 #endif

@@ -557,13 +557,49 @@ out:
 	return rc;
 }
 
-/* Split NATS_URL on commas into cfg->nats_servers. */
+/*
+ * One NATS server URL: nats:// or tls://, a host, an optional port 1-65535
+ * and optional user information, nothing after the authority.  Returns the
+ * scheme's TLS-ness (0 or 1) or -1 with why set.
+ */
+static int
+nats_url_check(const char *url, const char **why)
+{
+	struct evhttp_uri	*u;
+	const char		*scheme, *host, *path;
+	int			 tls = -1;
+
+	if ((u = evhttp_uri_parse_with_flags(url, 0)) == NULL) {
+		*why = "not a URL (nats://host:port)";
+		return -1;
+	}
+	scheme = evhttp_uri_get_scheme(u);
+	host = evhttp_uri_get_host(u);
+	path = evhttp_uri_get_path(u);
+	if (scheme == NULL || (strcasecmp(scheme, "nats") != 0 &&
+	    strcasecmp(scheme, "tls") != 0))
+		*why = "each URL must start with nats:// or tls://";
+	else if (host == NULL || host[0] == '\0')
+		*why = "a URL has no host";
+	else if (evhttp_uri_get_port(u) == 0 || evhttp_uri_get_port(u) > 65535)
+		*why = "a URL's port must be 1-65535";
+	else if ((path != NULL && path[0] != '\0' && strcmp(path, "/") != 0) ||
+	    evhttp_uri_get_query(u) != NULL || evhttp_uri_get_fragment(u) != NULL)
+		*why = "a URL must end after host:port";
+	else
+		tls = strcasecmp(scheme, "tls") == 0;
+	evhttp_uri_free(u);
+	return tls;
+}
+
+/* Split NATS_URL on commas into cfg->nats_servers and check each. */
 static int
 parse_nats_url(struct config *cfg, const char *var, struct config_error *err)
 {
-	char	*copy, *tok, *save = NULL;
-	size_t	 n = 1;
-	const char *p;
+	char		*copy, *tok, *save = NULL, field[32];
+	const char	*why = NULL, *p;
+	size_t		 n = 1;
+	int		 tls, ntls = 0;
 
 	for (p = cfg->nats_url; *p != '\0'; p++)
 		if (*p == ',')
@@ -572,21 +608,31 @@ parse_nats_url(struct config *cfg, const char *var, struct config_error *err)
 	copy = xstrdup(cfg->nats_url);
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {
+		size_t	 len;
+
 		while (isspace((unsigned char)*tok))
 			tok++;
+		for (len = strlen(tok); len > 0 &&
+		    isspace((unsigned char)tok[len - 1]); len--)
+			tok[len - 1] = '\0';
 		if (*tok == '\0')
 			continue;
-		if (strncmp(tok, "nats://", 7) != 0 &&
-		    strncmp(tok, "tls://", 6) != 0) {
+		snprintf(field, sizeof(field), "[%d]", cfg->nnats_servers);
+		if ((tls = nats_url_check(tok, &why)) == -1) {
 			free(copy);
-			return cfg_err(err, var, "", "each URL must start with "
-			    "nats:// or tls://");
+			return cfg_err(err, var, field, "%s", why);
 		}
+		ntls += tls;
 		cfg->nats_servers[cfg->nnats_servers++] = xstrdup(tok);
 	}
 	free(copy);
 	if (cfg->nnats_servers == 0)
 		return cfg_err(err, var, "", "no server URL");
+	/* nats.c has one TLS setting per connection, not one per URL. */
+	if (ntls != 0 && ntls != cfg->nnats_servers)
+		return cfg_err(err, var, "", "use tls:// for every URL or for "
+		    "none");
+	cfg->nats_tls = ntls != 0;
 	return 0;
 }
 

@@ -40,6 +40,7 @@ struct config {
 	char		 *nats_url;		/* as given, comma-separated */
 	char		**nats_servers;
 	int		  nnats_servers;
+	int		  nats_tls;		/* tls:// URLs: TLS, system CAs */
 	char		 *listen;
 	int		  port;
 	struct producer	 *producers;

@@ -15,6 +15,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 
 #include "treaty.h"
 #include "config.h"
@@ -28,6 +29,9 @@
 static struct evhttp			*http;
 static struct evhttp_bound_socket	*http_sock;
 static int				 http_stopping;
+static struct event			*http_resume_ev;
+
+#define ACCEPT_PAUSE_MS		1000	/* after running out of descriptors */
 
 /* Answer with body (consumed), Content-Type application/json. */
 void
@@ -146,6 +150,39 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		    "no such route; events go to POST /v1/events/<subject>");
 }
 
+/* The pause after a failed accept is over: accept again. */
+static void
+http_resume_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct evconnlistener	*l;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	if (http_sock != NULL &&
+	    (l = evhttp_bound_socket_get_listener(http_sock)) != NULL)
+		evconnlistener_enable(l);
+}
+
+/*
+ * accept() failed for a reason retrying at once cannot fix, such as no
+ * descriptors left (EMFILE): without this libevent would try again on
+ * every loop iteration, spinning the CPU and writing a line each time.
+ * Stop accepting for a second; the connections we have keep being served
+ * and, as they close, free descriptors.
+ */
+static void
+http_accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct timeval	 tv = { ACCEPT_PAUSE_MS / 1000, 0 };
+
+	(void)arg;
+	log_warn("accept failed, pausing new connections", "pause_ms=%d",
+	    ACCEPT_PAUSE_MS);
+	evconnlistener_disable(l);
+	event_add(http_resume_ev, &tv);
+}
+
 /* Bind and listen. */
 void
 http_init(struct event_base *base, const struct config *cfg)
@@ -171,6 +208,11 @@ http_init(struct event_base *base, const struct config *cfg)
 	if (http_sock == NULL)
 		fatalx("cannot listen", "addr=%s port=%d", log_q(cfg->listen),
 		    cfg->port);
+	http_resume_ev = evtimer_new(base, http_resume_cb, NULL);
+	if (http_resume_ev == NULL)
+		fatalx("cannot create the accept timer", NULL);
+	evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(http_sock),
+	    http_accept_error_cb);
 	log_info("listening", "addr=%s port=%d", log_q(cfg->listen),
 	    cfg->port);
 }
@@ -180,6 +222,8 @@ void
 http_stop_accepting(void)
 {
 	http_stopping = 1;
+	if (http_resume_ev != NULL)
+		event_del(http_resume_ev);
 	if (http_sock != NULL) {
 		evhttp_del_accept_socket(http, http_sock);
 		http_sock = NULL;
@@ -200,4 +244,7 @@ http_free(void)
 	if (http != NULL)
 		evhttp_free(http);
 	http = NULL;
+	if (http_resume_ev != NULL)
+		event_free(http_resume_ev);
+	http_resume_ev = NULL;
 }

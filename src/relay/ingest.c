@@ -26,7 +26,13 @@
 #include "store.h"
 #include "util.h"
 
-/* A request waiting for JetStream. */
+/*
+ * A request waiting for JetStream.  Holding the evhttp_request is safe in
+ * libevent 2.1: a request the user has not answered is detached from its
+ * connection when the client leaves, never freed under us, and freed by
+ * evhttp_send_reply; and every waiting publish is answered (acknowledged,
+ * timed out, or failed at shutdown) within publish_timeout_ms.
+ */
 struct ingest_req {
 	struct evhttp_request	*req;
 	char			*id;		/* decoded ce-id, for the body */

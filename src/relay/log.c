@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
 
 #include "log.h"
 
@@ -134,4 +137,51 @@ log_q(const char *s)
 	b[o++] = '"';
 	b[o] = '\0';
 	return b;
+}
+
+/* libevent's messages, as logfmt lines, rate-limited. */
+void
+log_libevent(int severity, const char *msg)
+{
+	static time_t	 window;
+	static int	 lines, dropped;
+	char		 buf[512], q[400];
+	const char	*level;
+	time_t		 now = time(NULL);
+	size_t		 i, o = 0;
+	int		 n;
+
+	if (severity == EVENT_LOG_DEBUG)
+		return;
+	/* Racy across threads by design: it only bounds the volume. */
+	if (now != window) {
+		if (dropped > 0) {
+			n = snprintf(buf, sizeof(buf), "level=warn msg=\"libevent "
+			    "messages dropped\" count=%d\n", dropped);
+			fwrite(buf, 1, (size_t)n, stderr);
+		}
+		window = now;
+		lines = 0;
+		dropped = 0;
+	}
+	if (++lines > 5) {
+		dropped++;
+		return;
+	}
+	level = severity == EVENT_LOG_ERR ? "error" :
+	    severity == EVENT_LOG_WARN ? "warn" : "info";
+	for (i = 0; msg[i] != '\0' && o < sizeof(q) - 3; i++) {
+		unsigned char c = (unsigned char)msg[i];
+
+		if (c == '"' || c == '\\')
+			q[o++] = '\\';
+		q[o++] = c < ' ' || c == 0x7f ? '?' : (char)c;
+	}
+	q[o] = '\0';
+	n = snprintf(buf, sizeof(buf), "level=%s msg=\"libevent\" detail=\"%s\"\n",
+	    level, q);
+	if (n > 0)
+		fwrite(buf, 1, (size_t)n < sizeof(buf) ? (size_t)n :
+		    sizeof(buf) - 1, stderr);
+	fflush(stderr);
 }

@@ -29,5 +29,11 @@ noreturn void	 fatalx(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
  * backslash escapes; control bytes become \xNN.  Long values are cut.
  */
 const char	*log_q(const char *s);
+/*
+ * Send libevent's own messages through here (event_set_log_callback):
+ * logfmt, and at most a few lines a second so a failure that repeats on
+ * every loop iteration cannot flood the journal.  Any thread.
+ */
+void		 log_libevent(int severity, const char *msg);
 
 #endif

@@ -11,6 +11,7 @@
  * NATS, exit 0.  A second signal skips what is left of the grace period.
  */
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,28 @@ relay_signal_cb(evutil_socket_t sig, short ev, void *arg)
 	http_stop_accepting();
 }
 
+/*
+ * Raise the descriptor limit to its hard maximum: every client connection
+ * costs one, and the default soft limit (1024) is easy to reach with idle
+ * keep-alive clients.
+ */
+static void
+relay_raise_nofile(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			log_warn("cannot raise the descriptor limit", NULL);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		log_info("descriptor limit", "nofile=%llu",
+		    (unsigned long long)rl.rlim_cur);
+}
+
 /* SIGPIPE: ignored (a write to a closed socket returns EPIPE instead). */
 static void
 relay_sigpipe_cb(evutil_socket_t sig, short ev, void *arg)
@@ -119,6 +142,7 @@ main(int argc, char **argv)
 	case CONFIG_USAGE_ERROR:
 		fprintf(stderr, "treaty-relay: %s\n", err.detail);
 		config_usage(stderr);
+		config_free(&relay.cfg);
 		return CONFIG_EXIT_USAGE;
 	case CONFIG_BAD:
 		log_errorx("bad configuration", "var=%s field=%s detail=%s",
@@ -135,6 +159,8 @@ main(int argc, char **argv)
 		break;
 	}
 	log_init(relay.cfg.verbose);
+	event_set_log_callback(log_libevent);
+	relay_raise_nofile();
 	if (relay.cfg.nproducers == 0)
 		log_warnx("no producers configured: every POST gets 401",
 		    "var=TREATY_RELAY_PRODUCERS");
@@ -162,9 +188,12 @@ main(int argc, char **argv)
 
 	event_base_dispatch(relay.base);
 
+	/* Teardown order: see store.h. */
 	http_free();
-	store_free();
-	bridge_shutdown();
+	store_close();
+	bridge_stop_worker();
+	store_destroy();
+	bridge_free();
 	store_free_tables();
 	event_del(&relay.tick);
 	event_del(&relay.sigterm);

@@ -48,6 +48,9 @@
 #define SWEEP_MS		100	/* publish deadlines */
 #define JS_API_WAIT_MS		5000	/* stream management requests */
 #define DRAIN_MS		2000
+#define OUT_BUFFER_MAX		(64 * 1024 * 1024)	/* unsent bytes */
+#define CHECK_RETRY_MS		1000	/* after a stream check without answer */
+#define CHECK_TRANSIENT		(-2)
 
 /* One publish waiting for JetStream's acknowledgement. */
 struct pub {
@@ -76,7 +79,7 @@ struct connev {
 /* The stream check job, on the worker thread. */
 struct stream_job {
 	struct bridge_job	 job;
-	int			 ok;
+	int			 result;	/* 0, -1, CHECK_TRANSIENT */
 	char			 detail[256];
 };
 
@@ -95,6 +98,7 @@ static struct {
 	size_t			 hmask;
 	struct event		 sweep_ev;
 	struct event		 check_ev;
+	struct event		 retry_ev;	/* one-shot re-check */
 	struct event		 drain_ev;
 	int			 check_running;
 	void			(*drained)(void);
@@ -476,18 +480,25 @@ store_publish(const char *subject, const struct store_header *h, size_t nh,
 	size_t		 i, hdrlen = 12 + strlen("Nats-Msg-Id: \r\n") +
 			    strlen(msg_id);
 
-	if (!store_ready() || st.closing) {
-		metrics_publish_failure(PUBFAIL_NOT_READY);
-		return STORE_NOT_READY;
-	}
-	if (st.npubs >= st.cfg->max_pending) {
-		metrics_publish_failure(PUBFAIL_OVERLOAD);
-		return STORE_OVERLOAD;
-	}
+	/* Size first: too large is 413 whatever the state (SPEC 2). */
 	for (i = 0; i < nh; i++)
 		hdrlen += strlen(h[i].key) + strlen(h[i].value) + 4;
 	if (st.max_payload > 0 && hdrlen + len > (size_t)st.max_payload)
 		return STORE_TOO_LARGE;
+	if (!store_ready() || st.closing) {
+		metrics_publish_failure(PUBFAIL_NOT_READY);
+		return STORE_NOT_READY;
+	}
+	/*
+	 * Both bounds: publishes waiting, and bytes nats.c has not written
+	 * yet (its buffer has no limit of its own, and a stalled server keeps
+	 * it growing after our publishes have timed out).
+	 */
+	if (st.npubs >= st.cfg->max_pending ||
+	    natsConnection_Buffered(st.nc) > OUT_BUFFER_MAX) {
+		metrics_publish_failure(PUBFAIL_OVERLOAD);
+		return STORE_OVERLOAD;
+	}
 
 	st.next_seq++;
 	reply_subject(reply, st.next_seq);
@@ -727,10 +738,15 @@ stream_ensure(const char *name, const char *subject, int64_t max_age_ns,
 	}
 	jsStreamInfo_Destroy(si);
 	if (s != NATS_OK) {
+		const char	*e = nats_GetLastError(NULL);
+
 		snprintf(detail, dlen, "%s %s: %s (code %d)", what, name,
-		    nats_GetLastError(NULL) ? nats_GetLastError(NULL) :
-		    natsStatus_GetText(s), (int)code);
-		return -1;
+		    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s),
+		    (int)code);
+		/* No answer is not a "no": the streams may well be there. */
+		return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS ||
+		    s == NATS_CONNECTION_CLOSED ||
+		    s == NATS_CONNECTION_DISCONNECTED ? CHECK_TRANSIENT : -1;
 	}
 	return 0;
 }
@@ -743,10 +759,11 @@ stream_job_work(struct bridge_job *job)
 	char		 d1[128] = "", d2[128] = "";
 	int64_t		 hour = 3600LL * 1000000000LL;
 
-	sj->ok = stream_ensure("WORK", "evt.>",
-	    st.cfg->work_max_age_hours * hour, d1, sizeof(d1)) == 0 &&
-	    stream_ensure("AUDIT", "audit.>",
-	    st.cfg->audit_max_age_days * 24 * hour, d2, sizeof(d2)) == 0;
+	sj->result = stream_ensure("WORK", "evt.>",
+	    st.cfg->work_max_age_hours * hour, d1, sizeof(d1));
+	if (sj->result == 0)
+		sj->result = stream_ensure("AUDIT", "audit.>",
+		    st.cfg->audit_max_age_days * 24 * hour, d2, sizeof(d2));
 	snprintf(sj->detail, sizeof(sj->detail), "%s%s%s", d1,
 	    d1[0] && d2[0] ? "; " : "", d2);
 }
@@ -757,13 +774,26 @@ stream_job_done(struct bridge_job *job)
 {
 	struct stream_job *sj = BRIDGE_CONTAINER(job, struct stream_job, job);
 
+	struct timeval	 tv = { CHECK_RETRY_MS / 1000,
+			    CHECK_RETRY_MS % 1000 * 1000 };
+
 	st.check_running = 0;
-	if (!sj->ok)
+	if (sj->result == CHECK_TRANSIENT) {
+		/* Keep the state we had; ask again soon. */
+		log_warnx("stream check got no answer", "detail=%s",
+		    log_q(sj->detail));
+		if (!st.closing)
+			event_add(&st.retry_ev, &tv);
+	} else if (sj->result != 0) {
 		log_warnx("streams not ready", "detail=%s", log_q(sj->detail));
-	else if (sj->detail[0] != '\0')
-		log_info("streams", "detail=%s", log_q(sj->detail));
-	if (st.connected && !st.closing)
-		store_set_state(1, sj->ok);
+		if (st.connected && !st.closing)
+			store_set_state(1, 0);
+	} else {
+		if (sj->detail[0] != '\0')
+			log_info("streams", "detail=%s", log_q(sj->detail));
+		if (st.connected && !st.closing)
+			store_set_state(1, 1);
+	}
 	free(sj);
 }
 
@@ -845,6 +875,13 @@ store_init(struct event_base *base, const struct config *cfg)
 	    cfg->nnats_servers), "servers");
 	free(servers);
 	nats_check(natsOptions_SetName(st.opts, "treaty-relay"), "name");
+	/*
+	 * nats.c ignores the scheme: TLS is this one option.  It verifies the
+	 * server's chain against OpenSSL's default paths (SSL_CERT_FILE and
+	 * SSL_CERT_DIR are honoured) and its host name.
+	 */
+	if (cfg->nats_tls)
+		nats_check(natsOptions_SetSecure(st.opts, true), "tls");
 	nats_check(natsOptions_SetEventLoop(st.opts, base, store_attach,
 	    store_read, store_write, store_detach), "event loop");
 	/*
@@ -877,6 +914,7 @@ store_init(struct event_base *base, const struct config *cfg)
 	tv.tv_usec = SWEEP_MS * 1000;
 	event_add(&st.sweep_ev, &tv);
 	event_assign(&st.check_ev, base, -1, EV_PERSIST, store_check_cb, NULL);
+	event_assign(&st.retry_ev, base, -1, 0, store_check_cb, NULL);
 	tv.tv_sec = STREAM_CHECK_MS / 1000;
 	tv.tv_usec = 0;
 	event_add(&st.check_ev, &tv);
@@ -907,7 +945,7 @@ store_init(struct event_base *base, const struct config *cfg)
 		store_post_connev(CONN_CONNECTED);
 	} else
 		log_warnx("nats not reachable yet, retrying in the background",
-		    "url=%s", log_q(cfg->nats_url));
+		    "servers=%d", cfg->nnats_servers);
 }
 
 /* The drain did not finish in time: go on without it. */
@@ -934,6 +972,7 @@ store_drain(void (*done)(void))
 
 	st.closing = 1;
 	event_del(&st.check_ev);
+	event_del(&st.retry_ev);
 	st.drained = done;
 	event_assign(&st.drain_ev, st.base, -1, 0, store_drain_timeout_cb,
 	    NULL);
@@ -953,16 +992,31 @@ store_drain(void (*done)(void))
 	}
 }
 
-/* Tear down nats.c objects; after the loop has stopped. */
+/*
+ * After the loop has stopped: close the connection, so that a stream job
+ * still waiting on the worker thread fails at once instead of using a
+ * context that is about to be destroyed.
+ */
 void
-store_free(void)
+store_close(void)
 {
 	grave_flush();
 	event_del(&st.sweep_ev);
 	event_del(&st.check_ev);
+	event_del(&st.retry_ev);
 	event_del(&st.drain_ev);
 	if (st.nc != NULL && !natsConnection_IsClosed(st.nc))
 		natsConnection_Close(st.nc);
+}
+
+/*
+ * After the worker has been joined: destroy the nats.c objects and wait
+ * for nats.c's threads to end, so that nothing can post to the bridge any
+ * more.
+ */
+void
+store_destroy(void)
+{
 	natsSubscription_Destroy(st.acks);
 	st.acks = NULL;
 	jsCtx_Destroy(st.js);
@@ -971,9 +1025,11 @@ store_free(void)
 	st.nc = NULL;
 	natsOptions_Destroy(st.opts);
 	st.opts = NULL;
+	if (nats_CloseAndWait(2000) != NATS_OK)
+		log_warnx("nats.c threads did not end in time", NULL);
 }
 
-/* Free the tables once nothing can reach them any more. */
+/* Free the tables, after the bridge ran what was left for them. */
 void
 store_free_tables(void)
 {
@@ -987,5 +1043,4 @@ store_free_tables(void)
 	st.hash = NULL;
 	natsInbox_Destroy(st.inbox);
 	st.inbox = NULL;
-	nats_CloseAndWait(2000);
 }

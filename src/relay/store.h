@@ -54,12 +54,15 @@ void		 store_fail_all(void);
  * when it is closed (or the drain timed out).
  */
 void		 store_drain(void (*done)(void));
-/* Free everything; after the loop has stopped. */
-void		 store_free(void);
-/* Free after bridge_shutdown() ran what was still queued. */
+/*
+ * Teardown after the loop has stopped, in this order (main.c):
+ * store_close, bridge_stop_worker, store_destroy, bridge_free,
+ * store_free_tables.
+ */
+void		 store_close(void);
+void		 store_destroy(void);
 void		 store_free_tables(void);
-
-#endif
-
 /* Process-wide set-up for nats.c and libevent threads: before event_base_new. */
 void		 store_global_init(void);
+
+#endif

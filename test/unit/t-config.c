@@ -715,18 +715,30 @@ nats_url(void)
 		    "nats://10.0.0.1:4222,nats://10.0.0.2:4222");
 		config_free(&cfg);
 	}
-	if (LOAD_ENV_OK(&cfg, "NATS_URL", "nats://a:1, tls://b:2,")) {
+	if (LOAD_ENV_OK(&cfg, "NATS_URL", "tls://a:1, tls://b:2 ,")) {
 		T_EQ_INT(cfg.nnats_servers, 2);
 		if (cfg.nnats_servers == 2)
 			T_EQ_STR(cfg.nats_servers[1], "tls://b:2");
+		T_EQ_INT(cfg.nats_tls, 1);
 		config_free(&cfg);
 	}
-	EXPECT_BAD_ENV("NATS_URL", "127.0.0.1:4222", "");
-	EXPECT_BAD_ENV("NATS_URL", "http://127.0.0.1:4222", "");
-	EXPECT_BAD_ENV("NATS_URL", "nats://a:4222,b:4222", "");
+	if (LOAD_ENV_OK(&cfg, "NATS_URL", "nats://user:pw@a")) {
+		T_EQ_INT(cfg.nats_tls, 0);
+		config_free(&cfg);
+	}
+	/* nats.c has one TLS switch per connection: all tls:// or none. */
+	EXPECT_BAD_ENV("NATS_URL", "nats://a:1, tls://b:2,", "");
+	EXPECT_BAD_ENV("NATS_URL", "127.0.0.1:4222", "[0]");
+	EXPECT_BAD_ENV("NATS_URL", "http://127.0.0.1:4222", "[0]");
+	EXPECT_BAD_ENV("NATS_URL", "nats://a:4222,b:4222", "[1]");
+	EXPECT_BAD_ENV("NATS_URL", "nats://127.0.0.1:notaport", "[0]");
+	EXPECT_BAD_ENV("NATS_URL", "nats://h:0", "[0]");
+	EXPECT_BAD_ENV("NATS_URL", "nats://h:65536", "[0]");
+	EXPECT_BAD_ENV("NATS_URL", "nats://h:4222/x", "[0]");
+	EXPECT_BAD_ENV("NATS_URL", "nats://:4222", "[0]");
 	EXPECT_BAD_ENV("NATS_URL", "", "");
 	EXPECT_BAD_ENV("NATS_URL", ",", "");
-	EXPECT_BAD_FLAG("--nats-url", "localhost:4222", "");
+	EXPECT_BAD_FLAG("--nats-url", "localhost:4222", "[0]");
 	env_clear();
 }
 

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tls:// NATS URLs: the relay speaks TLS to NATS, verifies the server's
+# chain and name, and never falls back to plaintext.  A throwaway CA and
+# server certificate are made here with the openssl command line.
+. "$(dirname "$0")/lib.sh"
+
+pki=$T/pki
+mkdir -p "$pki"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=treaty-test-ca \
+    -keyout "$pki/ca.key" -out "$pki/ca.pem" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+    -keyout "$pki/server.key" -out "$pki/server.csr" 2>/dev/null
+printf 'subjectAltName=DNS:localhost\n' > "$pki/ext"
+openssl x509 -req -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" \
+    -CAcreateserial -days 2 -extfile "$pki/ext" -out "$pki/server.pem" 2>/dev/null
+[ -s "$pki/server.pem" ] || { fail pki "could not make test certificates"; finish; }
+
+start_nats || { fail start "nats-server did not start"; finish; }
+plain_url=tls://localhost:$NATS_PORT
+
+# A plain server and a tls:// URL: no connection, never plaintext.
+NATS_URL_RELAY=$plain_url NO_WAIT=1 start_relay
+sleep 3
+check "tls:// to a plain server: healthz 503" 503 "$(healthz_status)"
+if grep -q 'msg="nats connected"' "$RELAY_LOG"; then fail "never connects in plaintext" "$(grep connected "$RELAY_LOG")"; else ok "never connects in plaintext"; fi
+kill -TERM $RELAY_PID; wait $RELAY_PID
+
+# The same server with TLS.
+stop_nats
+cat >> "$T/$NATS_NAME/nats.conf" <<CONF
+tls { cert_file: "$pki/server.pem", key_file: "$pki/server.key" }
+CONF
+restart_nats || { fail restart "nats-server with TLS did not start"; finish; }
+
+# Untrusted CA: the chain check fails, no connection.
+NATS_URL_RELAY=$plain_url NO_WAIT=1 start_relay
+sleep 3
+check "untrusted server certificate: healthz 503" 503 "$(healthz_status)"
+kill -TERM $RELAY_PID; wait $RELAY_PID
+
+# Trusted through SSL_CERT_FILE (OpenSSL's default verify paths).
+export SSL_CERT_FILE=$pki/ca.pem
+NATS_URL_RELAY=$plain_url start_relay || { fail tls "relay did not become healthy over TLS"; finish; }
+check "trusted CA: healthz 200" 200 "$(healthz_status)"
+post evt.acme.shop.order.created tls-1 over-tls
+check "POST 202 over a TLS connection to NATS" 202 "$STATUS"
+check "JetStream acknowledged it into WORK" 1 "$(metric 'treaty_relay_events_stored_total{stream="WORK"}')"
+finish

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Out of file descriptors: the relay pauses accepting instead of spinning on
+# accept() and flooding its log, keeps serving, and recovers by itself when
+# clients leave.
+. "$(dirname "$0")/lib.sh"
+start_nats || { fail start "nats-server did not start"; finish; }
+
+# The relay under a hard limit of 64 descriptors.
+real=$RELAY_BIN
+cat > "$T/relay-lowfd" <<WRAP
+#!/usr/bin/env bash
+ulimit -n 64
+exec "$real" "\$@"
+WRAP
+chmod +x "$T/relay-lowfd"
+RELAY_BIN=$T/relay-lowfd
+start_relay || { fail start "relay did not start"; finish; }
+check_match "the descriptor limit is logged" 'msg="descriptor limit" nofile=64' "$(cat "$RELAY_LOG")"
+
+cpu() { awk '{print $14 + $15}' /proc/$RELAY_PID/stat; }
+fds=()
+for _ in $(seq 1 90); do
+	exec {fd}<>/dev/tcp/127.0.0.1/$RELAY_PORT 2>/dev/null && fds+=($fd)
+done
+sleep 0.5
+c0=$(cpu)
+sleep 3
+c1=$(cpu)
+hz=$(getconf CLK_TCK)
+ticks=$((c1 - c0))
+if [ $ticks -lt $((hz / 2)) ]; then ok "no accept spin while out of descriptors ($ticks ticks in 3 s)"; else fail "no accept spin while out of descriptors" "$ticks ticks in 3 s"; fi
+lines=$(grep -c 'accept failed' "$RELAY_LOG")
+if [ "$lines" -ge 1 ] && [ "$lines" -le 10 ]; then ok "the pause is logged a few times ($lines)"; else fail "the pause is logged a few times" "$lines lines"; fi
+check "no raw libevent lines" 0 "$(grep -vc '^level=' "$RELAY_LOG")"
+
+for fd in "${fds[@]}"; do exec {fd}>&-; done
+wait_for 10 healthz_ok
+check "healthz 200 again once clients left" 200 "$(healthz_status)"
+post evt.acme.shop.order.created fd-1 x
+check "POST 202 again" 202 "$STATUS"
+finish
