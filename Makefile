@@ -94,9 +94,10 @@ fuzz:
 	build/fuzz/fz-ingest -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus-ingest \
 	    test/fuzz/corpus/ingest
 
-$(O)/test/%: $(O)/obj/test/tools/%.o $(O)/libtreaty.a
+# Test tools may use the relay's modules (all but main.c).
+$(O)/test/%: $(O)/obj/test/tools/%.o $(RELAY_LIBOBJ) $(O)/libtreaty.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(O)/libtreaty.a $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(RELAY_LIBOBJ) $(O)/libtreaty.a $(LIBS)
 
 $(O)/bench/%: $(O)/obj/bench/%.o
 	@mkdir -p $(@D)

@@ -1,0 +1,514 @@
+/*
+ * outbound.c: POSTs to subscribers with evhttp's client, over a
+ * bufferevent_openssl for https.  Loop thread only.
+ *
+ * Pinning: each connection is made to the numeric address the caller
+ * resolved and validated, so evhttp never looks the host up again (a
+ * numeric address never reaches a resolver in libevent).  The URL's host
+ * still goes where it must: the Host header, TLS SNI and the certificate's
+ * name check, which we set on the SSL object ourselves
+ * (SSL_set_tlsext_host_name, SSL_set1_host) because no URL helper sees it.
+ *
+ * Connections: evhttp reconnects a closed connection on the same
+ * bufferevent, which an SSL bufferevent cannot do, so a connection that
+ * closes, fails or times out is thrown away and a new one made next time.
+ * Idle connections are kept up to the target's max_idle.  Freeing happens
+ * from a zero timer, never inside evhttp's own callbacks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <netinet/in.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/event_struct.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "log.h"
+#include "outbound.h"
+#include "util.h"
+
+#define MAX_RESPONSE_BODY	(1024 * 1024)
+
+struct ob_conn {
+	struct outbound_target	*t;
+	struct evhttp_connection *evcon;
+	struct sockaddr_storage	 addr;
+	socklen_t		 addrlen;
+	int			 busy;
+	int			 dead;		/* never reuse; free when idle */
+	int			 buried;	/* on ob.graves */
+	TAILQ_ENTRY(ob_conn)	 entry;
+};
+TAILQ_HEAD(ob_conn_list, ob_conn);
+
+struct outbound_target {
+	char			*host;		/* as in the URL, no brackets */
+	char			*hosthdr;	/* Host: header value */
+	char			*target;	/* path and query */
+	int			 port;
+	int			 tls;
+	int			 max_idle;
+	struct ob_conn_list	 conns;
+	int			 nconns;
+};
+
+struct outbound_req {
+	struct ob_conn		*conn;
+	struct evhttp_request	*req;
+	outbound_cb		 cb;
+	void			*arg;
+	struct event		 deadline;
+	long long		 start;
+	enum evhttp_request_error err;
+	int			 have_err;
+	int			 not_started;	/* evhttp_make_request failed */
+};
+
+static struct {
+	struct event_base	*base;
+	SSL_CTX			*ctx;
+	int			 deadline_ms;
+	int			 idle_s;
+	struct event		*reaper;	/* frees dead connections */
+	struct ob_conn_list	 graves;
+} ob;
+
+/* Free connections that died, outside evhttp's callbacks. */
+static void
+ob_reap_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct ob_conn	*c;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	while ((c = TAILQ_FIRST(&ob.graves)) != NULL) {
+		TAILQ_REMOVE(&ob.graves, c, entry);
+		/* evhttp_connection_free would call ob_closed_cb again. */
+		evhttp_connection_set_closecb(c->evcon, NULL, NULL);
+		evhttp_connection_free(c->evcon);
+		free(c);
+	}
+}
+
+/* Take c out of its target and free it soon. */
+static void
+ob_conn_bury(struct ob_conn *c)
+{
+	if (c->buried)
+		return;
+	c->buried = 1;
+	TAILQ_REMOVE(&c->t->conns, c, entry);
+	c->t->nconns--;
+	TAILQ_INSERT_TAIL(&ob.graves, c, entry);
+	event_active(ob.reaper, EV_TIMEOUT, 0);
+}
+
+/* evhttp: the connection closed; it is never reused. */
+static void
+ob_closed_cb(struct evhttp_connection *evcon, void *arg)
+{
+	struct ob_conn	*c = arg;
+
+	(void)evcon;
+	c->dead = 1;
+	if (!c->busy)
+		ob_conn_bury(c);
+}
+
+/* Set up the pool and, for https, the TLS context. */
+int
+outbound_init(struct event_base *base, const char *ca_file, int deadline_ms,
+    int idle_ms)
+{
+	ob.base = base;
+	ob.deadline_ms = deadline_ms;
+	ob.idle_s = (idle_ms + 999) / 1000;
+	TAILQ_INIT(&ob.graves);
+	ob.reaper = event_new(base, -1, 0, ob_reap_cb, NULL);
+	if ((ob.ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+		return -1;
+	SSL_CTX_set_min_proto_version(ob.ctx, TLS1_2_VERSION);
+	SSL_CTX_set_verify(ob.ctx, SSL_VERIFY_PEER, NULL);
+	if (ca_file != NULL) {
+		if (SSL_CTX_load_verify_locations(ob.ctx, ca_file, NULL) != 1) {
+			fprintf(stderr, "cannot read CA file %s\n", ca_file);
+			return -1;
+		}
+	} else
+		SSL_CTX_set_default_verify_paths(ob.ctx);
+	return 0;
+}
+
+/* Free the TLS context and the reaper. */
+void
+outbound_free(void)
+{
+	ob_reap_cb(-1, 0, NULL);
+	if (ob.reaper != NULL)
+		event_free(ob.reaper);
+	ob.reaper = NULL;
+	SSL_CTX_free(ob.ctx);
+	ob.ctx = NULL;
+}
+
+/* A target from its URL. */
+struct outbound_target *
+outbound_target_new(const char *url, int max_idle)
+{
+	struct evhttp_uri	*u = evhttp_uri_parse_with_flags(url, 0);
+	struct outbound_target	*t;
+	const char		*scheme, *host, *path, *query;
+	size_t			 n, tn;
+	int			 port, tls;
+
+	if (u == NULL)
+		return NULL;
+	scheme = evhttp_uri_get_scheme(u);
+	host = evhttp_uri_get_host(u);
+	if (scheme == NULL || host == NULL || host[0] == '\0' ||
+	    (strcasecmp(scheme, "https") != 0 &&
+	    strcasecmp(scheme, "http") != 0)) {
+		evhttp_uri_free(u);
+		return NULL;
+	}
+	tls = strcasecmp(scheme, "https") == 0;
+	port = evhttp_uri_get_port(u);
+	if (port <= 0)
+		port = tls ? 443 : 80;
+	t = xcalloc(1, sizeof(*t));
+	n = strlen(host);
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']')
+		t->host = xstrndup(host + 1, n - 2);
+	else
+		t->host = xstrdup(host);
+	t->hosthdr = xmalloc(n + 8);
+	if ((tls && port == 443) || (!tls && port == 80))
+		snprintf(t->hosthdr, n + 8, "%s", host);
+	else
+		snprintf(t->hosthdr, n + 8, "%s:%d", host, port);
+	path = evhttp_uri_get_path(u);
+	query = evhttp_uri_get_query(u);
+	if (path == NULL || path[0] == '\0')
+		path = "/";
+	tn = strlen(path) + (query ? strlen(query) + 1 : 0) + 1;
+	t->target = xmalloc(tn);
+	snprintf(t->target, tn, "%s%s%s", path, query ? "?" : "",
+	    query ? query : "");
+	t->port = port;
+	t->tls = tls;
+	t->max_idle = max_idle > 0 ? max_idle : 1;
+	TAILQ_INIT(&t->conns);
+	evhttp_uri_free(u);
+	return t;
+}
+
+/* The host to resolve. */
+const char *
+outbound_target_host(const struct outbound_target *t)
+{
+	return t->host;
+}
+
+/* The port to connect to. */
+int
+outbound_target_port(const struct outbound_target *t)
+{
+	return t->port;
+}
+
+/* Open connections. */
+int
+outbound_target_conns(const struct outbound_target *t)
+{
+	return t->nconns;
+}
+
+/* Close every connection and free the target (no request may be open). */
+void
+outbound_target_free(struct outbound_target *t)
+{
+	struct ob_conn	*c;
+
+	while ((c = TAILQ_FIRST(&t->conns)) != NULL)
+		ob_conn_bury(c);
+	ob_reap_cb(-1, 0, NULL);
+	free(t->host);
+	free(t->hosthdr);
+	free(t->target);
+	free(t);
+}
+
+/* The SSL object for one connection: SNI and the name check. */
+static SSL *
+ob_ssl_new(const char *host)
+{
+	SSL			*ssl = SSL_new(ob.ctx);
+	struct in6_addr		 a6;
+	struct in_addr		 a4;
+	int			 numeric;
+
+	if (ssl == NULL)
+		return NULL;
+	numeric = evutil_inet_pton(AF_INET, host, &a4) == 1 ||
+	    evutil_inet_pton(AF_INET6, host, &a6) == 1;
+	if (numeric) {
+		/* No SNI for an address; check the certificate's IP. */
+		if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) != 1)
+			goto fail;
+	} else if (SSL_set_tlsext_host_name(ssl, host) != 1 ||
+	    SSL_set1_host(ssl, host) != 1)
+		goto fail;
+	SSL_set_verify(ssl, SSL_VERIFY_PEER, NULL);
+	return ssl;
+fail:
+	SSL_free(ssl);
+	return NULL;
+}
+
+/* A new connection of t to addr. */
+static struct ob_conn *
+ob_conn_new(struct outbound_target *t, const struct sockaddr *addr,
+    socklen_t addrlen)
+{
+	struct ob_conn		*c;
+	struct bufferevent	*bev;
+	char			 ip[INET6_ADDRSTRLEN];
+	const void		*in;
+	SSL			*ssl;
+
+	in = addr->sa_family == AF_INET ?
+	    (const void *)&((const struct sockaddr_in *)(const void *)addr)->sin_addr :
+	    (const void *)&((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr;
+	if (evutil_inet_ntop(addr->sa_family, in, ip, sizeof(ip)) == NULL)
+		return NULL;
+	if (t->tls) {
+		if ((ssl = ob_ssl_new(t->host)) == NULL)
+			return NULL;
+		bev = bufferevent_openssl_socket_new(ob.base, -1, ssl,
+		    BUFFEREVENT_SSL_CONNECTING,
+		    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+		if (bev == NULL) {
+			SSL_free(ssl);
+			return NULL;
+		}
+		/* Many servers end TLS without close_notify; the body is framed. */
+		bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	} else
+		bev = bufferevent_socket_new(ob.base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL)
+		return NULL;
+	c = xcalloc(1, sizeof(*c));
+	c->t = t;
+	/* A numeric address: evhttp connects without any lookup. */
+	c->evcon = evhttp_connection_base_bufferevent_new(ob.base, NULL, bev,
+	    ip, (ev_uint16_t)t->port);
+	if (c->evcon == NULL) {
+		bufferevent_free(bev);
+		free(c);
+		return NULL;
+	}
+	memcpy(&c->addr, addr, addrlen);
+	c->addrlen = addrlen;
+	evhttp_connection_set_timeout(c->evcon, ob.idle_s);
+	evhttp_connection_set_max_body_size(c->evcon, MAX_RESPONSE_BODY);
+	evhttp_connection_set_closecb(c->evcon, ob_closed_cb, c);
+	TAILQ_INSERT_TAIL(&t->conns, c, entry);
+	t->nconns++;
+	return c;
+}
+
+/* An idle, live connection of t to addr, or a new one. */
+static struct ob_conn *
+ob_conn_get(struct outbound_target *t, const struct sockaddr *addr,
+    socklen_t addrlen)
+{
+	struct ob_conn	*c;
+
+	TAILQ_FOREACH(c, &t->conns, entry)
+		if (!c->busy && !c->dead && c->addrlen == addrlen &&
+		    memcmp(&c->addr, addr, addrlen) == 0)
+			return c;
+	return ob_conn_new(t, addr, addrlen);
+}
+
+/* A request is over: keep its connection for the next one, or not. */
+static void
+ob_conn_release(struct ob_conn *c, int reusable)
+{
+	struct ob_conn	*x;
+	int		 idle = 0;
+
+	c->busy = 0;
+	if (!reusable)
+		c->dead = 1;
+	TAILQ_FOREACH(x, &c->t->conns, entry)
+		if (!x->busy && !x->dead)
+			idle++;
+	if (c->dead || idle > c->t->max_idle)
+		ob_conn_bury(c);
+}
+
+/* Name of an evhttp request error. */
+static const char *
+ob_error_name(enum evhttp_request_error e)
+{
+	switch (e) {
+	case EVREQ_HTTP_TIMEOUT:
+		return "idle timeout";
+	case EVREQ_HTTP_EOF:
+		return "connection closed";
+	case EVREQ_HTTP_INVALID_HEADER:
+		return "bad response";
+	case EVREQ_HTTP_BUFFER_ERROR:
+		return "connection failed";
+	case EVREQ_HTTP_REQUEST_CANCEL:
+		return "cancelled";
+	case EVREQ_HTTP_DATA_TOO_LONG:
+		return "response body too large";
+	}
+	return "connection failed";
+}
+
+/* evhttp: why the request failed (comes before the done callback). */
+static void
+ob_error_cb(enum evhttp_request_error e, void *arg)
+{
+	struct outbound_req	*r = arg;
+
+	r->err = e;
+	r->have_err = 1;
+}
+
+/* evhttp: the answer, or NULL when the request failed. */
+static void
+ob_done_cb(struct evhttp_request *req, void *arg)
+{
+	struct outbound_req	*r = arg;
+	struct outbound_result	 res;
+	const char		*ra = NULL;
+	char			 ra_copy[64];
+	int			 reusable;
+
+	memset(&res, 0, sizeof(res));
+	event_del(&r->deadline);
+	res.ms = now_ms() - r->start;
+	if (req != NULL && evhttp_request_get_response_code(req) > 0) {
+		res.status = evhttp_request_get_response_code(req);
+		ra = evhttp_find_header(evhttp_request_get_input_headers(req),
+		    "Retry-After");
+		if (ra != NULL) {
+			snprintf(ra_copy, sizeof(ra_copy), "%s", ra);
+			res.retry_after = ra_copy;
+		}
+		reusable = 1;
+	} else {
+		res.error = r->have_err ? ob_error_name(r->err) :
+		    "connection failed";
+		reusable = 0;
+	}
+	ob_conn_release(r->conn, reusable);
+	r->cb(r->arg, &res);
+	free(r);
+}
+
+/* The overall deadline passed: abandon the request, report a timeout. */
+static void
+ob_deadline_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct outbound_req	*r = arg;
+	struct outbound_result	 res;
+	outbound_cb		 cb = r->cb;
+	void			*cbarg = r->arg;
+
+	(void)fd;
+	(void)ev;
+	memset(&res, 0, sizeof(res));
+	res.ms = now_ms() - r->start;
+	if (r->not_started) {
+		res.error = "connection failed";
+		r->conn->busy = 0;
+		ob_conn_bury(r->conn);
+		free(r);
+	} else {
+		res.error = "timeout";
+		outbound_cancel(r);
+	}
+	cb(cbarg, &res);
+}
+
+/* POST to t; see outbound.h. */
+struct outbound_req *
+outbound_post(struct outbound_target *t, const struct sockaddr *addr,
+    socklen_t addrlen, const struct outbound_header *h, size_t nh,
+    const void *body, size_t len, outbound_cb cb, void *arg)
+{
+	struct outbound_req	*r;
+	struct evkeyvalq	*oh;
+	struct timeval		 tv;
+	char			 clen[24];
+	size_t			 i;
+
+	r = xcalloc(1, sizeof(*r));
+	r->cb = cb;
+	r->arg = arg;
+	r->start = now_ms();
+	evtimer_assign(&r->deadline, ob.base, ob_deadline_cb, r);
+	if ((r->conn = ob_conn_get(t, addr, addrlen)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	r->conn->busy = 1;
+	r->req = evhttp_request_new(ob_done_cb, r);
+	evhttp_request_set_error_cb(r->req, ob_error_cb);
+	oh = evhttp_request_get_output_headers(r->req);
+	evhttp_add_header(oh, "Host", t->hosthdr);
+	evhttp_add_header(oh, "User-Agent", "treaty-relay");
+	snprintf(clen, sizeof(clen), "%zu", len);
+	evhttp_add_header(oh, "Content-Length", clen);
+	for (i = 0; i < nh; i++)
+		evhttp_add_header(oh, h[i].key, h[i].value);
+	evbuffer_add(evhttp_request_get_output_buffer(r->req), body, len);
+	tv.tv_sec = ob.deadline_ms / 1000;
+	tv.tv_usec = ob.deadline_ms % 1000 * 1000;
+	evtimer_add(&r->deadline, &tv);
+	/*
+	 * A connection refused or reset is reported later through ob_done_cb;
+	 * -1 here means evhttp could not even start (out of memory): report
+	 * that from the deadline timer, at once, without touching the request.
+	 */
+	if (evhttp_make_request(r->conn->evcon, r->req, EVHTTP_REQ_POST,
+	    t->target) == -1) {
+		r->not_started = 1;
+		event_del(&r->deadline);
+		tv.tv_sec = 0;
+		tv.tv_usec = 0;
+		evtimer_add(&r->deadline, &tv);
+	}
+	return r;
+}
+
+/* Abandon a request and its connection. */
+void
+outbound_cancel(struct outbound_req *r)
+{
+	struct ob_conn	*c = r->conn;
+
+	event_del(&r->deadline);
+	/* The request is the connection's only one: cancelling resets it. */
+	evhttp_cancel_request(r->req);
+	c->busy = 0;
+	c->dead = 1;
+	ob_conn_bury(c);
+	free(r);
+}

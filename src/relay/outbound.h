@@ -1,0 +1,66 @@
+/*
+ * outbound.h: POSTs to subscribers over HTTP or HTTPS, to an address the
+ * caller resolved and validated (resolve.h): the connection never
+ * resolves the host again.  A bounded keep-alive pool per target, an
+ * overall deadline per request and an idle timeout per connection.
+ * Loop thread only.
+ */
+#ifndef OUTBOUND_H
+#define OUTBOUND_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+struct event_base;
+struct outbound_target;
+struct outbound_req;
+
+struct outbound_header {
+	const char	*key;
+	const char	*value;
+};
+
+/* The answer: status 0 means no HTTP answer, error then says why. */
+struct outbound_result {
+	int		 status;	/* HTTP status, or 0 */
+	const char	*error;		/* "timeout", "connect", ... or NULL */
+	const char	*retry_after;	/* Retry-After value, or NULL */
+	long long	 ms;		/* from the call to the answer */
+};
+
+typedef void (*outbound_cb)(void *arg, const struct outbound_result *r);
+
+/*
+ * Set up once: ca_file (NULL: the system store) for https, the overall
+ * deadline and the idle timeout in milliseconds.  Returns -1 with a
+ * message on stderr when the CA file cannot be read.
+ */
+int	outbound_init(struct event_base *base, const char *ca_file,
+	    int deadline_ms, int idle_ms);
+/*
+ * A target: the URL (http or https; the caller validated it), and how
+ * many idle connections to keep.  NULL when the URL cannot be parsed.
+ */
+struct outbound_target *outbound_target_new(const char *url, int max_idle);
+/* The URL's host (for resolve_host) and port. */
+const char	*outbound_target_host(const struct outbound_target *t);
+int		 outbound_target_port(const struct outbound_target *t);
+/* Connections open for t (busy and idle). */
+int		 outbound_target_conns(const struct outbound_target *t);
+/* Close t's connections and free it; its requests must be finished. */
+void		 outbound_target_free(struct outbound_target *t);
+/*
+ * POST body with headers to t, connecting to addr (which carries the
+ * port).  cb runs exactly once, on the loop thread, never from inside this
+ * call, unless the request is cancelled first.
+ */
+struct outbound_req *outbound_post(struct outbound_target *t,
+	    const struct sockaddr *addr, socklen_t addrlen,
+	    const struct outbound_header *h, size_t nh, const void *body,
+	    size_t len, outbound_cb cb, void *arg);
+/* Abandon a request: its connection is closed, cb does not run. */
+void	outbound_cancel(struct outbound_req *req);
+/* Free the TLS context. */
+void	outbound_free(void);
+
+#endif
