@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sys/socket.h>
 
@@ -48,7 +49,9 @@ struct opt {
 enum {
 	O_NATS, O_PORT, O_LISTEN, O_PRODUCERS, O_SUBSCRIBERS, O_WORK_AGE,
 	O_AUDIT_AGE, O_DUPWIN, O_REPLICAS, O_PUBTIMEOUT, O_MAXPENDING,
-	O_GRACE, O_HTTPTIMEOUT, O_VERBOSE, NOPTS
+	O_GRACE, O_HTTPTIMEOUT, O_ALLOW_PRIVATE, O_CA_FILE, O_DELIVERY_TIMEOUT,
+	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_ACK_WAIT, O_RETRY_BASE,
+	O_RETRY_MAX, O_PROGRESS, O_VERBOSE, NOPTS
 };
 
 static const struct opt opts[NOPTS] = {
@@ -88,6 +91,39 @@ static const struct opt opts[NOPTS] = {
 	  "TREATY_RELAY_HTTP_TIMEOUT_SECONDS", OPT_INT,
 	  OFF(http_timeout_seconds), "30", 1, 3600,
 	  "idle timeout of a client connection, seconds" },
+	[O_ALLOW_PRIVATE] = { "allow-private-networks",
+	  "TREATY_RELAY_ALLOW_PRIVATE_NETWORKS", OPT_FLAG,
+	  OFF(allow_private_networks), "0", 0, 1,
+	  "deliver to private, loopback and link-local addresses too" },
+	[O_CA_FILE] = { "ca-file", "TREATY_RELAY_CA_FILE", OPT_STR,
+	  OFF(ca_file), NULL, 0, 0,
+	  "PEM file of CAs for https deliveries (default: system store)" },
+	[O_DELIVERY_TIMEOUT] = { "delivery-timeout-ms",
+	  "TREATY_RELAY_DELIVERY_TIMEOUT_MS", OPT_INT,
+	  OFF(delivery_timeout_ms), "45000", 100, 600000,
+	  "overall deadline of one delivery, response body included" },
+	[O_DELIVERY_IDLE] = { "delivery-idle-timeout-ms",
+	  "TREATY_RELAY_DELIVERY_IDLE_TIMEOUT_MS", OPT_INT,
+	  OFF(delivery_idle_ms), "35000", 100, 600000,
+	  "idle timeout of a delivery connection" },
+	[O_DNS_TIMEOUT] = { "dns-timeout-ms", "TREATY_RELAY_DNS_TIMEOUT_MS",
+	  OPT_INT, OFF(dns_timeout_ms), "5000", 100, 60000,
+	  "bound on one DNS lookup" },
+	[O_DNS_SERVER] = { "dns-server", "TREATY_RELAY_DNS_SERVER", OPT_STR,
+	  OFF(dns_server), NULL, 0, 0,
+	  "ip[:port] of the DNS server (default: /etc/resolv.conf)" },
+	[O_ACK_WAIT] = { "ack-wait-seconds", "TREATY_RELAY_ACK_WAIT_SECONDS",
+	  OPT_INT, OFF(ack_wait_seconds), "30", 1, 3600,
+	  "JetStream ack wait of push consumers" },
+	[O_RETRY_BASE] = { "retry-base-ms", "TREATY_RELAY_RETRY_BASE_MS",
+	  OPT_INT, OFF(retry_base_ms), "1000", 10, 600000,
+	  "first redelivery delay (doubles each time)" },
+	[O_RETRY_MAX] = { "retry-max-ms", "TREATY_RELAY_RETRY_MAX_MS", OPT_INT,
+	  OFF(retry_max_ms), "300000", 10, 3600000,
+	  "longest redelivery delay, and the cap on Retry-After" },
+	[O_PROGRESS] = { "progress-seconds", "TREATY_RELAY_PROGRESS_SECONDS",
+	  OPT_INT, OFF(progress_seconds), "10", 1, 3600,
+	  "send in-progress to JetStream this often during a delivery" },
 	[O_VERBOSE] = { "verbose", "TREATY_RELAY_VERBOSE", OPT_FLAG,
 	  OFF(verbose), "0", 0, 1, "write debug log lines" },
 };
@@ -739,6 +775,20 @@ config_load(struct config *cfg, int argc, char **argv,
 			return CONFIG_BAD;
 		if (i == O_NATS && parse_nats_url(cfg, name, err) == -1)
 			return CONFIG_BAD;
+		if (i == O_CA_FILE && access(val, R_OK) == -1) {
+			cfg_err(err, name, "", "cannot read %s", val);
+			return CONFIG_BAD;
+		}
+		if (i == O_DNS_SERVER) {
+			struct sockaddr_storage	 ss;
+			int			 sl = sizeof(ss);
+
+			if (evutil_parse_sockaddr_port(val,
+			    (struct sockaddr *)&ss, &sl) == -1) {
+				cfg_err(err, name, "", "must be ip[:port]");
+				return CONFIG_BAD;
+			}
+		}
 		if (i == O_LISTEN) {
 			unsigned char	 a[16];
 
@@ -764,6 +814,8 @@ config_free(struct config *cfg)
 		free(cfg->nats_servers[i]);
 	free(cfg->nats_servers);
 	free(cfg->listen);
+	free(cfg->ca_file);
+	free(cfg->dns_server);
 	for (i = 0; i < cfg->nproducers; i++) {
 		for (j = 0; j < cfg->producers[i].nsubjects; j++)
 			free(cfg->producers[i].subjects[j]);

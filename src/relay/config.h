@@ -55,6 +55,16 @@ struct config {
 	int		  max_pending;
 	int		  grace_seconds;
 	int		  http_timeout_seconds;
+	int		  allow_private_networks;
+	char		 *ca_file;
+	int		  delivery_timeout_ms;
+	int		  delivery_idle_ms;
+	int		  dns_timeout_ms;
+	char		 *dns_server;
+	int		  ack_wait_seconds;
+	int		  retry_base_ms;
+	int		  retry_max_ms;
+	int		  progress_seconds;
 	int		  verbose;
 };
 

@@ -6,9 +6,10 @@
  * the port is taken), then NATS in the background.  READY=1 goes to systemd
  * only once NATS is connected and WORK and AUDIT exist.
  *
- * Stop (SIGTERM or SIGINT): STOPPING=1, close the listener, let publishes
- * in flight finish for up to the grace period, answer the rest 503, drain
- * NATS, exit 0.  A second signal skips what is left of the grace period.
+ * Stop (SIGTERM or SIGINT): STOPPING=1, close the listener, take no new
+ * deliveries, let publishes and deliveries in flight finish for up to the
+ * grace period, answer the rest 503 and give the deliveries back to
+ * JetStream, drain NATS, exit 0.  A second signal skips what is left of the grace period.
  */
 #include <signal.h>
 #include <sys/resource.h>
@@ -22,6 +23,7 @@
 #include "treaty.h"
 #include "bridge.h"
 #include "config.h"
+#include "deliver.h"
 #include "http.h"
 #include "ingest.h"
 #include "json.h"
@@ -67,11 +69,15 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 		}
 		return;
 	}
-	if (store_in_flight() > 0 && now_ms() < relay.grace_end)
+	if ((store_in_flight() > 0 || deliver_in_flight() > 0) &&
+	    now_ms() < relay.grace_end)
 		return;
 	event_del(&relay.tick);
-	if (store_in_flight() > 0)
-		log_warnx("grace period over", "failed=%d", store_in_flight());
+	if (store_in_flight() > 0 || deliver_in_flight() > 0)
+		log_warnx("grace period over", "publishes=%d deliveries=%d",
+		    store_in_flight(), deliver_in_flight());
+	/* Deliveries still under way go back to JetStream for another try. */
+	deliver_give_back_all();
 	store_fail_all();
 	store_drain(relay_drained);
 }
@@ -93,6 +99,7 @@ relay_signal_cb(evutil_socket_t sig, short ev, void *arg)
 	    store_in_flight());
 	notify_send("STOPPING=1");
 	http_stop_accepting();
+	deliver_stop();
 }
 
 /*
@@ -184,12 +191,14 @@ main(int argc, char **argv)
 
 	http_init(relay.base, &relay.cfg);
 	ingest_init(&relay.cfg);
+	deliver_init(relay.base, &relay.cfg);
 	store_init(relay.base, &relay.cfg);
 
 	event_base_dispatch(relay.base);
 
 	/* Teardown order: see store.h. */
 	http_free();
+	deliver_free();
 	store_close();
 	bridge_stop_worker();
 	store_destroy();

@@ -3,6 +3,7 @@
  * 0.0.4.  Loop thread only, so plain integers suffice.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <event2/buffer.h>
 
@@ -24,6 +25,146 @@ static unsigned long long	 duplicates[STREAM_MAX];
 static unsigned long long	 pubfails[PUBFAIL_MAX];
 static unsigned long long	 reconnects;
 static long long		 gauges[GAUGE_MAX];
+
+/* Delivery latency buckets, milliseconds (Prometheus le="..." in seconds). */
+static const long long		 lat_ms[] = { 5, 10, 25, 50, 100, 250, 500,
+				    1000, 2500, 5000, 10000, 30000, 60000 };
+#define NLAT	(sizeof(lat_ms) / sizeof(lat_ms[0]))
+
+struct sub_metrics {
+	const char		*name;
+	unsigned long long	 outcomes[DELIVERY_OUTCOME_MAX];
+	unsigned long long	 dropped[DROP_REASON_MAX];
+	unsigned long long	 redeliveries;
+	unsigned long long	 lat[NLAT + 1];	/* last: +Inf */
+	unsigned long long	 lat_count;
+	double			 lat_sum;	/* seconds */
+	long long		 in_flight;
+};
+static struct sub_metrics	*subs;
+static int			 nsubs;
+static const char *const outcome_names[DELIVERY_OUTCOME_MAX] = {
+	"delivered", "retry", "dropped"
+};
+static const char *const drop_names[DROP_REASON_MAX] = {
+	"rejected", "invalid", "max_deliver"
+};
+
+/* Name the subscribers. */
+void
+metrics_subscribers(const char *const *names, int n)
+{
+	int	 i;
+
+	free(subs);
+	subs = calloc((size_t)n, sizeof(*subs));
+	nsubs = subs != NULL ? n : 0;
+	for (i = 0; i < nsubs; i++)
+		subs[i].name = names[i];
+}
+
+/* Count one delivery attempt and its latency. */
+void
+metrics_delivery(int sub, enum delivery_outcome o, long long ms,
+    int redelivery)
+{
+	size_t	 b;
+
+	if (sub < 0 || sub >= nsubs || o >= DELIVERY_OUTCOME_MAX)
+		return;
+	subs[sub].outcomes[o]++;
+	if (redelivery)
+		subs[sub].redeliveries++;
+	for (b = 0; b < NLAT && ms > lat_ms[b]; b++)
+		;
+	subs[sub].lat[b]++;
+	subs[sub].lat_count++;
+	subs[sub].lat_sum += (double)ms / 1000.0;
+}
+
+/* Count one event a subscriber will never get. */
+void
+metrics_dropped(int sub, enum drop_reason why)
+{
+	if (sub >= 0 && sub < nsubs && why < DROP_REASON_MAX)
+		subs[sub].dropped[why]++;
+}
+
+/* Deliveries in flight to a subscriber. */
+void
+metrics_in_flight(int sub, int delta)
+{
+	if (sub >= 0 && sub < nsubs)
+		subs[sub].in_flight += delta;
+}
+
+/* The delivery metrics. */
+static void
+render_deliveries(struct evbuffer *out)
+{
+	int	 i, o;
+	size_t	 b;
+
+	if (nsubs == 0)
+		return;
+	evbuffer_add_printf(out, "# HELP treaty_relay_deliveries_total "
+	    "Delivery attempts, by subscriber and outcome.\n"
+	    "# TYPE treaty_relay_deliveries_total counter\n");
+	for (i = 0; i < nsubs; i++)
+		for (o = 0; o < DELIVERY_OUTCOME_MAX; o++)
+			evbuffer_add_printf(out, "treaty_relay_deliveries_total"
+			    "{subscriber=\"%s\",outcome=\"%s\"} %llu\n",
+			    subs[i].name, outcome_names[o], subs[i].outcomes[o]);
+	evbuffer_add_printf(out, "# HELP treaty_relay_deliveries_terminated_total "
+	    "Events a subscriber will never get, by reason (recorded in "
+	    "AUDIT).\n"
+	    "# TYPE treaty_relay_deliveries_terminated_total counter\n");
+	for (i = 0; i < nsubs; i++)
+		for (o = 0; o < DROP_REASON_MAX; o++)
+			evbuffer_add_printf(out,
+			    "treaty_relay_deliveries_terminated_total"
+			    "{subscriber=\"%s\",reason=\"%s\"} %llu\n",
+			    subs[i].name, drop_names[o], subs[i].dropped[o]);
+	evbuffer_add_printf(out, "# HELP treaty_relay_redeliveries_total "
+	    "Attempts after the first.\n"
+	    "# TYPE treaty_relay_redeliveries_total counter\n");
+	for (i = 0; i < nsubs; i++)
+		evbuffer_add_printf(out, "treaty_relay_redeliveries_total"
+		    "{subscriber=\"%s\"} %llu\n", subs[i].name,
+		    subs[i].redeliveries);
+	evbuffer_add_printf(out, "# HELP treaty_relay_deliveries_in_flight "
+	    "Deliveries under way.\n"
+	    "# TYPE treaty_relay_deliveries_in_flight gauge\n");
+	for (i = 0; i < nsubs; i++)
+		evbuffer_add_printf(out, "treaty_relay_deliveries_in_flight"
+		    "{subscriber=\"%s\"} %lld\n", subs[i].name,
+		    subs[i].in_flight);
+	evbuffer_add_printf(out, "# HELP treaty_relay_delivery_seconds "
+	    "Time from sending a delivery to its answer.\n"
+	    "# TYPE treaty_relay_delivery_seconds histogram\n");
+	for (i = 0; i < nsubs; i++) {
+		unsigned long long cum = 0;
+
+		for (b = 0; b <= NLAT; b++) {
+			cum += subs[i].lat[b];
+			if (b < NLAT)
+				evbuffer_add_printf(out,
+				    "treaty_relay_delivery_seconds_bucket"
+				    "{subscriber=\"%s\",le=\"%g\"} %llu\n",
+				    subs[i].name, (double)lat_ms[b] / 1000.0, cum);
+			else
+				evbuffer_add_printf(out,
+				    "treaty_relay_delivery_seconds_bucket"
+				    "{subscriber=\"%s\",le=\"+Inf\"} %llu\n",
+				    subs[i].name, cum);
+		}
+		evbuffer_add_printf(out, "treaty_relay_delivery_seconds_sum"
+		    "{subscriber=\"%s\"} %g\n"
+		    "treaty_relay_delivery_seconds_count{subscriber=\"%s\"} "
+		    "%llu\n", subs[i].name, subs[i].lat_sum, subs[i].name,
+		    subs[i].lat_count);
+	}
+}
 
 /* Count one answered request. */
 void
@@ -130,4 +271,5 @@ metrics_render(struct evbuffer *out)
 	    "treaty_relay_nats_reconnects_total %llu\n",
 	    gauges[GAUGE_PUBLISHES_IN_FLIGHT], gauges[GAUGE_NATS_CONNECTED],
 	    gauges[GAUGE_STREAMS_READY], reconnects);
+	render_deliveries(out);
 }

@@ -36,6 +36,26 @@ enum gauge {
 	GAUGE_MAX
 };
 
+enum delivery_outcome {
+	DELIVERY_OK,		/* 2xx, acknowledged */
+	DELIVERY_RETRY,		/* failed; JetStream redelivers later */
+	DELIVERY_DROPPED,	/* terminated: never delivered to it */
+	DELIVERY_OUTCOME_MAX
+};
+
+enum drop_reason {
+	DROP_REJECTED,		/* the subscriber answered another 4xx */
+	DROP_INVALID,		/* the stored message is not an event */
+	DROP_EXHAUSTED,		/* maxDeliver attempts failed */
+	DROP_REASON_MAX
+};
+
+/* Subscriber names for the per-subscriber metrics (index = config order). */
+void	metrics_subscribers(const char *const *names, int n);
+void	metrics_delivery(int sub, enum delivery_outcome o, long long ms,
+	    int redelivery);
+void	metrics_dropped(int sub, enum drop_reason why);
+void	metrics_in_flight(int sub, int delta);
 void	metrics_request(enum route route, int status);
 void	metrics_stored(enum stream_id stream, int duplicate);
 void	metrics_publish_failure(enum pubfail why);

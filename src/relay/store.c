@@ -80,8 +80,36 @@ struct connev {
 struct stream_job {
 	struct bridge_job	 job;
 	int			 result;	/* 0, -1, CHECK_TRANSIENT */
+	int			 consumer_failed;
+	char			 cdetail[512];	/* consumers created, updated, failed */
 	char			 detail[256];
 };
+
+/*
+ * A push consumer.  The list is built at start-up and never changes
+ * after, so the worker thread may read it while ensuring consumers.
+ */
+struct consumer {
+	char			*name;		/* relay-<subscriber> */
+	char			*deliver;	/* deliver subject */
+	char			*filter;
+	int			 max_deliver;
+	int			 max_ack_pending;
+	int			 ack_wait_s;
+	store_msg_cb		 cb;
+	void			*arg;
+	natsSubscription	*sub;		/* queue subscription, polled */
+	TAILQ_ENTRY(consumer)	 entry;
+};
+TAILQ_HEAD(consumer_list, consumer);
+
+struct store_msg {
+	natsMsg			*m;
+	uint64_t		 delivered;
+	uint64_t		 seq;
+};
+
+#define POLL_BATCH		256	/* messages per consumer per poll */
 
 static struct {
 	struct event_base	*base;
@@ -107,6 +135,8 @@ static struct {
 	size_t			 inbox_len;
 	natsSubscription	*acks;		/* <inbox>.*, polled */
 	uint64_t		 next_seq;
+	struct consumer_list	 consumers;
+	struct event		 repoll_ev;	/* more messages were waiting */
 } st;
 
 static void	store_check_streams(void);
@@ -318,13 +348,220 @@ store_ack(natsMsg *m)
 }
 
 /*
+ * The delivery count and stream sequence from a JetStream ack subject:
+ * $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>, or
+ * the newer form with <domain>.<account hash> before <stream> (and a
+ * token after).
+ */
+static void
+ack_subject_parse(const char *reply, uint64_t *delivered, uint64_t *seq)
+{
+	const char	*tok[16];
+	int		 n = 0;
+	const char	*p;
+
+	*delivered = 1;
+	*seq = 0;
+	if (reply == NULL || strncmp(reply, "$JS.ACK.", 8) != 0)
+		return;
+	for (p = reply; p != NULL && n < 16; p = strchr(p, '.')) {
+		if (*p == '.')
+			p++;
+		tok[n++] = p;
+	}
+	if (n == 9) {
+		*delivered = strtoull(tok[4], NULL, 10);
+		*seq = strtoull(tok[5], NULL, 10);
+	} else if (n >= 11) {
+		*delivered = strtoull(tok[6], NULL, 10);
+		*seq = strtoull(tok[7], NULL, 10);
+	}
+}
+
+/* Hand one consumer message to its callback. */
+static void
+consumer_deliver(struct consumer *c, natsMsg *m)
+{
+	struct store_msg	*sm;
+
+	/* Status messages (no reply subject) are not events. */
+	if (natsMsg_GetReply(m) == NULL) {
+		grave_add(m);
+		return;
+	}
+	sm = xcalloc(1, sizeof(*sm));
+	sm->m = m;
+	ack_subject_parse(natsMsg_GetReply(m), &sm->delivered, &sm->seq);
+	c->cb(c->arg, sm);
+}
+
+/* The message's subject. */
+const char *
+store_msg_subject(const struct store_msg *m)
+{
+	return natsMsg_GetSubject(m->m);
+}
+
+/* The message's payload. */
+const void *
+store_msg_data(const struct store_msg *m, size_t *len)
+{
+	*len = (size_t)natsMsg_GetDataLength(m->m);
+	return natsMsg_GetData(m->m);
+}
+
+/* First value of a header. */
+const char *
+store_msg_header(const struct store_msg *m, const char *key)
+{
+	const char	*v = NULL;
+
+	if (natsMsgHeader_Get(m->m, key, &v) != NATS_OK)
+		return NULL;
+	return v;
+}
+
+/* Each header's first value. */
+void
+store_msg_headers(const struct store_msg *m,
+    void (*fn)(void *arg, const char *key, const char *value), void *arg)
+{
+	const char	**keys = NULL, *v;
+	int		  n = 0, i;
+
+	if (natsMsgHeader_Keys(m->m, &keys, &n) != NATS_OK)
+		return;
+	for (i = 0; i < n; i++)
+		if (natsMsgHeader_Get(m->m, keys[i], &v) == NATS_OK)
+			fn(arg, keys[i], v);
+	free((void *)keys);
+}
+
+/* JetStream's delivery count. */
+uint64_t
+store_msg_delivered(const struct store_msg *m)
+{
+	return m->delivered;
+}
+
+/* The message's sequence in WORK. */
+uint64_t
+store_msg_seq(const struct store_msg *m)
+{
+	return m->seq;
+}
+
+/* Send an acknowledgement verb to the message's reply subject. */
+static void
+store_msg_reply(struct store_msg *m, const char *verb)
+{
+	const char	*reply = natsMsg_GetReply(m->m);
+	natsStatus	 s;
+
+	/* A core publish: it only fills nats.c's buffer, never waits. */
+	if (reply != NULL && st.nc != NULL &&
+	    (s = natsConnection_PublishString(st.nc, reply, verb)) != NATS_OK)
+		log_warnx("cannot answer JetStream", "verb=%s err=%s",
+		    log_q(verb), log_q(natsStatus_GetText(s)));
+}
+
+/* Acknowledge and free. */
+void
+store_msg_ack(struct store_msg *m)
+{
+	store_msg_reply(m, "+ACK");
+	store_msg_free(m);
+}
+
+/* Negative acknowledgement with a redelivery delay, then free. */
+void
+store_msg_nak(struct store_msg *m, long long delay_ms)
+{
+	char	 verb[64];
+
+	snprintf(verb, sizeof(verb), "-NAK {\"delay\":%lld}",
+	    delay_ms * 1000000LL);
+	store_msg_reply(m, verb);
+	store_msg_free(m);
+}
+
+/* Terminate (plain +TERM: a reason makes nats-server 2.9 ignore it). */
+void
+store_msg_term(struct store_msg *m)
+{
+	store_msg_reply(m, "+TERM");
+	store_msg_free(m);
+}
+
+/* Work in progress: restart the ack wait. */
+void
+store_msg_progress(struct store_msg *m)
+{
+	store_msg_reply(m, "+WPI");
+}
+
+/* Free without answering. */
+void
+store_msg_free(struct store_msg *m)
+{
+	if (m == NULL)
+		return;
+	grave_add(m->m);
+	free(m);
+}
+
+/* Register a push consumer; see store.h. */
+void
+store_consumer_add(const char *name, const char *filter, int max_deliver,
+    int max_ack_pending, int ack_wait_s, store_msg_cb cb, void *arg)
+{
+	struct consumer	*c = xcalloc(1, sizeof(*c));
+
+	if (st.consumers.tqh_last == NULL)	/* before store_init */
+		TAILQ_INIT(&st.consumers);
+	c->name = xjoin("relay", "-", name);
+	/* Outside evt.> and audit.>, so no stream captures deliveries. */
+	c->deliver = xjoin("treaty.deliver", ".", name);
+	c->filter = xstrdup(filter);
+	c->max_deliver = max_deliver;
+	c->max_ack_pending = max_ack_pending;
+	c->ack_wait_s = ack_wait_s;
+	c->cb = cb;
+	c->arg = arg;
+	TAILQ_INSERT_TAIL(&st.consumers, c, entry);
+}
+
+/* Subscribe each consumer's delivery group (once connected or not). */
+static void
+consumers_subscribe(void)
+{
+	struct consumer	*c;
+	natsStatus	 s;
+
+	TAILQ_FOREACH(c, &st.consumers, entry) {
+		if (c->sub != NULL)
+			continue;
+		/* The group is the consumer: one instance gets each message. */
+		s = natsConnection_QueueSubscribeSync(&c->sub, st.nc,
+		    c->deliver, c->name);
+		if (s == NATS_OK)
+			s = natsSubscription_SetPendingLimits(c->sub, -1, -1);
+		if (s != NATS_OK)
+			fatalx("cannot subscribe", "consumer=%s err=%s",
+			    c->name, log_q(natsStatus_GetText(s)));
+	}
+}
+
+/*
  * Take every acknowledgement nats.c has queued on the subscription.
  * NextMsg with a zero timeout never waits.
  */
 static void
 store_poll(void)
 {
-	natsMsg	*m;
+	natsMsg		*m;
+	struct consumer	*c;
+	int		 n, more = 0;
 
 	if (st.acks == NULL)
 		return;
@@ -332,6 +569,26 @@ store_poll(void)
 		store_ack(m);
 		grave_add(m);
 	}
+	/* Bounded per turn, so one busy consumer cannot hold the loop. */
+	TAILQ_FOREACH(c, &st.consumers, entry) {
+		for (n = 0; c->sub != NULL && n < POLL_BATCH &&
+		    natsSubscription_NextMsg(&m, c->sub, 0) == NATS_OK; n++)
+			consumer_deliver(c, m);
+		if (n == POLL_BATCH)
+			more = 1;
+	}
+	if (more)
+		event_active(&st.repoll_ev, EV_TIMEOUT, 0);
+}
+
+/* More consumer messages were waiting after a full batch. */
+static void
+store_repoll_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	store_poll();
 }
 
 /*
@@ -751,6 +1008,72 @@ stream_ensure(const char *name, const char *subject, int64_t max_age_ns,
 	return 0;
 }
 
+/* Whether an existing consumer differs from what we want. */
+static int
+consumer_differs(const jsConsumerConfig *have, const jsConsumerConfig *want)
+{
+	return have->MaxDeliver != want->MaxDeliver ||
+	    have->MaxAckPending != want->MaxAckPending ||
+	    have->AckWait != want->AckWait ||
+	    have->FilterSubject == NULL ||
+	    strcmp(have->FilterSubject, want->FilterSubject) != 0 ||
+	    have->DeliverSubject == NULL ||
+	    strcmp(have->DeliverSubject, want->DeliverSubject) != 0 ||
+	    have->DeliverGroup == NULL ||
+	    strcmp(have->DeliverGroup, want->DeliverGroup) != 0;
+}
+
+/*
+ * Create one push consumer on WORK, or update it when its settings
+ * differ.  Worker thread.
+ */
+static int
+consumer_ensure(const struct consumer *c, char *detail, size_t dlen)
+{
+	jsConsumerConfig	 want;
+	jsConsumerInfo		*ci = NULL;
+	jsErrCode		 code = 0;
+	natsStatus		 s;
+	const char		*what = "get";
+
+	jsConsumerConfig_Init(&want);
+	want.Durable = c->name;
+	want.DeliverSubject = c->deliver;
+	want.DeliverGroup = c->name;
+	want.DeliverPolicy = js_DeliverAll;
+	want.AckPolicy = js_AckExplicit;
+	want.AckWait = (int64_t)c->ack_wait_s * 1000000000LL;
+	want.MaxDeliver = c->max_deliver;
+	want.MaxAckPending = c->max_ack_pending;
+	want.FilterSubject = c->filter;
+	s = js_GetConsumerInfo(&ci, st.js, "WORK", c->name, NULL, &code);
+	if (s == NATS_NOT_FOUND || code == JSConsumerNotFoundErr) {
+		what = "create";
+		s = js_AddConsumer(&ci, st.js, "WORK", &want, NULL, &code);
+		if (s == NATS_OK)
+			snprintf(detail, dlen, "created %s", c->name);
+	} else if (s == NATS_OK && consumer_differs(ci->Config, &want)) {
+		jsConsumerInfo_Destroy(ci);
+		ci = NULL;
+		what = "update";
+		s = js_UpdateConsumer(&ci, st.js, "WORK", &want, NULL, &code);
+		if (s == NATS_OK)
+			snprintf(detail, dlen, "updated %s", c->name);
+	}
+	jsConsumerInfo_Destroy(ci);
+	if (s != NATS_OK) {
+		const char	*e = nats_GetLastError(NULL);
+
+		snprintf(detail, dlen, "%s %s: %s (code %d)", what, c->name,
+		    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s),
+		    (int)code);
+		return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS ||
+		    s == NATS_CONNECTION_CLOSED ||
+		    s == NATS_CONNECTION_DISCONNECTED ? CHECK_TRANSIENT : -1;
+	}
+	return 0;
+}
+
 /* Worker thread: make sure WORK and AUDIT exist as configured. */
 static void
 stream_job_work(struct bridge_job *job)
@@ -764,6 +1087,26 @@ stream_job_work(struct bridge_job *job)
 	if (sj->result == 0)
 		sj->result = stream_ensure("AUDIT", "audit.>",
 		    st.cfg->audit_max_age_days * 24 * hour, d2, sizeof(d2));
+	/*
+	 * Consumers after the streams.  One that cannot be made is logged
+	 * and retried with the next check; it does not make ingest unready.
+	 */
+	if (sj->result == 0) {
+		struct consumer	*c;
+		char		 d[128];
+		size_t		 len;
+
+		TAILQ_FOREACH(c, &st.consumers, entry) {
+			d[0] = '\0';
+			if (consumer_ensure(c, d, sizeof(d)) != 0)
+				sj->consumer_failed = 1;
+			len = strlen(sj->cdetail);
+			if (d[0] != '\0' && len < sizeof(sj->cdetail) - 2)
+				snprintf(sj->cdetail + len,
+				    sizeof(sj->cdetail) - len, "%s%s",
+				    len ? "; " : "", d);
+		}
+	}
 	snprintf(sj->detail, sizeof(sj->detail), "%s%s%s", d1,
 	    d1[0] && d2[0] ? "; " : "", d2);
 }
@@ -794,6 +1137,11 @@ stream_job_done(struct bridge_job *job)
 		if (st.connected && !st.closing)
 			store_set_state(1, 1);
 	}
+	if (sj->consumer_failed)
+		log_warnx("consumers not ready", "detail=%s",
+		    log_q(sj->cdetail));
+	else if (sj->cdetail[0] != '\0')
+		log_info("consumers", "detail=%s", log_q(sj->cdetail));
 	free(sj);
 }
 
@@ -862,6 +1210,8 @@ store_init(struct event_base *base, const struct config *cfg)
 	st.base = base;
 	st.cfg = cfg;
 	TAILQ_INIT(&st.pubs);
+	if (st.consumers.tqh_last == NULL)
+		TAILQ_INIT(&st.consumers);
 	for (n = 64; n < (size_t)cfg->max_pending * 2; n <<= 1)
 		;
 	st.hash = xcalloc(n, sizeof(*st.hash));
@@ -933,6 +1283,9 @@ store_init(struct event_base *base, const struct config *cfg)
 	nats_check(natsSubscription_SetPendingLimits(st.acks, -1, -1),
 	    "pending limits");
 
+	consumers_subscribe();
+	event_assign(&st.repoll_ev, base, -1, 0, store_repoll_cb, NULL);
+
 	/* Only stream management uses the JetStream context. */
 	jsOptions_Init(&jo);
 	jo.Wait = JS_API_WAIT_MS;
@@ -985,6 +1338,13 @@ store_drain(void (*done)(void))
 	 */
 	if (st.acks != NULL)
 		natsSubscription_Unsubscribe(st.acks);
+	{
+		struct consumer	*c;
+
+		TAILQ_FOREACH(c, &st.consumers, entry)
+			if (c->sub != NULL)
+				natsSubscription_Unsubscribe(c->sub);
+	}
 	s = natsConnection_DrainTimeout(st.nc, DRAIN_MS);
 	if (s != NATS_OK) {
 		/* Not connected: nothing to drain; close now. */
@@ -1005,6 +1365,7 @@ store_close(void)
 	event_del(&st.check_ev);
 	event_del(&st.retry_ev);
 	event_del(&st.drain_ev);
+	event_del(&st.repoll_ev);
 	if (st.nc != NULL && !natsConnection_IsClosed(st.nc))
 		natsConnection_Close(st.nc);
 }
@@ -1019,6 +1380,18 @@ store_destroy(void)
 {
 	natsSubscription_Destroy(st.acks);
 	st.acks = NULL;
+	{
+		struct consumer	*c;
+
+		while ((c = TAILQ_FIRST(&st.consumers)) != NULL) {
+			TAILQ_REMOVE(&st.consumers, c, entry);
+			natsSubscription_Destroy(c->sub);
+			free(c->name);
+			free(c->deliver);
+			free(c->filter);
+			free(c);
+		}
+	}
 	jsCtx_Destroy(st.js);
 	st.js = NULL;
 	natsConnection_Destroy(st.nc);

@@ -6,6 +6,7 @@
 #define STORE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "metrics.h"
 
@@ -62,6 +63,45 @@ void		 store_drain(void (*done)(void));
 void		 store_close(void);
 void		 store_destroy(void);
 void		 store_free_tables(void);
+/*
+ * Consumers (push delivery).  A JetStream message handed to a consumer's
+ * callback is a struct store_msg, owned by the callee until it calls one of
+ * store_msg_ack, _nak, _term (which free it) or store_msg_free.
+ */
+struct store_msg;
+typedef void (*store_msg_cb)(void *arg, struct store_msg *m);
+
+/*
+ * Register a durable push consumer relay-<name> on WORK, shared by every
+ * relay instance through a delivery group: created or updated with the
+ * streams (and re-checked with them), its messages delivered to cb on the
+ * loop thread.  At start-up only, before the loop runs.
+ */
+void		 store_consumer_add(const char *name, const char *filter,
+		    int max_deliver, int max_ack_pending, int ack_wait_s,
+		    store_msg_cb cb, void *arg);
+const char	*store_msg_subject(const struct store_msg *m);
+const void	*store_msg_data(const struct store_msg *m, size_t *len);
+/* First value of header key, or NULL. */
+const char	*store_msg_header(const struct store_msg *m, const char *key);
+/* Call fn for each header (first value of each key). */
+void		 store_msg_headers(const struct store_msg *m,
+		    void (*fn)(void *arg, const char *key, const char *value),
+		    void *arg);
+/* How many times JetStream has delivered it (1 the first time). */
+uint64_t	 store_msg_delivered(const struct store_msg *m);
+/* Its sequence number in WORK. */
+uint64_t	 store_msg_seq(const struct store_msg *m);
+void		 store_msg_ack(struct store_msg *m);
+/* Negative acknowledgement: JetStream redelivers after delay_ms. */
+void		 store_msg_nak(struct store_msg *m, long long delay_ms);
+/* No redelivery, ever (a plain +TERM: nats-server 2.9 ignores a reason). */
+void		 store_msg_term(struct store_msg *m);
+/* "Still working on it": restarts the ack wait; keeps m. */
+void		 store_msg_progress(struct store_msg *m);
+/* Drop m without answering JetStream (it redelivers after the ack wait). */
+void		 store_msg_free(struct store_msg *m);
+
 /* Process-wide set-up for nats.c and libevent threads: before event_base_new. */
 void		 store_global_init(void);
 

@@ -1,0 +1,517 @@
+/*
+ * deliver.c: push delivery (SPEC 3).  Loop thread only.
+ *
+ * A JetStream message from a subscriber's consumer becomes one struct
+ * delivery, which goes RESOLVING (resolve.c: bounded DNS, the refusal
+ * list, the pin cache) -> SENDING (outbound.c: signed POST to the pinned
+ * address) -> closed, after telling JetStream what happened:
+ *
+ *   2xx                                  ack
+ *   408, 429, 5xx, 3xx, network, timeout,
+ *   refused address, DNS failure          nak with the backoff delay (or
+ *                                         Retry-After on 429/503), until
+ *                                         maxDeliver; then as below
+ *   other 4xx, not a valid stored event,
+ *   maxDeliver used up                    AUDIT record, then a plain term
+ *
+ * While a delivery runs, "in progress" goes to JetStream every
+ * progress_seconds so the ack wait does not expire under it.  At most
+ * maxInFlight messages of a subscriber are unacknowledged at once
+ * (JetStream's MaxAckPending, across all relay instances), so a slow or
+ * dead subscriber cannot hold up another.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/queue.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <event2/event_struct.h>
+#include <event2/util.h>
+#include <yajl/yajl_gen.h>
+
+#include "treaty.h"
+#include "config.h"
+#include "deliver.h"
+#include "log.h"
+#include "metrics.h"
+#include "outbound.h"
+#include "resolve.h"
+#include "store.h"
+#include "util.h"
+
+#define PIN_CACHE_MS		(10 * 60 * 1000)
+#define DROP_SUBJECT		"audit.relay.treaty.delivery.dropped"
+#define DROP_TYPE		"dev.treaty.delivery.dropped.v1"
+#define MAX_HEADERS		80
+
+enum delivery_state {
+	DS_RESOLVING,
+	DS_SENDING
+};
+
+struct delivery;
+TAILQ_HEAD(delivery_list, delivery);
+
+/* One push subscriber. */
+struct dsub {
+	int			 idx;		/* metrics index */
+	const struct subscriber	*cfg;
+	struct outbound_target	*target;
+	int			 allow_private;
+	struct treaty_secret	*secrets;
+	struct delivery_list	 live;
+};
+
+struct delivery {
+	struct dsub		*s;
+	struct store_msg	*m;
+	enum delivery_state	 state;
+	struct resolve_req	*rr;
+	struct outbound_req	*out;
+	struct event		 progress;
+	char			*id;		/* decoded ce-id */
+	char			*source;	/* decoded ce-source */
+	char			 subject[TREATY_SUBJECT_MAX + 1];
+	uint64_t		 attempt;
+	TAILQ_ENTRY(delivery)	 entry;
+};
+
+static struct {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct dsub		*subs;
+	int			 nsubs;
+	int			 in_flight;
+	int			 stopping;
+} dl;
+
+/* Percent-decode a stored header value (NULL when not valid). */
+static char *
+decode(const char *v)
+{
+	size_t	 n, out;
+	char	*buf;
+
+	if (v == NULL)
+		return NULL;
+	n = strlen(v);
+	buf = xmalloc(n + 1);
+	if (treaty_pct_decode(v, n, buf, n + 1, &out) != TREATY_OK ||
+	    out == 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* End a delivery: timers off, requests abandoned, counters, free. */
+static void
+delivery_close(struct delivery *d)
+{
+	event_del(&d->progress);
+	if (d->rr != NULL)
+		resolve_cancel(d->rr);
+	if (d->out != NULL)
+		outbound_cancel(d->out);
+	if (d->m != NULL)
+		store_msg_free(d->m);	/* JetStream redelivers it */
+	TAILQ_REMOVE(&d->s->live, d, entry);
+	dl.in_flight--;
+	metrics_in_flight(d->s->idx, -1);
+	free(d->id);
+	free(d->source);
+	free(d);
+}
+
+/* The drop record was (or was not) stored in AUDIT. */
+static void
+deliver_drop_stored_cb(void *arg, enum store_result res, int dup)
+{
+	char	*what = arg;
+
+	(void)dup;
+	if (res != STORE_OK)
+		log_errorx("drop record not stored in AUDIT", "%s result=%d",
+		    what, (int)res);
+	free(what);
+}
+
+/* Add a string or null to a generator. */
+static void
+gen_str_or_null(yajl_gen g, const char *s)
+{
+	if (s == NULL ||
+	    yajl_gen_string(g, (const unsigned char *)s, strlen(s)) !=
+	    yajl_gen_status_ok)
+		yajl_gen_null(g);
+}
+
+/*
+ * The event will never reach this subscriber: log it, count it, record it
+ * in AUDIT as a CloudEvent, then terminate it (SPEC 3: no drop is silent).
+ */
+static void
+delivery_drop(struct delivery *d, enum drop_reason why, int status,
+    const char *error)
+{
+	struct dsub		*s = d->s;
+	yajl_gen		 g = yajl_gen_alloc(NULL);
+	const unsigned char	*buf;
+	size_t			 len;
+	char			 id[160], msgid[180], attempts[24], what[320];
+	struct store_header	 h[6];
+	enum store_result	 res;
+
+	log_warnx("delivery dropped", "sub=%s id=%s subject=%s attempt=%llu "
+	    "status=%d error=%s", s->cfg->name, log_q(d->id), log_q(d->subject),
+	    (unsigned long long)d->attempt, status, log_q(error));
+	metrics_dropped(s->idx, why);
+
+	snprintf(id, sizeof(id), "drop-%s-%llu", s->cfg->name,
+	    (unsigned long long)store_msg_seq(d->m));
+	/* '!' is in no producer name: no producer can collide with it. */
+	snprintf(msgid, sizeof(msgid), "relay!%s", id);
+	snprintf(attempts, sizeof(attempts), "%llu",
+	    (unsigned long long)d->attempt);
+	yajl_gen_map_open(g);
+	yajl_gen_string(g, (const unsigned char *)"subscriber", 10);
+	gen_str_or_null(g, s->cfg->name);
+	yajl_gen_string(g, (const unsigned char *)"eventId", 7);
+	gen_str_or_null(g, d->id);
+	yajl_gen_string(g, (const unsigned char *)"source", 6);
+	gen_str_or_null(g, d->source);
+	yajl_gen_string(g, (const unsigned char *)"subject", 7);
+	gen_str_or_null(g, d->subject[0] ? d->subject : NULL);
+	yajl_gen_string(g, (const unsigned char *)"attempts", 8);
+	yajl_gen_integer(g, (long long)d->attempt);
+	yajl_gen_string(g, (const unsigned char *)"status", 6);
+	if (status > 0)
+		yajl_gen_integer(g, status);
+	else
+		yajl_gen_null(g);
+	yajl_gen_string(g, (const unsigned char *)"error", 5);
+	gen_str_or_null(g, error);
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &len);
+
+	h[0] = (struct store_header){ "ce-specversion", "1.0" };
+	h[1] = (struct store_header){ "ce-id", id };
+	h[2] = (struct store_header){ "ce-source", "/treaty-relay" };
+	h[3] = (struct store_header){ "ce-type", DROP_TYPE };
+	h[4] = (struct store_header){ "content-type", "application/json" };
+	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
+	snprintf(what, sizeof(what), "sub=%s id=%s", s->cfg->name,
+	    log_q(d->id));
+	res = store_publish(DROP_SUBJECT, h, 6, msgid, buf, len,
+	    deliver_drop_stored_cb, xstrdup(what));
+	if (res != STORE_OK)
+		log_errorx("drop record not stored in AUDIT", "%s result=%d",
+		    what, (int)res);
+	yajl_gen_free(g);
+	store_msg_term(d->m);
+	d->m = NULL;
+	metrics_delivery(s->idx, DELIVERY_DROPPED, 0, d->attempt > 1);
+	delivery_close(d);
+}
+
+/* Retry-After as milliseconds (seconds or an HTTP date), or -1. */
+static long long
+retry_after_ms(const char *v)
+{
+	struct tm	 tm;
+	char		*end;
+	long long	 secs;
+	time_t		 t;
+
+	if (v == NULL)
+		return -1;
+	while (*v == ' ')
+		v++;
+	if (isdigit((unsigned char)*v)) {
+		secs = strtoll(v, &end, 10);
+		return *end == '\0' || *end == ' ' ? secs * 1000 : -1;
+	}
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (end == NULL)
+		return -1;
+	t = timegm(&tm) - time(NULL);
+	return t > 0 ? (long long)t * 1000 : 0;
+}
+
+/*
+ * A failed attempt: redeliver later with backoff, or drop when this was
+ * the last attempt maxDeliver allows.
+ */
+static void
+delivery_failed(struct delivery *d, int status, const char *error,
+    const char *retry_after, long long ms)
+{
+	struct dsub	*s = d->s;
+	long long	 delay, ra;
+	uint32_t	 rnd;
+
+	if (d->attempt >= (uint64_t)s->cfg->max_deliver) {
+		metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
+		delivery_drop(d, DROP_EXHAUSTED, status, error != NULL ? error :
+		    "maxDeliver attempts failed");
+		return;
+	}
+	evutil_secure_rng_get_bytes(&rnd, sizeof(rnd));
+	delay = treaty_backoff_ms((unsigned)d->attempt, dl.cfg->retry_base_ms,
+	    dl.cfg->retry_max_ms, rnd);
+	if ((status == 429 || status == 503) &&
+	    (ra = retry_after_ms(retry_after)) >= 0)
+		delay = ra < dl.cfg->retry_max_ms ? ra : dl.cfg->retry_max_ms;
+	log_warnx("delivery failed", "sub=%s id=%s subject=%s attempt=%llu "
+	    "status=%d error=%s next_ms=%lld", s->cfg->name, log_q(d->id),
+	    log_q(d->subject), (unsigned long long)d->attempt, status,
+	    log_q(error), delay);
+	metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
+	store_msg_nak(d->m, delay);
+	d->m = NULL;
+	delivery_close(d);
+}
+
+/* The subscriber answered (or did not). */
+static void
+delivery_sent_cb(void *arg, const struct outbound_result *r)
+{
+	struct delivery	*d = arg;
+
+	d->out = NULL;
+	if (r->status >= 200 && r->status < 300) {
+		log_debug("delivered", "sub=%s id=%s attempt=%llu status=%d "
+		    "ms=%lld", d->s->cfg->name, log_q(d->id),
+		    (unsigned long long)d->attempt, r->status, r->ms);
+		metrics_delivery(d->s->idx, DELIVERY_OK, r->ms, d->attempt > 1);
+		store_msg_ack(d->m);
+		d->m = NULL;
+		delivery_close(d);
+	} else if (r->status >= 400 && r->status < 500 && r->status != 408 &&
+	    r->status != 429)
+		delivery_drop(d, DROP_REJECTED, r->status, NULL);
+	else
+		delivery_failed(d, r->status, r->status == 0 ? r->error :
+		    r->status < 300 ? "unexpected status" : NULL,
+		    r->retry_after, r->ms);
+}
+
+struct hdrs {
+	struct outbound_header	 h[MAX_HEADERS];
+	size_t			 n;
+};
+
+/* Keep the stored ce-* headers and the content type for the POST. */
+static void
+collect_header(void *arg, const char *key, const char *value)
+{
+	struct hdrs	*hs = arg;
+
+	if (hs->n >= MAX_HEADERS - 4)
+		return;
+	if (strncasecmp(key, "ce-", 3) == 0)
+		hs->h[hs->n++] = (struct outbound_header){ key, value };
+	else if (strcasecmp(key, "content-type") == 0)
+		hs->h[hs->n++] = (struct outbound_header){ "Content-Type",
+		    value };
+}
+
+/* The address is known: sign and send. */
+static void
+delivery_resolved_cb(void *arg, const struct resolve_result *r)
+{
+	struct delivery	*d = arg;
+	struct dsub	*s = d->s;
+	struct hdrs	 hs;
+	const void	*body;
+	size_t		 len;
+	char		 sig[16 + 68 * 8];
+	int		 n;
+
+	d->rr = NULL;
+	if (r->status != RESOLVE_OK) {
+		delivery_failed(d, 0, r->why, NULL, 0);
+		return;
+	}
+	body = store_msg_data(d->m, &len);
+	memset(&hs, 0, sizeof(hs));
+	store_msg_headers(d->m, collect_header, &hs);
+	n = treaty_sig_sign(s->secrets, s->cfg->nsecrets, (int64_t)time(NULL),
+	    d->id, body, len, sig, sizeof(sig));
+	if (n < 0) {
+		delivery_failed(d, 0, "cannot sign", NULL, 0);
+		return;
+	}
+	hs.h[hs.n++] = (struct outbound_header){ TREATY_SIG_HEADER, sig };
+	d->state = DS_SENDING;
+	d->out = outbound_post(s->target, (const struct sockaddr *)&r->addrs[0],
+	    r->addrlens[0], hs.h, hs.n, body, len, delivery_sent_cb, d);
+	if (d->out == NULL)
+		delivery_failed(d, 0, "connection failed", NULL, 0);
+}
+
+/* Tell JetStream the delivery is still under way. */
+static void
+delivery_progress_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct delivery	*d = arg;
+
+	(void)fd;
+	(void)ev;
+	if (d->m != NULL)
+		store_msg_progress(d->m);
+}
+
+/* A message from a subscriber's consumer. */
+static void
+deliver_msg_cb(void *arg, struct store_msg *m)
+{
+	struct dsub	*s = arg;
+	struct delivery	*d;
+	struct timeval	 tv = { dl.cfg->progress_seconds, 0 };
+	const char	*subj = store_msg_subject(m);
+
+	if (dl.stopping) {
+		store_msg_nak(m, 0);	/* another instance takes it */
+		return;
+	}
+	d = xcalloc(1, sizeof(*d));
+	d->s = s;
+	d->m = m;
+	d->attempt = store_msg_delivered(m);
+	if (subj != NULL && strlen(subj) < sizeof(d->subject))
+		memcpy(d->subject, subj, strlen(subj) + 1);
+	evtimer_assign(&d->progress, dl.base, delivery_progress_cb, d);
+	TAILQ_INSERT_TAIL(&s->live, d, entry);
+	dl.in_flight++;
+	metrics_in_flight(s->idx, 1);
+
+	d->id = decode(store_msg_header(m, "ce-id"));
+	d->source = decode(store_msg_header(m, "ce-source"));
+	if (d->id == NULL || d->source == NULL ||
+	    store_msg_header(m, "ce-type") == NULL ||
+	    store_msg_header(m, "ce-specversion") == NULL ||
+	    strcmp(store_msg_header(m, "ce-specversion"), "1.0") != 0) {
+		delivery_drop(d, DROP_INVALID, 0, "not a valid stored event");
+		return;
+	}
+	event_add(&d->progress, &tv);
+	d->state = DS_RESOLVING;
+	d->rr = resolve_host(outbound_target_host(s->target),
+	    outbound_target_port(s->target), s->allow_private,
+	    delivery_resolved_cb, d);
+}
+
+/* Hosts allowed plain http are allowed their addresses too (SPEC 3). */
+static int
+local_host(const char *host)
+{
+	size_t	 i;
+
+	if (strcasecmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0
+	    || strcmp(host, "::1") == 0)
+		return 1;
+	for (i = 0; host[i] != '\0'; i++)
+		if (host[i] == '.' || host[i] == ':')
+			return 0;
+	return 1;
+}
+
+/* Set up every push subscriber. */
+void
+deliver_init(struct event_base *base, const struct config *cfg)
+{
+	const char	**names;
+	size_t		  i, j;
+
+	dl.base = base;
+	dl.cfg = cfg;
+	dl.subs = xcalloc(cfg->nsubscribers, sizeof(*dl.subs));
+	names = xcalloc(cfg->nsubscribers, sizeof(*names));
+	resolve_init(base, cfg->dns_server, cfg->dns_timeout_ms, PIN_CACHE_MS);
+	if (outbound_init(base, cfg->ca_file, cfg->delivery_timeout_ms,
+	    cfg->delivery_idle_ms) == -1)
+		fatalx("cannot set up TLS for deliveries", "ca_file=%s",
+		    log_q(cfg->ca_file));
+	for (i = 0; i < cfg->nsubscribers; i++) {
+		const struct subscriber	*sc = &cfg->subscribers[i];
+		struct dsub		*s = &dl.subs[dl.nsubs];
+
+		if (sc->kind != SUB_PUSH)
+			continue;
+		s->idx = dl.nsubs;
+		s->cfg = sc;
+		TAILQ_INIT(&s->live);
+		s->target = outbound_target_new(sc->url, sc->max_in_flight < 16 ?
+		    sc->max_in_flight : 16);
+		if (s->target == NULL)
+			fatalx("bad subscriber url", "sub=%s", sc->name);
+		s->allow_private = cfg->allow_private_networks ||
+		    local_host(outbound_target_host(s->target));
+		s->secrets = xcalloc(sc->nsecrets, sizeof(*s->secrets));
+		for (j = 0; j < sc->nsecrets; j++) {
+			s->secrets[j].key = sc->secrets[j];
+			s->secrets[j].len = strlen(sc->secrets[j]);
+		}
+		names[dl.nsubs] = sc->name;
+		store_consumer_add(sc->name, sc->filter, sc->max_deliver,
+		    sc->max_in_flight, cfg->ack_wait_seconds, deliver_msg_cb, s);
+		dl.nsubs++;
+	}
+	metrics_subscribers(names, dl.nsubs);
+	free(names);
+}
+
+/* Deliveries under way. */
+int
+deliver_in_flight(void)
+{
+	return dl.in_flight;
+}
+
+/* Take no new messages. */
+void
+deliver_stop(void)
+{
+	dl.stopping = 1;
+}
+
+/* Give every delivery under way back to JetStream now. */
+void
+deliver_give_back_all(void)
+{
+	struct delivery	*d;
+	int		 i;
+
+	for (i = 0; i < dl.nsubs; i++)
+		while ((d = TAILQ_FIRST(&dl.subs[i].live)) != NULL) {
+			if (d->m != NULL) {
+				store_msg_nak(d->m, 0);
+				d->m = NULL;
+			}
+			delivery_close(d);
+		}
+}
+
+/* Free everything. */
+void
+deliver_free(void)
+{
+	int	 i;
+
+	deliver_give_back_all();
+	for (i = 0; i < dl.nsubs; i++) {
+		outbound_target_free(dl.subs[i].target);
+		free(dl.subs[i].secrets);
+	}
+	free(dl.subs);
+	dl.subs = NULL;
+	dl.nsubs = 0;
+	resolve_free();
+	outbound_free();
+}

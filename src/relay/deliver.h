@@ -1,0 +1,23 @@
+/*
+ * deliver.h: push delivery (SPEC 3): one struct delivery per attempt, from
+ * a JetStream message to the subscriber's answer and back to JetStream
+ * (ack, delayed nak, or term with a record in AUDIT).  Loop thread only.
+ */
+#ifndef DELIVER_H
+#define DELIVER_H
+
+struct event_base;
+struct config;
+
+/* Set up DNS, outbound HTTP and one consumer per push subscriber. */
+void	deliver_init(struct event_base *base, const struct config *cfg);
+/* Deliveries under way. */
+int	deliver_in_flight(void);
+/* Shutdown: take no new messages. */
+void	deliver_stop(void);
+/* Shutdown: give every delivery under way back to JetStream at once. */
+void	deliver_give_back_all(void);
+/* Free everything (after the loop). */
+void	deliver_free(void);
+
+#endif

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""A push subscriber for the live tests: records every delivery as one JSON
+line (time, headers, body) and answers by the event id's prefix:
+
+  ok-...        204
+  fail2-...     503 twice (Retry-After: 0 when the id has "ra"), then 204
+  reject-...    400
+  always500-... 500
+  slow-...      never answers within the test (sleeps 60 s)
+
+Usage: receiver.py PORT LOGFILE
+"""
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PORT, LOG = int(sys.argv[1]), sys.argv[2]
+lock = threading.Lock()
+attempts = {}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(n)
+        cid = self.headers.get("ce-id", "")
+        with lock:
+            attempts[cid] = attempts.get(cid, 0) + 1
+            k = attempts[cid]
+            with open(LOG, "a") as f:
+                f.write(json.dumps({"t": time.time(), "attempt": k,
+                                    "headers": {h.lower(): v for h, v in self.headers.items()},
+                                    "body": body.hex()}) + "\n")
+        status, extra = 204, {}
+        if cid.startswith("fail2-") and k <= 2:
+            status = 503
+            if "ra" in cid:
+                extra["Retry-After"] = "1"
+        elif cid.startswith("reject-"):
+            status = 400
+        elif cid.startswith("always500-"):
+            status = 500
+        elif cid.startswith("slow-"):
+            time.sleep(60)
+        self.send_response(status)
+        for h, v in extra.items():
+            self.send_header(h, v)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+ThreadingHTTPServer.daemon_threads = True
+ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Push delivery (SPEC 3): content and signature (verified here with
+# Python's own hmac), filters, retries with backoff, 4xx terminates,
+# maxDeliver, and every drop recorded in AUDIT.
+. "$(dirname "$0")/lib.sh"
+SECRET=test-secret-0123456789
+RPORT=$(free_port)
+python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
+PIDS+=($!)
+wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"'$SECRET'","filter":"evt.*.shop.>","maxDeliver":3}]'
+export TREATY_RELAY_RETRY_BASE_MS=400
+start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
+
+# received ID: the JSON lines of deliveries of one event id
+received() { grep -F "\"ce-id\": \"$1\"" "$T/deliveries" 2>/dev/null; }
+nreceived() { received "$1" | wc -l; }
+
+post evt.acme.shop.order.created ok-1 'hello delivery'
+wait_for 10 test "$(nreceived ok-1)" -ge 1
+check "delivered once" 1 "$(nreceived ok-1)"
+verify=$(received ok-1 | head -1 | python3 -c '
+import sys, json, hmac, hashlib, time
+d = json.loads(sys.stdin.readline()); h = d["headers"]; body = bytes.fromhex(d["body"])
+sig = h.get("x-treaty-signature", "")
+parts = dict(p.split("=", 1) for p in sig.split(",") if "=" in p)
+t = parts.get("t", "0")
+want = hmac.new(sys.argv[1].encode(), (t + "." + h["ce-id"] + ".").encode() + body, hashlib.sha256).hexdigest()
+ok = hmac.compare_digest(want, parts.get("v1", "")) and abs(time.time() - int(t)) < 300
+print("ok" if ok else "bad " + sig)
+print(h.get("ce-type"), h.get("ce-source"), h.get("ce-specversion"), h.get("content-type"), body.decode())
+' "$SECRET")
+check "signature verified with an independent HMAC" ok "$(echo "$verify" | head -1)"
+check "CloudEvent attributes and body as stored" "dev.shop.order.created.v1 /test 1.0 text/plain hello delivery" "$(echo "$verify" | tail -1)"
+
+# Filter: evt.*.other.> is not the subscriber's.
+TOKEN=$OTHER_TOKEN post evt.acme.other.thing.done ok-other x
+check "an event outside the filter is stored" 202 "$STATUS"
+sleep 1
+check "and not delivered" 0 "$(nreceived ok-other)"
+
+# 503, 503, 204: three attempts, gaps inside the jitter windows.
+post evt.acme.shop.order.created fail2-1 x
+wait_for 15 test "$(nreceived fail2-1)" -ge 3
+check "503, 503, 204: three attempts" 3 "$(nreceived fail2-1)"
+gaps=$(received fail2-1 | python3 -c '
+import sys, json
+t = [json.loads(l)["t"] for l in sys.stdin]
+print(" ".join("%d" % ((b - a) * 1000) for a, b in zip(t, t[1:])))')
+read -r g1 g2 <<< "$gaps"
+# nominal 400 ms then 800 ms; actual in [d/2, d] plus scheduling slack
+if [ "${g1:-0}" -ge 150 ] && [ "${g1:-0}" -le 650 ] && [ "${g2:-0}" -ge 350 ] && [ "${g2:-0}" -le 1050 ]; then
+	ok "retry gaps inside the backoff windows ($gaps ms)"
+else
+	fail "retry gaps inside the backoff windows" "$gaps ms"
+fi
+
+# Retry-After on 503 is honoured (1 s instead of 200-400 ms).
+post evt.acme.shop.order.created fail2-ra-1 x
+wait_for 15 test "$(nreceived fail2-ra-1)" -ge 2
+g=$(received fail2-ra-1 | python3 -c '
+import sys, json
+t = [json.loads(l)["t"] for l in sys.stdin]
+print("%d" % ((t[1] - t[0]) * 1000))')
+if [ "$g" -ge 900 ] && [ "$g" -le 2500 ]; then ok "Retry-After: 1 waited ($g ms)"; else fail "Retry-After: 1 waited" "$g ms"; fi
+
+# 400: exactly one attempt, recorded in AUDIT.
+post evt.acme.shop.order.created reject-1 x
+wait_for 10 test "$(nreceived reject-1)" -ge 1
+sleep 1.5
+check "400: exactly one attempt" 1 "$(nreceived reject-1)"
+drop=$("$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null)
+check_match "400: the drop is in AUDIT as a CloudEvent" 'ce-type: dev.treaty.delivery.dropped.v1' "$drop"
+check_match "400: drop record data" '"subscriber":"hook","eventId":"reject-1","source":"/test","subject":"evt.acme.shop.order.created","attempts":1,"status":400,"error":null' "$drop"
+
+# Always 500 with maxDeliver 3: exactly three attempts, then dropped.
+post evt.acme.shop.order.created always500-1 x
+wait_for 20 test "$(nreceived always500-1)" -ge 3
+sleep 3
+check "always 500, maxDeliver 3: exactly three attempts" 3 "$(nreceived always500-1)"
+drop=$("$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null)
+check_match "maxDeliver: drop record" '"eventId":"always500-1".*"attempts":3,"status":500' "$drop"
+check_match "maxDeliver: logged" 'msg="delivery dropped" sub=hook id=always500-1' "$(cat "$RELAY_LOG")"
+check_match "each failed attempt logged with its next delay" 'msg="delivery failed" sub=hook id=always500-1 subject=evt.acme.shop.order.created attempt=1 status=500 error=- next_ms=[0-9]+' "$(cat "$RELAY_LOG")"
+check "metrics: dropped for max_deliver" 1 "$(metric 'treaty_relay_deliveries_terminated_total{subscriber="hook",reason="max_deliver"}')"
+check "metrics: dropped as rejected" 1 "$(metric 'treaty_relay_deliveries_terminated_total{subscriber="hook",reason="rejected"}')"
+if grep -q "$SECRET" "$RELAY_LOG"; then fail "the secret is never logged" "found in the log"; else ok "the secret is never logged"; fi
+finish
