@@ -386,7 +386,9 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 	d->attempt = store_msg_delivered(m);
 	if (subj != NULL && strlen(subj) < sizeof(d->subject))
 		memcpy(d->subject, subj, strlen(subj) + 1);
-	evtimer_assign(&d->progress, dl.base, delivery_progress_cb, d);
+	/* Every progress_seconds until the delivery ends. */
+	event_assign(&d->progress, dl.base, -1, EV_PERSIST,
+	    delivery_progress_cb, d);
 	TAILQ_INSERT_TAIL(&s->live, d, entry);
 	dl.in_flight++;
 	metrics_in_flight(s->idx, 1);

@@ -7,6 +7,7 @@ line (time, headers, body) and answers by the event id's prefix:
   reject-...    400
   always500-... 500
   slow-...      never answers within the test (sleeps 60 s)
+  hold1-...     the first attempt sleeps 60 s, later ones 204 at once
 
 Usage: receiver.py PORT LOGFILE
 """
@@ -47,7 +48,7 @@ class Handler(BaseHTTPRequestHandler):
             status = 400
         elif cid.startswith("always500-"):
             status = 500
-        elif cid.startswith("slow-"):
+        elif cid.startswith("slow-") or (cid.startswith("hold1-") and k == 1):
             time.sleep(60)
         self.send_response(status)
         for h, v in extra.items():
