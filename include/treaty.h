@@ -117,6 +117,16 @@ int	 treaty_sig_verify(const struct treaty_secret *secrets,
 	    size_t nsecrets, const char *header, const char *id,
 	    const void *body, size_t bodylen, int64_t now, int64_t tolerance);
 
+/*
+ * Standard Webhooks (standardwebhooks.com) webhook-signature value for id
+ * and t: "v1,<base64 HMAC-SHA256(key, "<id>.<t>.<body>")>" per secret,
+ * space-separated.  A secret "whsec_<base64>" is used as its decoded bytes,
+ * any other as its own bytes.  Returns the length or a negative error.
+ */
+int	 treaty_sw_sign(const struct treaty_secret *secrets, size_t nsecrets,
+	    const char *id, int64_t t, const void *body, size_t bodylen,
+	    char *out, size_t outsz);
+
 /* SHA-256 of data as 64 lowercase hex digits + NUL (token hashing). */
 int	 treaty_sha256_hex(const void *data, size_t len, char out[65]);
 /* Constant-time equality of two equal-length buffers: 1 equal, 0 not. */

@@ -44,42 +44,41 @@ hex_encode(const unsigned char *in, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
-/* HMAC-SHA256 of "<t>.<id>.<body>" under key into mac. */
+/* One piece of a message to authenticate. */
+struct part {
+	const void	*p;
+	size_t		 n;
+};
+
+/* HMAC-SHA256 under key of the concatenated parts, into mac. */
 static int
-sig_hmac(const void *key, size_t keylen, int64_t t, const char *id,
-    const void *body, size_t bodylen, unsigned char mac[SHA256_LEN])
+hmac_parts(const void *key, size_t keylen, const struct part *parts,
+    size_t nparts, unsigned char mac[SHA256_LEN])
 {
 	static const unsigned char	 nokey;
 	char				 digest[] = "SHA256";
-	char				 tbuf[T_DIGITS_MAX + 2];
 	OSSL_PARAM			 params[2];
 	EVP_MAC				*m;
 	EVP_MAC_CTX			*ctx = NULL;
-	size_t				 maclen = 0;
-	int				 tlen, rc = TREATY_E_CRYPTO;
+	size_t				 maclen = 0, i;
+	int				 rc = TREATY_E_CRYPTO;
 
-	tlen = snprintf(tbuf, sizeof(tbuf), "%" PRId64 ".", t);
-	if (tlen < 0 || (size_t)tlen >= sizeof(tbuf))
-		return (TREATY_E_INVALID);
 	/* OpenSSL's HMAC refuses a NULL key, but an empty one is fine. */
 	if (key == NULL)
 		key = &nokey;
-	if (body == NULL)
-		body = "";
 	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
 	    digest, 0);
 	params[1] = OSSL_PARAM_construct_end();
 	if ((m = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL)
 		return (TREATY_E_CRYPTO);
-	if ((ctx = EVP_MAC_CTX_new(m)) == NULL)
+	if ((ctx = EVP_MAC_CTX_new(m)) == NULL ||
+	    EVP_MAC_init(ctx, key, keylen, params) != 1)
 		goto out;
-	if (EVP_MAC_init(ctx, key, keylen, params) != 1 ||
-	    EVP_MAC_update(ctx, (const unsigned char *)tbuf,
-	    (size_t)tlen) != 1 ||
-	    EVP_MAC_update(ctx, (const unsigned char *)id, strlen(id)) != 1 ||
-	    EVP_MAC_update(ctx, (const unsigned char *)".", 1) != 1 ||
-	    EVP_MAC_update(ctx, body, bodylen) != 1 ||
-	    EVP_MAC_final(ctx, mac, &maclen, SHA256_LEN) != 1 ||
+	for (i = 0; i < nparts; i++)
+		if (parts[i].n > 0 && EVP_MAC_update(ctx, parts[i].p,
+		    parts[i].n) != 1)
+			goto out;
+	if (EVP_MAC_final(ctx, mac, &maclen, SHA256_LEN) != 1 ||
 	    maclen != SHA256_LEN)
 		goto out;
 	rc = TREATY_OK;
@@ -87,6 +86,30 @@ out:
 	EVP_MAC_CTX_free(ctx);
 	EVP_MAC_free(m);
 	return (rc);
+}
+
+/* HMAC-SHA256 of "<t>.<id>.<body>" under key into mac. */
+static int
+sig_hmac(const void *key, size_t keylen, int64_t t, const char *id,
+    const void *body, size_t bodylen, unsigned char mac[SHA256_LEN])
+{
+	char		 tbuf[T_DIGITS_MAX + 2];
+	int		 tlen;
+	struct part	 parts[3];
+
+	tlen = snprintf(tbuf, sizeof(tbuf), "%" PRId64 ".", t);
+	if (tlen < 0 || (size_t)tlen >= sizeof(tbuf))
+		return (TREATY_E_INVALID);
+	parts[0] = (struct part){ tbuf, (size_t)tlen };
+	parts[1] = (struct part){ id, strlen(id) };
+	parts[2] = (struct part){ ".", 1 };
+	if (body != NULL && bodylen > 0) {
+		struct part all[4] = { parts[0], parts[1], parts[2],
+		    { body, bodylen } };
+
+		return (hmac_parts(key, keylen, all, 4, mac));
+	}
+	return (hmac_parts(key, keylen, parts, 3, mac));
 }
 
 /* Lowercase hex HMAC-SHA256 of "<t>.<id>.<body>". */
@@ -370,4 +393,62 @@ treaty_memeq(const void *a, const void *b, size_t len)
 	if (a == NULL || b == NULL)
 		return (0);
 	return (CRYPTO_memcmp(a, b, len) == 0);
+}
+
+/*
+ * Standard Webhooks' webhook-signature: "v1,<base64 HMAC-SHA256 of
+ * "<id>.<t>.<body>">" for each secret, space-separated.  A secret written
+ * "whsec_<base64>" (that specification's form) is the decoded bytes.
+ */
+int
+treaty_sw_sign(const struct treaty_secret *secrets, size_t nsecrets,
+    const char *id, int64_t t, const void *body, size_t bodylen, char *out,
+    size_t outsz)
+{
+	unsigned char	 mac[SHA256_LEN], keybuf[256];
+	char		 tbuf[T_DIGITS_MAX + 3];
+	size_t		 i, used = 0;
+	int		 tlen, rc;
+
+	if (secrets == NULL || nsecrets == 0 || id == NULL || out == NULL ||
+	    t < 0 || (body == NULL && bodylen > 0))
+		return (TREATY_E_INVALID);
+	tlen = snprintf(tbuf, sizeof(tbuf), ".%" PRId64 ".", t);
+	if (tlen < 0 || (size_t)tlen >= sizeof(tbuf))
+		return (TREATY_E_INVALID);
+	for (i = 0; i < nsecrets; i++) {
+		const void	*key = secrets[i].key;
+		size_t		 keylen = secrets[i].len;
+		struct part	 parts[3] = { { id, strlen(id) },
+				    { tbuf, (size_t)tlen }, { body, bodylen } };
+		char		 b64[4 * ((SHA256_LEN + 2) / 3) + 1];
+
+		if (keylen > 6 && memcmp(key, "whsec_", 6) == 0) {
+			const char	*k = (const char *)key + 6;
+			size_t		 klen = keylen - 6, pad = 0;
+			int		 n;
+
+			if (klen % 4 != 0 || klen / 4 * 3 > sizeof(keybuf))
+				return (TREATY_E_INVALID);
+			if (klen > 0 && k[klen - 1] == '=')
+				pad++;
+			if (klen > 1 && k[klen - 2] == '=')
+				pad++;
+			n = EVP_DecodeBlock(keybuf, (const unsigned char *)k,
+			    (int)klen);
+			if (n < 0 || (size_t)n < pad)
+				return (TREATY_E_INVALID);
+			key = keybuf;
+			keylen = (size_t)n - pad;
+		}
+		if ((rc = hmac_parts(key, keylen, parts, 3, mac)) != TREATY_OK)
+			return (rc);
+		EVP_EncodeBlock((unsigned char *)b64, mac, SHA256_LEN);
+		rc = snprintf(out + used, outsz - used, "%sv1,%s",
+		    i > 0 ? " " : "", b64);
+		if (rc < 0 || (size_t)rc >= outsz - used)
+			return (TREATY_E_SPACE);
+		used += (size_t)rc;
+	}
+	return ((int)used);
 }

@@ -330,7 +330,8 @@ delivery_resolved_cb(void *arg, const struct resolve_result *r)
 	struct hdrs	 hs;
 	const void	*body;
 	size_t		 len;
-	char		 sig[16 + 68 * 8];
+	char		 sig[16 + 68 * 8], swsig[8 + 50 * 8], ts[24];
+	int64_t		 t = (int64_t)time(NULL);
 	int		 n;
 
 	d->rr = NULL;
@@ -341,13 +342,27 @@ delivery_resolved_cb(void *arg, const struct resolve_result *r)
 	body = store_msg_data(d->m, &len);
 	memset(&hs, 0, sizeof(hs));
 	store_msg_headers(d->m, collect_header, &hs);
-	n = treaty_sig_sign(s->secrets, s->cfg->nsecrets, (int64_t)time(NULL),
-	    d->id, body, len, sig, sizeof(sig));
+	n = treaty_sig_sign(s->secrets, s->cfg->nsecrets, t, d->id, body, len,
+	    sig, sizeof(sig));
 	if (n < 0) {
 		delivery_failed(d, 0, "cannot sign", NULL, 0);
 		return;
 	}
 	hs.h[hs.n++] = (struct outbound_header){ TREATY_SIG_HEADER, sig };
+	if (s->cfg->standard_webhooks) {
+		/* The same instant, signed the Standard Webhooks way too. */
+		snprintf(ts, sizeof(ts), "%lld", (long long)t);
+		if (treaty_sw_sign(s->secrets, s->cfg->nsecrets, d->id, t, body,
+		    len, swsig, sizeof(swsig)) < 0) {
+			delivery_failed(d, 0, "cannot sign", NULL, 0);
+			return;
+		}
+		hs.h[hs.n++] = (struct outbound_header){ "webhook-id", d->id };
+		hs.h[hs.n++] = (struct outbound_header){ "webhook-timestamp",
+		    ts };
+		hs.h[hs.n++] = (struct outbound_header){ "webhook-signature",
+		    swsig };
+	}
 	d->state = DS_SENDING;
 	d->out = outbound_post(s->target, (const struct sockaddr *)&r->addrs[0],
 	    r->addrlens[0], hs.h, hs.n, body, len, delivery_sent_cb, d);

@@ -8,8 +8,11 @@ RPORT=$(free_port)
 python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
 PIDS+=($!)
 wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
-export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"'$SECRET'","filter":"evt.*.shop.>","maxDeliver":3}]'
+SWSECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"'$SECRET'","filter":"evt.*.shop.>","maxDeliver":3},
+ {"name":"sw","url":"http://127.0.0.1:'$RPORT'/sw","secrets":["'$SWSECRET'","'$SECRET'"],"filter":"evt.*.webhooks.>","standardWebhooks":true}]'
 export TREATY_RELAY_RETRY_BASE_MS=400
+PRODUCERS='[{"name":"alpha","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.*.shop.>","evt.*.webhooks.>"]},{"name":"beta","tokenSha256":"'$OTHER_SHA'","subjects":["evt.*.other.>"]}]'
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
 # received ID: the JSON lines of deliveries of one event id
@@ -32,6 +35,26 @@ print(h.get("ce-type"), h.get("ce-source"), h.get("ce-specversion"), h.get("cont
 ' "$SECRET")
 check "signature verified with an independent HMAC" ok "$(echo "$verify" | head -1)"
 check "CloudEvent attributes and body as stored" "dev.shop.order.created.v1 /test 1.0 text/plain hello delivery" "$(echo "$verify" | tail -1)"
+
+# Standard Webhooks headers, checked with that specification's algorithm
+# written here in Python; and secret rotation: one v1= per secret.
+post evt.acme.webhooks.hook.sent ok-sw-1 'sw body'
+wait_for 10 test "$(nreceived ok-sw-1)" -ge 1
+sw=$(received ok-sw-1 | head -1 | python3 -c '
+import sys, json, hmac, hashlib, base64
+d = json.loads(sys.stdin.readline()); h = d["headers"]; body = bytes.fromhex(d["body"])
+key = base64.b64decode(sys.argv[1][len("whsec_"):])
+msg = (h["webhook-id"] + "." + h["webhook-timestamp"] + ".").encode() + body
+want = "v1," + base64.b64encode(hmac.new(key, msg, hashlib.sha256).digest()).decode()
+sigs = h["webhook-signature"].split(" ")
+t = dict(p.split("=", 1) for p in h["x-treaty-signature"].split(",") if p.startswith("t="))["t"]
+v1s = [p[3:] for p in h["x-treaty-signature"].split(",") if p.startswith("v1=")]
+tre = [hmac.new(k.encode(), (t + "." + h["ce-id"] + ".").encode() + body, hashlib.sha256).hexdigest() for k in sys.argv[1:3]]
+print("ok" if want in sigs and h["webhook-id"] == "ok-sw-1" and h["webhook-timestamp"] == t else "bad")
+print("ok" if len(v1s) == 2 and v1s == tre else "bad %s" % v1s)
+' "$SWSECRET" "$SECRET")
+check "Standard Webhooks signature verifies with that algorithm" ok "$(echo "$sw" | head -1)"
+check "rotation: one v1= per secret, newest first" ok "$(echo "$sw" | tail -1)"
 
 # Filter: evt.*.other.> is not the subscriber's.
 TOKEN=$OTHER_TOKEN post evt.acme.other.thing.done ok-other x

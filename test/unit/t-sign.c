@@ -573,7 +573,39 @@ memeq(void)
 	T_EQ_INT(treaty_memeq("a", NULL, 1), 0);
 }
 
+/*
+ * Standard Webhooks: the specification's published test vector (secret,
+ * id, timestamp, body, signature), and two secrets space-separated.
+ */
+static void
+standard_webhooks(void)
+{
+	static const char	 body[] = "{\"test\": 2432232314}";
+	struct treaty_secret	 sec[2] = {
+		{ "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 38 },
+		{ "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 38 },
+	};
+	char			 out[256];
+	int			 n;
+
+	n = treaty_sw_sign(sec, 1, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330,
+	    body, strlen(body), out, sizeof(out));
+	T_EQ_STR(out, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+	T_EQ_INT(n, (int)strlen(out));
+	n = treaty_sw_sign(sec, 2, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330,
+	    body, strlen(body), out, sizeof(out));
+	T_EQ_STR(out, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE= "
+	    "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+	T_EQ_INT(treaty_sw_sign(sec, 1, "id", 1, body, strlen(body), out, 10),
+	    TREATY_E_SPACE);
+	sec[0].key = "whsec_not!base64";
+	sec[0].len = 16;
+	T_EQ_INT(treaty_sw_sign(sec, 1, "id", 1, "", 0, out, sizeof(out)),
+	    TREATY_E_INVALID);
+}
+
 static const struct t_case cases[] = {
+	{ "Standard Webhooks signature (published vector)", standard_webhooks },
 	{ "hmac known answers (openssl vectors)", known_answers },
 	{ "hmac arguments", hmac_args },
 	{ "sign with two secrets", sign_two_secrets },
