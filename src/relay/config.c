@@ -20,6 +20,8 @@
 
 #include <event2/http.h>
 #include <event2/util.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <yajl/yajl_tree.h>
 
 #include "treaty.h"
@@ -392,6 +394,18 @@ single_label(const char *host)
 }
 
 /*
+ * 1 for the hosts SPEC 3 allows plain http (and their private addresses):
+ * localhost, 127.0.0.1, ::1 (bracketed or not) and single-label names.
+ */
+int
+config_host_is_local(const char *host)
+{
+	return strcasecmp(host, "localhost") == 0 ||
+	    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
+	    strcmp(host, "::1") == 0 || single_label(host);
+}
+
+/*
  * 1 when url may be used for push delivery: https anywhere, plain http only
  * for localhost, 127.0.0.1, ::1 or a single-label host (SPEC 3).
  */
@@ -419,9 +433,7 @@ url_allowed(const char *url, const char **why)
 		ok = 1;
 	else if (strcasecmp(scheme, "http") != 0)
 		*why = "scheme must be https (or http for a local host)";
-	else if (strcasecmp(host, "localhost") == 0 ||
-	    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
-	    strcmp(host, "::1") == 0 || single_label(host))
+	else if (config_host_is_local(host))
 		ok = 1;
 	else
 		*why = "plain http only for localhost, 127.0.0.1, ::1 or a "
@@ -537,9 +549,10 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 			s->secrets[s->nsecrets++] = xstrdup(sec->u.string);
 		} else if (secs != NULL) {
 			snprintf(field, sizeof(field), "[%zu].secrets", i);
-			if (!YAJL_IS_ARRAY(secs) || secs->u.array.len == 0) {
-				cfg_err(err, var, field, "must be a non-empty "
-				    "list");
+			if (!YAJL_IS_ARRAY(secs) || secs->u.array.len == 0 ||
+			    secs->u.array.len > MAX_SECRETS) {
+				cfg_err(err, var, field, "must be a list of 1 to "
+				    "%d secrets", MAX_SECRETS);
 				goto out;
 			}
 			s->secrets = xcalloc(secs->u.array.len, sizeof(char *));
@@ -672,6 +685,22 @@ parse_nats_url(struct config *cfg, const char *var, struct config_error *err)
 	return 0;
 }
 
+/* 1 when OpenSSL can load path as trusted CA certificates. */
+static int
+ca_file_usable(const char *path)
+{
+	SSL_CTX	*ctx;
+	int	 ok;
+
+	if (access(path, R_OK) == -1 ||
+	    (ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+		return 0;
+	ok = SSL_CTX_load_verify_locations(ctx, path, NULL) == 1;
+	SSL_CTX_free(ctx);
+	ERR_clear_error();
+	return ok;
+}
+
 /* Apply one option's text value; name is what to blame in an error. */
 static int
 apply(struct config *cfg, int i, const char *val, const char *name,
@@ -775,8 +804,9 @@ config_load(struct config *cfg, int argc, char **argv,
 			return CONFIG_BAD;
 		if (i == O_NATS && parse_nats_url(cfg, name, err) == -1)
 			return CONFIG_BAD;
-		if (i == O_CA_FILE && access(val, R_OK) == -1) {
-			cfg_err(err, name, "", "cannot read %s", val);
+		if (i == O_CA_FILE && !ca_file_usable(val)) {
+			cfg_err(err, name, "", "%s is not a readable PEM file "
+			    "of CA certificates", val);
 			return CONFIG_BAD;
 		}
 		if (i == O_DNS_SERVER) {

@@ -10,6 +10,7 @@
 #define CONFIG_EXIT_USAGE	2
 
 #define NAME_MAX_LEN		64
+#define MAX_SECRETS		8	/* per subscriber, for rotation */
 
 struct producer {
 	char		  name[NAME_MAX_LEN + 1];
@@ -90,6 +91,8 @@ enum config_action	 config_load(struct config *cfg, int argc, char **argv,
 void			 config_free(struct config *cfg);
 /* Print the --help text to f. */
 void			 config_usage(void *f);
+/* 1 for a host SPEC 3 allows plain http (localhost, loopback, one label). */
+int			 config_host_is_local(const char *host);
 /* Find the producer whose token hash equals sha_hex, in constant time. */
 const struct producer	*config_find_producer(const struct config *cfg,
 			    const char *sha_hex);

@@ -50,7 +50,13 @@
 
 enum delivery_state {
 	DS_RESOLVING,
-	DS_SENDING
+	DS_SENDING,
+	DS_DROPPING		/* recording the drop in AUDIT before term */
+};
+
+/* A drop record on its way to AUDIT; outlives its delivery if need be. */
+struct drop_pub {
+	struct delivery	*d;
 };
 
 struct delivery;
@@ -73,6 +79,10 @@ struct delivery {
 	struct resolve_req	*rr;
 	struct outbound_req	*out;
 	struct event		 progress;
+	struct event		 retry;		/* next try of the drop record */
+	struct drop_pub		*dp;		/* drop record being stored */
+	char			*record;	/* the drop record's JSON */
+	char			 drop_id[160];
 	char			*id;		/* decoded ce-id */
 	char			*source;	/* decoded ce-source */
 	char			 subject[TREATY_SUBJECT_MAX + 1];
@@ -113,6 +123,10 @@ static void
 delivery_close(struct delivery *d)
 {
 	event_del(&d->progress);
+	event_del(&d->retry);
+	if (d->dp != NULL)
+		d->dp->d = NULL;	/* its callback will find no delivery */
+	free(d->record);
 	if (d->rr != NULL)
 		resolve_cancel(d->rr);
 	if (d->out != NULL)
@@ -127,17 +141,71 @@ delivery_close(struct delivery *d)
 	free(d);
 }
 
-/* The drop record was (or was not) stored in AUDIT. */
+static void	drop_publish(struct delivery *d);
+
+/* The drop record is in AUDIT: now terminate the event. */
 static void
 deliver_drop_stored_cb(void *arg, enum store_result res, int dup)
 {
-	char	*what = arg;
+	struct drop_pub	*dp = arg;
+	struct delivery	*d = dp->d;
+	struct timeval	 tv = { 2, 0 };
 
 	(void)dup;
-	if (res != STORE_OK)
-		log_errorx("drop record not stored in AUDIT", "%s result=%d",
-		    what, (int)res);
-	free(what);
+	free(dp);
+	if (d == NULL)
+		return;			/* given back meanwhile */
+	d->dp = NULL;
+	if (res == STORE_OK) {
+		store_msg_term(d->m);
+		d->m = NULL;
+		delivery_close(d);
+		return;
+	}
+	/* Keep holding the event (in progress) and try again. */
+	log_warnx("drop record not stored yet, retrying", "sub=%s id=%s "
+	    "result=%d", d->s->cfg->name, log_q(d->id), (int)res);
+	evtimer_add(&d->retry, &tv);
+}
+
+/* Timer: try storing the drop record again. */
+static void
+deliver_drop_retry_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	drop_publish(arg);
+}
+
+/* Publish the drop record (idempotent: same Nats-Msg-Id every try). */
+static void
+drop_publish(struct delivery *d)
+{
+	struct store_header	 h[6];
+	struct drop_pub		*dp = xcalloc(1, sizeof(*dp));
+	char			 msgid[180];
+	enum store_result	 res;
+	struct timeval		 tv = { 2, 0 };
+
+	/* '!' is in no producer name: no producer can collide with it. */
+	snprintf(msgid, sizeof(msgid), "relay!%s", d->drop_id);
+	h[0] = (struct store_header){ "ce-specversion", "1.0" };
+	h[1] = (struct store_header){ "ce-id", d->drop_id };
+	h[2] = (struct store_header){ "ce-source", "/treaty-relay" };
+	h[3] = (struct store_header){ "ce-type", DROP_TYPE };
+	h[4] = (struct store_header){ "content-type", "application/json" };
+	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
+	dp->d = d;
+	d->dp = dp;
+	res = store_publish(DROP_SUBJECT, h, 6, msgid, d->record,
+	    strlen(d->record), deliver_drop_stored_cb, dp);
+	if (res != STORE_OK) {
+		d->dp = NULL;
+		free(dp);
+		log_warnx("drop record not stored yet, retrying", "sub=%s id=%s "
+		    "result=%d", d->s->cfg->name, log_q(d->id), (int)res);
+		evtimer_add(&d->retry, &tv);
+	}
 }
 
 /* Add a string or null to a generator. */
@@ -152,31 +220,26 @@ gen_str_or_null(yajl_gen g, const char *s)
 
 /*
  * The event will never reach this subscriber: log it, count it, record it
- * in AUDIT as a CloudEvent, then terminate it (SPEC 3: no drop is silent).
+ * in AUDIT as a CloudEvent, and only once that is stored terminate it
+ * (SPEC 3: no drop is silent).  Until then the event stays held.
  */
 static void
 delivery_drop(struct delivery *d, enum drop_reason why, int status,
-    const char *error)
+    const char *error, long long ms)
 {
 	struct dsub		*s = d->s;
 	yajl_gen		 g = yajl_gen_alloc(NULL);
 	const unsigned char	*buf;
 	size_t			 len;
-	char			 id[160], msgid[180], attempts[24], what[320];
-	struct store_header	 h[6];
-	enum store_result	 res;
 
 	log_warnx("delivery dropped", "sub=%s id=%s subject=%s attempt=%llu "
 	    "status=%d error=%s", s->cfg->name, log_q(d->id), log_q(d->subject),
 	    (unsigned long long)d->attempt, status, log_q(error));
 	metrics_dropped(s->idx, why);
+	metrics_delivery(s->idx, DELIVERY_DROPPED, ms, d->attempt > 1);
 
-	snprintf(id, sizeof(id), "drop-%s-%llu", s->cfg->name,
+	snprintf(d->drop_id, sizeof(d->drop_id), "drop-%s-%llu", s->cfg->name,
 	    (unsigned long long)store_msg_seq(d->m));
-	/* '!' is in no producer name: no producer can collide with it. */
-	snprintf(msgid, sizeof(msgid), "relay!%s", id);
-	snprintf(attempts, sizeof(attempts), "%llu",
-	    (unsigned long long)d->attempt);
 	yajl_gen_map_open(g);
 	yajl_gen_string(g, (const unsigned char *)"subscriber", 10);
 	gen_str_or_null(g, s->cfg->name);
@@ -197,25 +260,11 @@ delivery_drop(struct delivery *d, enum drop_reason why, int status,
 	gen_str_or_null(g, error);
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &buf, &len);
-
-	h[0] = (struct store_header){ "ce-specversion", "1.0" };
-	h[1] = (struct store_header){ "ce-id", id };
-	h[2] = (struct store_header){ "ce-source", "/treaty-relay" };
-	h[3] = (struct store_header){ "ce-type", DROP_TYPE };
-	h[4] = (struct store_header){ "content-type", "application/json" };
-	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
-	snprintf(what, sizeof(what), "sub=%s id=%s", s->cfg->name,
-	    log_q(d->id));
-	res = store_publish(DROP_SUBJECT, h, 6, msgid, buf, len,
-	    deliver_drop_stored_cb, xstrdup(what));
-	if (res != STORE_OK)
-		log_errorx("drop record not stored in AUDIT", "%s result=%d",
-		    what, (int)res);
+	d->record = xstrndup((const char *)buf, len);
 	yajl_gen_free(g);
-	store_msg_term(d->m);
-	d->m = NULL;
-	metrics_delivery(s->idx, DELIVERY_DROPPED, 0, d->attempt > 1);
-	delivery_close(d);
+
+	d->state = DS_DROPPING;
+	drop_publish(d);
 }
 
 /* Retry-After as milliseconds (seconds or an HTTP date), or -1. */
@@ -233,6 +282,8 @@ retry_after_ms(const char *v)
 		v++;
 	if (isdigit((unsigned char)*v)) {
 		secs = strtoll(v, &end, 10);
+		if (secs > 86400)
+			secs = 86400;	/* capped later anyway; no overflow */
 		return *end == '\0' || *end == ' ' ? secs * 1000 : -1;
 	}
 	memset(&tm, 0, sizeof(tm));
@@ -256,9 +307,8 @@ delivery_failed(struct delivery *d, int status, const char *error,
 	uint32_t	 rnd;
 
 	if (d->attempt >= (uint64_t)s->cfg->max_deliver) {
-		metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
 		delivery_drop(d, DROP_EXHAUSTED, status, error != NULL ? error :
-		    "maxDeliver attempts failed");
+		    "maxDeliver attempts failed", ms);
 		return;
 	}
 	evutil_secure_rng_get_bytes(&rnd, sizeof(rnd));
@@ -294,7 +344,7 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 		delivery_close(d);
 	} else if (r->status >= 400 && r->status < 500 && r->status != 408 &&
 	    r->status != 429)
-		delivery_drop(d, DROP_REJECTED, r->status, NULL);
+		delivery_drop(d, DROP_REJECTED, r->status, NULL, r->ms);
 	else
 		delivery_failed(d, r->status, r->status == 0 ? r->error :
 		    r->status < 300 ? "unexpected status" : NULL,
@@ -336,7 +386,7 @@ delivery_resolved_cb(void *arg, const struct resolve_result *r)
 
 	d->rr = NULL;
 	if (r->status != RESOLVE_OK) {
-		delivery_failed(d, 0, r->why, NULL, 0);
+		delivery_failed(d, 0, r->why, NULL, -1);
 		return;
 	}
 	body = store_msg_data(d->m, &len);
@@ -345,7 +395,7 @@ delivery_resolved_cb(void *arg, const struct resolve_result *r)
 	n = treaty_sig_sign(s->secrets, s->cfg->nsecrets, t, d->id, body, len,
 	    sig, sizeof(sig));
 	if (n < 0) {
-		delivery_failed(d, 0, "cannot sign", NULL, 0);
+		delivery_failed(d, 0, "cannot sign", NULL, -1);
 		return;
 	}
 	hs.h[hs.n++] = (struct outbound_header){ TREATY_SIG_HEADER, sig };
@@ -354,7 +404,7 @@ delivery_resolved_cb(void *arg, const struct resolve_result *r)
 		snprintf(ts, sizeof(ts), "%lld", (long long)t);
 		if (treaty_sw_sign(s->secrets, s->cfg->nsecrets, d->id, t, body,
 		    len, swsig, sizeof(swsig)) < 0) {
-			delivery_failed(d, 0, "cannot sign", NULL, 0);
+			delivery_failed(d, 0, "cannot sign", NULL, -1);
 			return;
 		}
 		hs.h[hs.n++] = (struct outbound_header){ "webhook-id", d->id };
@@ -367,7 +417,7 @@ delivery_resolved_cb(void *arg, const struct resolve_result *r)
 	d->out = outbound_post(s->target, (const struct sockaddr *)&r->addrs[0],
 	    r->addrlens[0], hs.h, hs.n, body, len, delivery_sent_cb, d);
 	if (d->out == NULL)
-		delivery_failed(d, 0, "connection failed", NULL, 0);
+		delivery_failed(d, 0, "connection failed", NULL, -1);
 }
 
 /* Tell JetStream the delivery is still under way. */
@@ -404,39 +454,25 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 	/* Every progress_seconds until the delivery ends. */
 	event_assign(&d->progress, dl.base, -1, EV_PERSIST,
 	    delivery_progress_cb, d);
+	evtimer_assign(&d->retry, dl.base, deliver_drop_retry_cb, d);
 	TAILQ_INSERT_TAIL(&s->live, d, entry);
 	dl.in_flight++;
 	metrics_in_flight(s->idx, 1);
 
+	event_add(&d->progress, &tv);
 	d->id = decode(store_msg_header(m, "ce-id"));
 	d->source = decode(store_msg_header(m, "ce-source"));
 	if (d->id == NULL || d->source == NULL ||
 	    store_msg_header(m, "ce-type") == NULL ||
 	    store_msg_header(m, "ce-specversion") == NULL ||
 	    strcmp(store_msg_header(m, "ce-specversion"), "1.0") != 0) {
-		delivery_drop(d, DROP_INVALID, 0, "not a valid stored event");
+		delivery_drop(d, DROP_INVALID, 0, "not a valid stored event", -1);
 		return;
 	}
-	event_add(&d->progress, &tv);
 	d->state = DS_RESOLVING;
 	d->rr = resolve_host(outbound_target_host(s->target),
 	    outbound_target_port(s->target), s->allow_private,
 	    delivery_resolved_cb, d);
-}
-
-/* Hosts allowed plain http are allowed their addresses too (SPEC 3). */
-static int
-local_host(const char *host)
-{
-	size_t	 i;
-
-	if (strcasecmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0
-	    || strcmp(host, "::1") == 0)
-		return 1;
-	for (i = 0; host[i] != '\0'; i++)
-		if (host[i] == '.' || host[i] == ':')
-			return 0;
-	return 1;
 }
 
 /* Set up every push subscriber. */
@@ -469,7 +505,7 @@ deliver_init(struct event_base *base, const struct config *cfg)
 		if (s->target == NULL)
 			fatalx("bad subscriber url", "sub=%s", sc->name);
 		s->allow_private = cfg->allow_private_networks ||
-		    local_host(outbound_target_host(s->target));
+		    config_host_is_local(outbound_target_host(s->target));
 		s->secrets = xcalloc(sc->nsecrets, sizeof(*s->secrets));
 		for (j = 0; j < sc->nsecrets; j++) {
 			s->secrets[j].key = sc->secrets[j];

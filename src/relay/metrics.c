@@ -75,6 +75,8 @@ metrics_delivery(int sub, enum delivery_outcome o, long long ms,
 	subs[sub].outcomes[o]++;
 	if (redelivery)
 		subs[sub].redeliveries++;
+	if (ms < 0)
+		return;		/* no request was sent */
 	for (b = 0; b < NLAT && ms > lat_ms[b]; b++)
 		;
 	subs[sub].lat[b]++;

@@ -52,6 +52,7 @@ enum drop_reason {
 
 /* Subscriber names for the per-subscriber metrics (index = config order). */
 void	metrics_subscribers(const char *const *names, int n);
+/* One attempt's outcome; ms < 0 when no request was sent (no latency). */
 void	metrics_delivery(int sub, enum delivery_outcome o, long long ms,
 	    int redelivery);
 void	metrics_dropped(int sub, enum drop_reason why);

@@ -141,10 +141,8 @@ outbound_init(struct event_base *base, const char *ca_file, int deadline_ms,
 	SSL_CTX_set_min_proto_version(ob.ctx, TLS1_2_VERSION);
 	SSL_CTX_set_verify(ob.ctx, SSL_VERIFY_PEER, NULL);
 	if (ca_file != NULL) {
-		if (SSL_CTX_load_verify_locations(ob.ctx, ca_file, NULL) != 1) {
-			fprintf(stderr, "cannot read CA file %s\n", ca_file);
-			return -1;
-		}
+		if (SSL_CTX_load_verify_locations(ob.ctx, ca_file, NULL) != 1)
+			return -1;	/* config.c checked it; the caller logs */
 	} else
 		SSL_CTX_set_default_verify_paths(ob.ctx);
 	return 0;

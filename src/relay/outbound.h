@@ -32,8 +32,8 @@ typedef void (*outbound_cb)(void *arg, const struct outbound_result *r);
 
 /*
  * Set up once: ca_file (NULL: the system store) for https, the overall
- * deadline and the idle timeout in milliseconds.  Returns -1 with a
- * message on stderr when the CA file cannot be read.
+ * deadline and the idle timeout in milliseconds.  Returns -1 when the CA
+ * file cannot be loaded.
  */
 int	outbound_init(struct event_base *base, const char *ca_file,
 	    int deadline_ms, int idle_ms);

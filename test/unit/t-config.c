@@ -37,7 +37,12 @@ static const char *const vars[] = {
 	"TREATY_RELAY_DUPLICATE_WINDOW_MINUTES", "TREATY_RELAY_REPLICAS",
 	"TREATY_RELAY_PUBLISH_TIMEOUT_MS", "TREATY_RELAY_MAX_PENDING",
 	"TREATY_RELAY_GRACE_SECONDS", "TREATY_RELAY_HTTP_TIMEOUT_SECONDS",
-	"TREATY_RELAY_VERBOSE"
+	"TREATY_RELAY_VERBOSE", "TREATY_RELAY_ALLOW_PRIVATE_NETWORKS",
+	"TREATY_RELAY_CA_FILE", "TREATY_RELAY_DELIVERY_TIMEOUT_MS",
+	"TREATY_RELAY_DELIVERY_IDLE_TIMEOUT_MS", "TREATY_RELAY_DNS_TIMEOUT_MS",
+	"TREATY_RELAY_DNS_SERVER", "TREATY_RELAY_ACK_WAIT_SECONDS",
+	"TREATY_RELAY_RETRY_BASE_MS", "TREATY_RELAY_RETRY_MAX_MS",
+	"TREATY_RELAY_PROGRESS_SECONDS"
 };
 
 /* Every argv built by load(), freed at exit. */
@@ -874,7 +879,36 @@ pull_token_roles(void)
 	env_clear();
 }
 
+/* At most MAX_SECRETS secrets; a CA file must load; numeric hosts are not local. */
+static void
+delivery_settings(void)
+{
+	char	 list[2048];
+	size_t	 i, n = 0;
+
+	n += (size_t)snprintf(list + n, sizeof(list) - n,
+	    "[{\"name\":\"s\",\"url\":\"https://e.example/\",\"filter\":"
+	    "\"evt.>\",\"secrets\":[");
+	for (i = 0; i < 9; i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s\"%s\"",
+		    i ? "," : "", "0123456789abcdef");
+	snprintf(list + n, sizeof(list) - n, "]}]");
+	EXPECT_BAD_ENV("TREATY_RELAY_SUBSCRIBERS", list, "[0].secrets");
+	EXPECT_BAD_ENV("TREATY_RELAY_CA_FILE", "/nonexistent/ca.pem", "");
+	EXPECT_BAD_ENV("TREATY_RELAY_CA_FILE", "/etc/hostname", "");
+	EXPECT_BAD_ENV("TREATY_RELAY_DNS_SERVER", "not-an-address", "");
+	T_EQ_INT(config_host_is_local("hooks"), 1);
+	T_EQ_INT(config_host_is_local("localhost"), 1);
+	T_EQ_INT(config_host_is_local("[::1]"), 1);
+	T_EQ_INT(config_host_is_local("2130706433"), 0);
+	T_EQ_INT(config_host_is_local("10.0.0.1"), 0);
+	T_EQ_INT(config_host_is_local("a.example"), 0);
+	env_clear();
+}
+
 static const struct t_case cases[] = {
+	{ "delivery settings: secrets, CA file, DNS server, local hosts",
+	  delivery_settings },
 	{ "defaults of DESIGN.md", defaults },
 	{ "environment values", env_values },
 	{ "flags override the environment", flags_override_env },
