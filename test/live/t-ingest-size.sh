@@ -24,10 +24,16 @@ head -c $((MIB + 1)) /dev/urandom > "$T/mib1"
 # --- over the limit: libevent answers 413 itself (docs/DESIGN.md) --------
 big over-1 "$T/mib1"
 check "413 for 1 MiB + 1 (Content-Length)" "413 stored=0 0" "$STATUS stored=$(counts)"
+# A client that keeps sending after the relay has answered 413 and closed
+# (chunked, or no Expect: 100-continue) may see the connection reset
+# before it reads the answer (curl then reports 000): the relay refuses
+# without reading the rest (man page, CAVEATS).  Either way nothing is
+# stored and the relay goes on.
 big over-2 "$T/mib1" -H 'Transfer-Encoding: chunked'
-check "413 for 1 MiB + 1 chunked" "413 stored=0 0" "$STATUS stored=$(counts)"
+check_match "413 (or reset) for 1 MiB + 1 chunked" "^(413|000) stored=0 0$" "$STATUS stored=$(counts)"
 big over-3 "$T/mib1" -H 'Expect:'
-check "413 for 1 MiB + 1 without Expect: 100-continue" "413 stored=0 0" "$STATUS stored=$(counts)"
+check_match "413 (or reset) for 1 MiB + 1 without Expect: 100-continue" "^(413|000) stored=0 0$" "$STATUS stored=$(counts)"
+check "healthz 200 after the refused bodies" 200 "$(healthz_status)"
 STATUS=$(curl_status -m 30 -X POST "$RELAY_URL/v1/events/$S" \
     -H "Authorization: Bearer $TOKEN" --data-binary @"$T/mib1")
 check "413 before bad_event (no ce headers)" "413 stored=0 0" "$STATUS stored=$(counts)"
