@@ -9,7 +9,7 @@ line (time, headers, body) and answers by the event id's prefix:
   slow-...      never answers within the test (sleeps 60 s)
   hold1-...     the first attempt sleeps 60 s, later ones 204 at once
 
-Usage: receiver.py PORT LOGFILE
+Usage: receiver.py PORT LOGFILE [CERT KEY]   (with CERT and KEY: https)
 """
 import json
 import sys
@@ -58,4 +58,10 @@ class Handler(BaseHTTPRequestHandler):
 
 
 ThreadingHTTPServer.daemon_threads = True
-ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
+server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+if len(sys.argv) > 4:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+server.serve_forever()

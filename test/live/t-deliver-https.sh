@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# https delivery: chain and host name verified, SNI sent, a private CA
+# through TREATY_RELAY_CA_FILE; a wrong name is a failed delivery (dropped
+# after maxDeliver), not a crash.  Certificates made here with openssl.
+. "$(dirname "$0")/lib.sh"
+pki=$T/pki
+mkdir -p "$pki"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=treaty-test-ca \
+    -keyout "$pki/ca.key" -out "$pki/ca.pem" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+    -keyout "$pki/server.key" -out "$pki/server.csr" 2>/dev/null
+printf 'subjectAltName=DNS:localhost\n' > "$pki/ext"
+openssl x509 -req -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" \
+    -CAcreateserial -days 2 -extfile "$pki/ext" -out "$pki/server.pem" 2>/dev/null
+[ -s "$pki/server.pem" ] || { fail pki "could not make test certificates"; finish; }
+
+RPORT=$(free_port)
+python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" "$pki/server.pem" "$pki/server.key" &
+PIDS+=($!)
+wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+received() { grep -F "\"ce-id\": \"$1\"" "$T/deliveries" 2>/dev/null; }
+
+S=test-secret-0123456789
+export TREATY_RELAY_SUBSCRIBERS='[
+ {"name":"tls","url":"https://localhost:'$RPORT'/in","secret":"'$S'","filter":"evt.*.shop.order.created"},
+ {"name":"wrongname","url":"https://127.0.0.1:'$RPORT'/in","secret":"'$S'","filter":"evt.*.shop.order.wrong","maxDeliver":2}]'
+export TREATY_RELAY_CA_FILE=$pki/ca.pem TREATY_RELAY_RETRY_BASE_MS=100
+start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
+
+post evt.acme.shop.order.created tls-1 'over tls'
+wait_for 10 test -n "$(received tls-1)"
+check "delivered over https with the private CA" 1 "$(received tls-1 | wc -l)"
+check_match "with its signature" '"x-treaty-signature": "t=[0-9]+,v1=[0-9a-f]{64}"' "$(received tls-1)"
+
+post evt.acme.shop.order.wrong wrong-1 x
+wait_for 10 grep -q 'msg="delivery dropped" sub=wrongname' "$RELAY_LOG"
+check "a certificate for another name: never delivered" "" "$(received wrong-1)"
+check_match "it counts as failed attempts, then a drop" 'msg="delivery dropped" sub=wrongname id=wrong-1 subject=evt.acme.shop.order.wrong attempt=2 status=0' "$(cat "$RELAY_LOG")"
+check "the relay is still healthy" 200 "$(healthz_status)"
+finish
