@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A NATS cluster (three nats-servers on loopback with routes, JetStream on
+# each), WORK and AUDIT with three replicas, the relay given all three
+# URLs.  One server is stopped while 2,000 events are published and
+# delivered: every event answered 202 is delivered at least once, and
+# ingestion goes on within seconds.
+. "$(dirname "$0")/lib.sh"
+N=${CLUSTER_EVENTS:-2000}
+ports=() cports=()
+for i in 1 2 3; do ports+=($(free_port)); cports+=($(free_port)); done
+cpids=()
+for i in 0 1 2; do
+	d=$T/c$i
+	mkdir -p "$d"
+	routes=""
+	for j in 0 1 2; do
+		[ $j -eq $i ] || routes="$routes nats-route://127.0.0.1:${cports[$j]}"
+	done
+	cat > "$d/nats.conf" <<CONF
+server_name: n$i
+listen: 127.0.0.1:${ports[$i]}
+max_payload: 2MB
+jetstream { store_dir: "$d/js" }
+cluster { name: treaty, listen: 127.0.0.1:${cports[$i]}, routes: [$(echo $routes | sed 's/ /, /g')] }
+CONF
+	nats-server -c "$d/nats.conf" > "$d/nats.log" 2>&1 &
+	cpids+=($!)
+	PIDS+=($!)
+done
+for p in "${ports[@]}"; do wait_for 10 port_open $p || { fail cluster "a nats-server did not start"; finish; }; done
+
+RPORT=$(free_port)
+python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
+PIDS+=($!)
+wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+
+export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"test-secret-0123456789","filter":"evt.>","maxInFlight":256}]'
+export TREATY_RELAY_REPLICAS=3 TREATY_RELAY_PUBLISH_TIMEOUT_MS=2000
+NATS_URL_RELAY="nats://127.0.0.1:${ports[0]},nats://127.0.0.1:${ports[1]},nats://127.0.0.1:${ports[2]}"
+NATS_URL_T=nats://127.0.0.1:${ports[1]}
+NATS_URL_RELAY=$NATS_URL_RELAY start_relay || { fail start "relay not healthy on the cluster"; finish; }
+check "WORK has three replicas" 3 "$("$JSGET" "$NATS_URL_T" info WORK | sed -n 's/^replicas=//p')"
+
+# A producer that retries 503 with the same id, as SPEC 2 asks.
+cat > "$T/produce" <<SH
+#!/usr/bin/env bash
+for try in \$(seq 1 60); do
+	code=\$(curl -s -m 10 -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/evt.acme.shop.order.created" \\
+	    -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H "ce-id: c-\$1" \\
+	    -H 'ce-source: /test' -H 'ce-type: dev.shop.order.created.v1' --data-binary x)
+	if [ "\$code" = 202 ]; then echo "\$1 \$(date +%s%N)" >> "$T/accepted"; exit 0; fi
+	sleep 0.25
+done
+echo "\$1" >> "$T/gave-up"
+SH
+chmod +x "$T/produce"
+seq 1 $N | xargs -P 8 -n 1 "$T/produce" &
+prod=$!
+# Stop one server (the one the relay is probably on first) part-way.
+wait_for 60 test "$(cat "$T/accepted" 2>/dev/null | wc -l)" -ge $((N / 3))
+kill -TERM ${cpids[0]}
+stopped_at=$(date +%s%N)
+wait $prod
+check "every event accepted in the end (producer retries)" $N "$(wc -l < "$T/accepted")"
+gap=$(sort -k2 -n "$T/accepted" | awk -v s=$stopped_at '$2 > s { if (!f) { print int(($2 - s) / 1000000); f = 1 } }')
+if [ -n "$gap" ] && [ "$gap" -lt 10000 ]; then ok "ingestion resumed ${gap} ms after the server stopped"; else fail "ingestion resumed within seconds" "gap ${gap:-none} ms"; fi
+wait_for 60 test "$(grep -o '"ce-id": "c-[0-9]*"' "$T/deliveries" | sort -u | wc -l)" -ge $N
+check "every accepted event delivered at least once" $N "$(grep -o '"ce-id": "c-[0-9]*"' "$T/deliveries" | sort -u | wc -l)"
+finish
