@@ -929,6 +929,27 @@ store_closed_cb(natsConnection *nc, void *closure)
 	store_post_connev(CONN_CLOSED);
 }
 
+/*
+ * The outcome of a JetStream management call: 0, -1 for a definite
+ * failure, or CHECK_TRANSIENT when there was no answer (a timeout is not a
+ * "no": the stream or consumer may well be there).  Worker thread.
+ */
+static int
+api_result(natsStatus s, jsErrCode code, const char *what, const char *name,
+    char *detail, size_t dlen)
+{
+	const char	*e;
+
+	if (s == NATS_OK)
+		return 0;
+	e = nats_GetLastError(NULL);
+	snprintf(detail, dlen, "%s %s: %s (code %d)", what, name,
+	    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s), (int)code);
+	return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS ||
+	    s == NATS_CONNECTION_CLOSED || s == NATS_CONNECTION_DISCONNECTED ?
+	    CHECK_TRANSIENT : -1;
+}
+
 /* Fill a stream configuration from the settings of SPEC section 6. */
 static void
 stream_config(jsStreamConfig *sc, const char *name, const char **subj,
@@ -994,18 +1015,7 @@ stream_ensure(const char *name, const char *subject, int64_t max_age_ns,
 			snprintf(detail, dlen, "updated %s", name);
 	}
 	jsStreamInfo_Destroy(si);
-	if (s != NATS_OK) {
-		const char	*e = nats_GetLastError(NULL);
-
-		snprintf(detail, dlen, "%s %s: %s (code %d)", what, name,
-		    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s),
-		    (int)code);
-		/* No answer is not a "no": the streams may well be there. */
-		return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS ||
-		    s == NATS_CONNECTION_CLOSED ||
-		    s == NATS_CONNECTION_DISCONNECTED ? CHECK_TRANSIENT : -1;
-	}
-	return 0;
+	return api_result(s, code, what, name, detail, dlen);
 }
 
 /* Whether an existing consumer differs from what we want. */
@@ -1061,17 +1071,7 @@ consumer_ensure(const struct consumer *c, char *detail, size_t dlen)
 			snprintf(detail, dlen, "updated %s", c->name);
 	}
 	jsConsumerInfo_Destroy(ci);
-	if (s != NATS_OK) {
-		const char	*e = nats_GetLastError(NULL);
-
-		snprintf(detail, dlen, "%s %s: %s (code %d)", what, c->name,
-		    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s),
-		    (int)code);
-		return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS ||
-		    s == NATS_CONNECTION_CLOSED ||
-		    s == NATS_CONNECTION_DISCONNECTED ? CHECK_TRANSIENT : -1;
-	}
-	return 0;
+	return api_result(s, code, what, c->name, detail, dlen);
 }
 
 /* Worker thread: make sure WORK and AUDIT exist as configured. */

@@ -321,3 +321,21 @@ errcode() {
 reject() {
 	check "$1" "$2 $3 stored=$BASE" "$STATUS $(errcode) stored=$(counts)"
 }
+
+# make_pki DIR: a throwaway CA (DIR/ca.pem, ca.key), a second unrelated CA
+# (DIR/other-ca.pem) and a server certificate for "localhost" signed by the
+# first (DIR/server.pem, server.key), with the openssl command line.
+make_pki() {
+	local d=$1
+	mkdir -p "$d"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=treaty-test-ca \
+	    -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca \
+	    -keyout "$d/other-ca.key" -out "$d/other-ca.pem" 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+	    -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:localhost\n' > "$d/ext"
+	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+	    -CAcreateserial -days 2 -extfile "$d/ext" -out "$d/server.pem" 2>/dev/null
+	[ -s "$d/server.pem" ]
+}

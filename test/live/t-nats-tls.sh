@@ -5,15 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 pki=$T/pki
-mkdir -p "$pki"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=treaty-test-ca \
-    -keyout "$pki/ca.key" -out "$pki/ca.pem" 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
-    -keyout "$pki/server.key" -out "$pki/server.csr" 2>/dev/null
-printf 'subjectAltName=DNS:localhost\n' > "$pki/ext"
-openssl x509 -req -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" \
-    -CAcreateserial -days 2 -extfile "$pki/ext" -out "$pki/server.pem" 2>/dev/null
-[ -s "$pki/server.pem" ] || { fail pki "could not make test certificates"; finish; }
+make_pki "$pki" || { fail pki "could not make test certificates"; finish; }
 
 start_nats || { fail start "nats-server did not start"; finish; }
 plain_url=tls://localhost:$NATS_PORT
