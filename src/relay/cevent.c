@@ -54,8 +54,8 @@ cevent_free(struct cevent *ev)
 }
 
 /* Value of attribute name, or NULL. */
-static const char *
-attr_get(const struct cevent *ev, const char *name)
+const char *
+cevent_attr(const struct cevent *ev, const char *name)
 {
 	size_t	 i;
 
@@ -94,7 +94,7 @@ attr_add(struct cevent *ev, const char *name, const char *value, size_t vlen)
 {
 	if (!attr_name_ok(name))
 		return bad(ev, "attribute name %.40s is not valid", name);
-	if (attr_get(ev, name) != NULL)
+	if (cevent_attr(ev, name) != NULL)
 		return bad(ev, "attribute %s given twice", name);
 	if (ev->nattrs == CEVENT_MAX_ATTRS)
 		return bad(ev, "more than %d attributes", CEVENT_MAX_ATTRS);
@@ -114,10 +114,10 @@ cevent_check(struct cevent *ev)
 {
 	const char	*t, *s;
 
-	ev->specversion = attr_get(ev, "specversion");
-	ev->id = attr_get(ev, "id");
-	ev->source = attr_get(ev, "source");
-	ev->type = attr_get(ev, "type");
+	ev->specversion = cevent_attr(ev, "specversion");
+	ev->id = cevent_attr(ev, "id");
+	ev->source = cevent_attr(ev, "source");
+	ev->type = cevent_attr(ev, "type");
 	if (ev->specversion == NULL)
 		return bad(ev, "specversion is missing");
 	if (strcmp(ev->specversion, "1.0") != 0)
@@ -131,11 +131,11 @@ cevent_check(struct cevent *ev)
 		return bad(ev, "source is missing");
 	if (ev->type == NULL || ev->type[0] == '\0')
 		return bad(ev, "type is missing");
-	if ((t = attr_get(ev, "time")) != NULL && !treaty_rfc3339_valid(t))
+	if ((t = cevent_attr(ev, "time")) != NULL && !treaty_rfc3339_valid(t))
 		return bad(ev, "time is not an RFC 3339 timestamp");
-	if ((s = attr_get(ev, "dataschema")) != NULL && s[0] == '\0')
+	if ((s = cevent_attr(ev, "dataschema")) != NULL && s[0] == '\0')
 		return bad(ev, "dataschema is empty");
-	if ((s = attr_get(ev, "subject")) != NULL && s[0] == '\0')
+	if ((s = cevent_attr(ev, "subject")) != NULL && s[0] == '\0')
 		return bad(ev, "subject is empty");
 	if (ev->content_type != NULL && (ev->content_type[0] == '\0' ||
 	    has_ctl(ev->content_type)))

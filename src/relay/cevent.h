@@ -43,6 +43,8 @@ int	cevent_from_structured(struct cevent *ev, const char *body, size_t len);
 int	cevent_is_structured(const char *content_type);
 /* 1 when a media type is JSON: application/json or any ...+json. */
 int	cevent_media_is_json(const char *content_type);
+/* Decoded value of attribute name (without "ce-"), or NULL. */
+const char	*cevent_attr(const struct cevent *ev, const char *name);
 /* Free what the event owns. */
 void	cevent_free(struct cevent *ev);
 

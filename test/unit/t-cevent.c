@@ -55,17 +55,6 @@ bin(struct cevent *ev, struct hdrs *h, const char *body)
 	return rc;
 }
 
-/* The value of attribute name, or NULL. */
-static const char *
-attr(const struct cevent *ev, const char *name)
-{
-	size_t	 i;
-
-	for (i = 0; i < ev->nattrs; i++)
-		if (strcmp(ev->attrs[i].name, name) == 0)
-			return ev->attrs[i].value;
-	return NULL;
-}
 
 /* Structured mode from a NUL-terminated JSON text. */
 static int
@@ -154,7 +143,7 @@ bin_minimal(void)
 		T_EQ_INT(ev.nattrs, 4);
 		T_ASSERT(ev.content_type == NULL);
 		DATA_IS(&ev, "hello");
-		T_ASSERT(attr(&ev, "authorization") == NULL);
+		T_ASSERT(cevent_attr(&ev, "authorization") == NULL);
 	}
 	cevent_free(&ev);
 
@@ -182,7 +171,7 @@ bin_case_insensitive(void)
 	if (T_EQ_INT(bin(&ev, &h, ""), 0)) {
 		T_EQ_STR(ev.id, "X-1");
 		T_EQ_STR(ev.source, "/s");
-		T_EQ_STR(attr(&ev, "myext"), "Value");
+		T_EQ_STR(cevent_attr(&ev, "myext"), "Value");
 		T_EQ_STR(ev.content_type, "text/plain");
 	}
 	cevent_free(&ev);
@@ -204,7 +193,7 @@ bin_percent(void)
 	if (T_EQ_INT(bin(&ev, &h, ""), 0)) {
 		T_EQ_STR(ev.id, "caf\xc3\xa9 %\"");
 		T_EQ_STR(ev.source, "/path/x");
-		T_EQ_STR(attr(&ev, "subject"), "a b");
+		T_EQ_STR(cevent_attr(&ev, "subject"), "a b");
 	}
 	cevent_free(&ev);
 
@@ -212,7 +201,7 @@ bin_percent(void)
 	hdrs_init(&h, 1);
 	hdr(&h, "ce-subject", "caf\xc3\xa9");
 	if (T_EQ_INT(bin(&ev, &h, ""), 0))
-		T_EQ_STR(attr(&ev, "subject"), "caf\xc3\xa9");
+		T_EQ_STR(cevent_attr(&ev, "subject"), "caf\xc3\xa9");
 	cevent_free(&ev);
 
 	hdrs_init(&h, 1);
@@ -277,8 +266,8 @@ bin_content_type(void)
 		T_EQ_STR(ev.content_type, "application/json; charset=utf-8");
 		DATA_IS(&ev, "{\"a\":1}");
 		/* Not an attribute: it travels as content-type. */
-		T_ASSERT(attr(&ev, "datacontenttype") == NULL);
-		T_ASSERT(attr(&ev, "content-type") == NULL);
+		T_ASSERT(cevent_attr(&ev, "datacontenttype") == NULL);
+		T_ASSERT(cevent_attr(&ev, "content-type") == NULL);
 	}
 	cevent_free(&ev);
 }
@@ -468,7 +457,7 @@ st_data_object(void)
 		T_EQ_STR(ev.content_type, "application/json");
 		T_EQ_STR(ev.id, "id-1");
 		T_EQ_INT(ev.nattrs, 4);
-		T_ASSERT(attr(&ev, "data") == NULL);
+		T_ASSERT(cevent_attr(&ev, "data") == NULL);
 		cevent_free(&ev);
 	}
 	/* Data a list, a number, false. */
@@ -518,7 +507,7 @@ st_data_string(void)
 	    "\"data\":\"hello \\\"w\\u00e9\\\"\\n\"}")) {
 		DATA_IS(&ev, "hello \"w\xc3\xa9\"\n");
 		T_EQ_STR(ev.content_type, "text/plain");
-		T_ASSERT(attr(&ev, "datacontenttype") == NULL);
+		T_ASSERT(cevent_attr(&ev, "datacontenttype") == NULL);
 		cevent_free(&ev);
 	}
 	/* Non-string data with a non-JSON type is still its JSON text. */
@@ -568,7 +557,7 @@ st_data_base64(void)
 		if (ST_OK(&ev, buf)) {
 			DATA_IS_N(&ev, good[i].raw, good[i].len);
 			T_EQ_STR(ev.content_type, "application/octet-stream");
-			T_ASSERT(attr(&ev, "data_base64") == NULL);
+			T_ASSERT(cevent_attr(&ev, "data_base64") == NULL);
 			cevent_free(&ev);
 		}
 	}
@@ -639,11 +628,11 @@ st_extensions(void)
 
 	if (ST_OK(&ev, "{" REQ ",\"count\":42,\"neg\":-7,\"flag\":true,"
 	    "\"off\":false,\"name\":\"x\"}")) {
-		T_EQ_STR(attr(&ev, "count"), "42");
-		T_EQ_STR(attr(&ev, "neg"), "-7");
-		T_EQ_STR(attr(&ev, "flag"), "true");
-		T_EQ_STR(attr(&ev, "off"), "false");
-		T_EQ_STR(attr(&ev, "name"), "x");
+		T_EQ_STR(cevent_attr(&ev, "count"), "42");
+		T_EQ_STR(cevent_attr(&ev, "neg"), "-7");
+		T_EQ_STR(cevent_attr(&ev, "flag"), "true");
+		T_EQ_STR(cevent_attr(&ev, "off"), "false");
+		T_EQ_STR(cevent_attr(&ev, "name"), "x");
 		T_EQ_INT(ev.nattrs, 9);
 		cevent_free(&ev);
 	}
@@ -660,7 +649,7 @@ st_extensions(void)
 	    "\"type\":\"t\"}");
 	ST_BAD("{" REQ ",\"time\":\"2023-02-29T00:00:00Z\"}");
 	if (ST_OK(&ev, "{" REQ ",\"time\":\"2024-02-29T00:00:00.5+01:00\"}")) {
-		T_EQ_STR(attr(&ev, "time"), "2024-02-29T00:00:00.5+01:00");
+		T_EQ_STR(cevent_attr(&ev, "time"), "2024-02-29T00:00:00.5+01:00");
 		cevent_free(&ev);
 	}
 }
@@ -673,9 +662,9 @@ st_nulls(void)
 
 	if (ST_OK(&ev, "{" REQ ",\"subject\":null,\"myext\":null,"
 	    "\"time\":null,\"datacontenttype\":null,\"data\":\"x\"}")) {
-		T_ASSERT(attr(&ev, "subject") == NULL);
-		T_ASSERT(attr(&ev, "myext") == NULL);
-		T_ASSERT(attr(&ev, "time") == NULL);
+		T_ASSERT(cevent_attr(&ev, "subject") == NULL);
+		T_ASSERT(cevent_attr(&ev, "myext") == NULL);
+		T_ASSERT(cevent_attr(&ev, "time") == NULL);
 		T_EQ_INT(ev.nattrs, 4);
 		T_EQ_STR(ev.content_type, "application/json");
 		DATA_IS(&ev, "\"x\"");
@@ -762,7 +751,7 @@ modes_equivalent(void)
 	}
 	T_EQ_INT(b.nattrs, s.nattrs);
 	for (i = 0; i < b.nattrs; i++)
-		T_EQ_STR(attr(&s, b.attrs[i].name), b.attrs[i].value);
+		T_EQ_STR(cevent_attr(&s, b.attrs[i].name), b.attrs[i].value);
 	T_EQ_STR(b.content_type, s.content_type);
 	T_EQ_INT(b.datalen, s.datalen);
 	if (b.datalen == s.datalen)
