@@ -86,6 +86,19 @@ free_port() {
 }
 
 # wait_for SECONDS CMD...: run CMD every 0.1 s until it succeeds.
+# wait_until SECS EXPR: evaluate the shell expression EXPR (a string, so
+# command substitutions in it run again each time) every 0.1 s until it is
+# true or SECS pass.  wait_for's arguments are expanded once, by the caller.
+wait_until() {
+	local n=$(($1 * 10))
+	while [ $n -gt 0 ]; do
+		eval "$2" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
 wait_for() {
 	local n=$(($1 * 10)); shift
 	while [ $n -gt 0 ]; do
@@ -322,19 +335,20 @@ reject() {
 	check "$1" "$2 $3 stored=$BASE" "$STATUS $(errcode) stored=$(counts)"
 }
 
-# make_pki DIR: a throwaway CA (DIR/ca.pem, ca.key), a second unrelated CA
-# (DIR/other-ca.pem) and a server certificate for "localhost" signed by the
-# first (DIR/server.pem, server.key), with the openssl command line.
+# make_pki DIR [NAME]: a throwaway CA (DIR/ca.pem, ca.key), a second
+# unrelated CA (DIR/other-ca.pem) and a server certificate for NAME
+# (default "localhost") signed by the first (DIR/server.pem, server.key),
+# with the openssl command line.
 make_pki() {
-	local d=$1
+	local d=$1 name=${2:-localhost}
 	mkdir -p "$d"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=treaty-test-ca \
 	    -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca \
 	    -keyout "$d/other-ca.key" -out "$d/other-ca.pem" 2>/dev/null
-	openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+	openssl req -newkey rsa:2048 -nodes -subj /CN=$name \
 	    -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
-	printf 'subjectAltName=DNS:localhost\n' > "$d/ext"
+	printf 'subjectAltName=DNS:%s\n' "$name" > "$d/ext"
 	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
 	    -CAcreateserial -days 2 -extfile "$d/ext" -out "$d/server.pem" 2>/dev/null
 	[ -s "$d/server.pem" ]

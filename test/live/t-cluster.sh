@@ -57,13 +57,13 @@ chmod +x "$T/produce"
 seq 1 $N | xargs -P 8 -n 1 "$T/produce" &
 prod=$!
 # Stop one server (the one the relay is probably on first) part-way.
-wait_for 60 test "$(cat "$T/accepted" 2>/dev/null | wc -l)" -ge $((N / 3))
+wait_until 60 'test "$(cat "$T/accepted" 2>/dev/null | wc -l)" -ge $((N / 3))'
 kill -TERM ${cpids[0]}
 stopped_at=$(date +%s%N)
 wait $prod
 check "every event accepted in the end (producer retries)" $N "$(wc -l < "$T/accepted")"
 gap=$(sort -k2 -n "$T/accepted" | awk -v s=$stopped_at '$2 > s { if (!f) { print int(($2 - s) / 1000000); f = 1 } }')
 if [ -n "$gap" ] && [ "$gap" -lt 10000 ]; then ok "ingestion resumed ${gap} ms after the server stopped"; else fail "ingestion resumed within seconds" "gap ${gap:-none} ms"; fi
-wait_for 60 test "$(grep -o '"ce-id": "c-[0-9]*"' "$T/deliveries" | sort -u | wc -l)" -ge $N
+wait_until 60 'test "$(grep -o "\"ce-id\": \"c-[0-9]*\"" "$T/deliveries" | sort -u | wc -l)" -ge $N'
 check "every accepted event delivered at least once" $N "$(grep -o '"ce-id": "c-[0-9]*"' "$T/deliveries" | sort -u | wc -l)"
 finish

@@ -20,7 +20,7 @@ export TREATY_RELAY_CA_FILE=$pki/ca.pem TREATY_RELAY_RETRY_BASE_MS=100
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
 post evt.acme.shop.order.created tls-1 'over tls'
-wait_for 10 test -n "$(received tls-1)"
+wait_until 10 'test -n "$(received tls-1)"'
 check "delivered over https with the private CA" 1 "$(received tls-1 | wc -l)"
 check_match "with its signature" '"x-treaty-signature": "t=[0-9]+,v1=[0-9a-f]{64}"' "$(received tls-1)"
 

@@ -20,7 +20,7 @@ received() { grep -F "\"ce-id\": \"$1\"" "$T/deliveries" 2>/dev/null; }
 nreceived() { received "$1" | wc -l; }
 
 post evt.acme.shop.order.created ok-1 'hello delivery'
-wait_for 10 test "$(nreceived ok-1)" -ge 1
+wait_until 10 'test "$(nreceived ok-1)" -ge 1'
 check "delivered once" 1 "$(nreceived ok-1)"
 verify=$(received ok-1 | head -1 | python3 -c '
 import sys, json, hmac, hashlib, time
@@ -39,7 +39,7 @@ check "CloudEvent attributes and body as stored" "dev.shop.order.created.v1 /tes
 # Standard Webhooks headers, checked with that specification's algorithm
 # written here in Python; and secret rotation: one v1= per secret.
 post evt.acme.webhooks.hook.sent ok-sw-1 'sw body'
-wait_for 10 test "$(nreceived ok-sw-1)" -ge 1
+wait_until 10 'test "$(nreceived ok-sw-1)" -ge 1'
 sw=$(received ok-sw-1 | head -1 | python3 -c '
 import sys, json, hmac, hashlib, base64
 d = json.loads(sys.stdin.readline()); h = d["headers"]; body = bytes.fromhex(d["body"])
@@ -64,7 +64,7 @@ check "and not delivered" 0 "$(nreceived ok-other)"
 
 # 503, 503, 204: three attempts, gaps inside the jitter windows.
 post evt.acme.shop.order.created fail2-1 x
-wait_for 15 test "$(nreceived fail2-1)" -ge 3
+wait_until 15 'test "$(nreceived fail2-1)" -ge 3'
 check "503, 503, 204: three attempts" 3 "$(nreceived fail2-1)"
 gaps=$(received fail2-1 | python3 -c '
 import sys, json
@@ -80,7 +80,7 @@ fi
 
 # Retry-After on 503 is honoured (1 s instead of 200-400 ms).
 post evt.acme.shop.order.created fail2-ra-1 x
-wait_for 15 test "$(nreceived fail2-ra-1)" -ge 2
+wait_until 15 'test "$(nreceived fail2-ra-1)" -ge 2'
 g=$(received fail2-ra-1 | python3 -c '
 import sys, json
 t = [json.loads(l)["t"] for l in sys.stdin]
@@ -89,7 +89,7 @@ if [ "$g" -ge 900 ] && [ "$g" -le 2500 ]; then ok "Retry-After: 1 waited ($g ms)
 
 # 400: exactly one attempt, recorded in AUDIT.
 post evt.acme.shop.order.created reject-1 x
-wait_for 10 test "$(nreceived reject-1)" -ge 1
+wait_until 10 'test "$(nreceived reject-1)" -ge 1'
 sleep 1.5
 check "400: exactly one attempt" 1 "$(nreceived reject-1)"
 drop=$("$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null)
@@ -98,7 +98,7 @@ check_match "400: drop record data" '"subscriber":"hook","eventId":"reject-1","s
 
 # Always 500 with maxDeliver 3: exactly three attempts, then dropped.
 post evt.acme.shop.order.created always500-1 x
-wait_for 20 test "$(nreceived always500-1)" -ge 3
+wait_until 20 'test "$(nreceived always500-1)" -ge 3'
 sleep 3
 check "always 500, maxDeliver 3: exactly three attempts" 3 "$(nreceived always500-1)"
 drop=$("$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null)
