@@ -59,6 +59,11 @@ struct drop_pub {
 	struct delivery	*d;
 };
 
+struct hdrs {
+	struct outbound_header	 h[MAX_HEADERS];
+	size_t			 n;
+};
+
 struct delivery;
 TAILQ_HEAD(delivery_list, delivery);
 
@@ -87,6 +92,8 @@ struct delivery {
 	char			*source;	/* decoded ce-source */
 	char			 subject[TREATY_SUBJECT_MAX + 1];
 	uint64_t		 attempt;
+	struct resolve_result	 addrs;		/* pinned, tried in order */
+	int			 addr;		/* the one being tried */
 	TAILQ_ENTRY(delivery)	 entry;
 };
 
@@ -327,6 +334,8 @@ delivery_failed(struct delivery *d, int status, const char *error,
 	delivery_close(d);
 }
 
+static void	delivery_send(struct delivery *);
+
 /* The subscriber answered (or did not). */
 static void
 delivery_sent_cb(void *arg, const struct outbound_result *r)
@@ -334,6 +343,14 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 	struct delivery	*d = arg;
 
 	d->out = NULL;
+	if (r->not_sent && d->addr + 1 < d->addrs.naddrs) {
+		/* Nothing reached this address: the next one, same attempt. */
+		log_debug("address failed, trying the next", "sub=%s id=%s "
+		    "error=%s", d->s->cfg->name, log_q(d->id), log_q(r->error));
+		d->addr++;
+		delivery_send(d);
+		return;
+	}
 	if (r->status >= 200 && r->status < 300) {
 		log_debug("delivered", "sub=%s id=%s attempt=%llu status=%d "
 		    "ms=%lld", d->s->cfg->name, log_q(d->id),
@@ -351,11 +368,6 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 		    r->retry_after, r->ms);
 }
 
-struct hdrs {
-	struct outbound_header	 h[MAX_HEADERS];
-	size_t			 n;
-};
-
 /* Keep the stored ce-* headers and the content type for the POST. */
 static void
 collect_header(void *arg, const char *key, const char *value)
@@ -371,11 +383,10 @@ collect_header(void *arg, const char *key, const char *value)
 		    value };
 }
 
-/* The address is known: sign and send. */
+/* Sign and POST to the pinned address being tried. */
 static void
-delivery_resolved_cb(void *arg, const struct resolve_result *r)
+delivery_send(struct delivery *d)
 {
-	struct delivery	*d = arg;
 	struct dsub	*s = d->s;
 	struct hdrs	 hs;
 	const void	*body;
@@ -384,11 +395,6 @@ delivery_resolved_cb(void *arg, const struct resolve_result *r)
 	int64_t		 t = (int64_t)time(NULL);
 	int		 n;
 
-	d->rr = NULL;
-	if (r->status != RESOLVE_OK) {
-		delivery_failed(d, 0, r->why, NULL, -1);
-		return;
-	}
 	body = store_msg_data(d->m, &len);
 	memset(&hs, 0, sizeof(hs));
 	store_msg_headers(d->m, collect_header, &hs);
@@ -414,10 +420,28 @@ delivery_resolved_cb(void *arg, const struct resolve_result *r)
 		    swsig };
 	}
 	d->state = DS_SENDING;
-	d->out = outbound_post(s->target, (const struct sockaddr *)&r->addrs[0],
-	    r->addrlens[0], hs.h, hs.n, body, len, delivery_sent_cb, d);
+	d->out = outbound_post(s->target,
+	    (const struct sockaddr *)&d->addrs.addrs[d->addr],
+	    d->addrs.addrlens[d->addr], hs.h, hs.n, body, len,
+	    delivery_sent_cb, d);
 	if (d->out == NULL)
 		delivery_failed(d, 0, "connection failed", NULL, -1);
+}
+
+/* The addresses are known and valid: send to the first. */
+static void
+delivery_resolved_cb(void *arg, const struct resolve_result *r)
+{
+	struct delivery	*d = arg;
+
+	d->rr = NULL;
+	if (r->status != RESOLVE_OK) {
+		delivery_failed(d, 0, r->why, NULL, -1);
+		return;
+	}
+	d->addrs = *r;
+	d->addr = 0;
+	delivery_send(d);
 }
 
 /* Tell JetStream the delivery is still under way. */
@@ -432,19 +456,14 @@ delivery_progress_cb(evutil_socket_t fd, short ev, void *arg)
 		store_msg_progress(d->m);
 }
 
-/* A message from a subscriber's consumer. */
-static void
-deliver_msg_cb(void *arg, struct store_msg *m)
+/* Start tracking a message: timers armed, attributes decoded. */
+static struct delivery *
+delivery_new(struct dsub *s, struct store_msg *m)
 {
-	struct dsub	*s = arg;
 	struct delivery	*d;
 	struct timeval	 tv = { dl.cfg->progress_seconds, 0 };
 	const char	*subj = store_msg_subject(m);
 
-	if (dl.stopping) {
-		store_msg_nak(m, 0);	/* another instance takes it */
-		return;
-	}
 	d = xcalloc(1, sizeof(*d));
 	d->s = s;
 	d->m = m;
@@ -458,10 +477,31 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 	TAILQ_INSERT_TAIL(&s->live, d, entry);
 	dl.in_flight++;
 	metrics_in_flight(s->idx, 1);
-
 	event_add(&d->progress, &tv);
 	d->id = decode(store_msg_header(m, "ce-id"));
 	d->source = decode(store_msg_header(m, "ce-source"));
+	return d;
+}
+
+/* A message from a subscriber's consumer. */
+static void
+deliver_msg_cb(void *arg, struct store_msg *m)
+{
+	struct dsub	*s = arg;
+	struct delivery	*d;
+
+	/*
+	 * Stopping: give it back for another instance, unless this is its
+	 * last delivery: JetStream would count the give-back as the last
+	 * attempt, and the event would be dropped untried.  Try it within
+	 * the grace period instead.
+	 */
+	if (dl.stopping &&
+	    store_msg_delivered(m) < (uint64_t)s->cfg->max_deliver) {
+		store_msg_nak(m, 0);
+		return;
+	}
+	d = delivery_new(s, m);
 	if (d->id == NULL || d->source == NULL ||
 	    store_msg_header(m, "ce-type") == NULL ||
 	    store_msg_header(m, "ce-specversion") == NULL ||
@@ -473,6 +513,21 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 	d->rr = resolve_host(outbound_target_host(s->target),
 	    outbound_target_port(s->target), s->allow_private,
 	    delivery_resolved_cb, d);
+}
+
+/*
+ * JetStream stopped delivering m to this subscriber without a relay
+ * terminating it: its last attempt was given back after the grace period
+ * or lost with a relay (kill -9, a lost connection).  Record the drop like
+ * any other (SPEC 3: no drop is silent); the term that follows is a no-op.
+ */
+static void
+deliver_exhausted_cb(void *arg, struct store_msg *m)
+{
+	struct delivery	*d = delivery_new(arg, m);
+
+	delivery_drop(d, DROP_EXHAUSTED, 0,
+	    "last attempt unfinished (relay stopped or lost)", -1);
 }
 
 /* Set up every push subscriber. */
@@ -513,7 +568,8 @@ deliver_init(struct event_base *base, const struct config *cfg)
 		}
 		names[dl.nsubs] = sc->name;
 		store_consumer_add(sc->name, sc->filter, sc->max_deliver,
-		    sc->max_in_flight, cfg->ack_wait_seconds, deliver_msg_cb, s);
+		    sc->max_in_flight, cfg->ack_wait_seconds, deliver_msg_cb,
+		    deliver_exhausted_cb, s);
 		dl.nsubs++;
 	}
 	metrics_subscribers(names, dl.nsubs);

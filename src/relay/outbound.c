@@ -411,6 +411,12 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 		}
 		reusable = 1;
 	} else {
+		/*
+		 * evhttp fails the requests of a connection whose TCP
+		 * connect failed (refused, unreachable) without an error
+		 * callback; every later failure, TLS included, has one.
+		 */
+		res.not_sent = req != NULL && !r->have_err;
 		res.error = r->have_err ? ob_error_name(r->err) :
 		    "connection failed";
 		reusable = 0;
@@ -435,6 +441,7 @@ ob_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 	res.ms = now_ms() - r->start;
 	if (r->not_started) {
 		res.error = "connection failed";
+		res.not_sent = 1;
 		r->conn->busy = 0;
 		ob_conn_bury(r->conn);
 		free(r);

@@ -26,6 +26,7 @@ struct outbound_result {
 	const char	*error;		/* "timeout", "connect", ... or NULL */
 	const char	*retry_after;	/* Retry-After value, or NULL */
 	long long	 ms;		/* from the call to the answer */
+	int		 not_sent;	/* TCP connect failed: nothing sent */
 };
 
 typedef void (*outbound_cb)(void *arg, const struct outbound_result *r);

@@ -97,6 +97,7 @@ struct consumer {
 	int			 max_ack_pending;
 	int			 ack_wait_s;
 	store_msg_cb		 cb;
+	store_msg_cb		 exhausted_cb;
 	void			*arg;
 	natsSubscription	*sub;		/* queue subscription, polled */
 	TAILQ_ENTRY(consumer)	 entry;
@@ -110,6 +111,18 @@ struct store_msg {
 };
 
 #define POLL_BATCH		256	/* messages per consumer per poll */
+#define EXHAUSTED_SUBJECT \
+	"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.WORK.*"
+
+/* Fetching a message JetStream gave up on, on the worker thread. */
+struct exhausted_job {
+	struct bridge_job	 job;
+	struct consumer		*c;
+	uint64_t		 seq;
+	uint64_t		 deliveries;
+	natsMsg			*msg;		/* NULL: no longer in WORK */
+	char			 err[96];
+};
 
 static struct {
 	struct event_base	*base;
@@ -136,6 +149,7 @@ static struct {
 	natsSubscription	*acks;		/* <inbox>.*, polled */
 	uint64_t		 next_seq;
 	struct consumer_list	 consumers;
+	natsSubscription	*exhausted;	/* MAX_DELIVERIES advisories */
 	struct event		 repoll_ev;	/* more messages were waiting */
 } st;
 
@@ -378,6 +392,95 @@ ack_subject_parse(const char *reply, uint64_t *delivered, uint64_t *seq)
 	}
 }
 
+/* Worker thread: load the message from WORK. */
+static void
+exhausted_job_work(struct bridge_job *job)
+{
+	struct exhausted_job *xj = BRIDGE_CONTAINER(job, struct exhausted_job,
+	    job);
+	jsErrCode	 jerr = 0;
+	natsStatus	 s;
+
+	if (st.js == NULL)
+		return;
+	s = js_GetMsg(&xj->msg, st.js, "WORK", xj->seq, NULL, &jerr);
+	if (s != NATS_OK) {
+		xj->msg = NULL;
+		snprintf(xj->err, sizeof(xj->err), "%s (%d)",
+		    natsStatus_GetText(s), (int)jerr);
+	}
+}
+
+/* Loop thread: hand the message to its consumer's exhausted callback. */
+static void
+exhausted_job_done(struct bridge_job *job)
+{
+	struct exhausted_job *xj = BRIDGE_CONTAINER(job, struct exhausted_job,
+	    job);
+	struct store_msg *sm;
+
+	if (st.closing || xj->msg == NULL) {
+		if (!st.closing)
+			log_warnx("gave-up event not readable", "consumer=%s "
+			    "seq=%llu err=%s", xj->c->name,
+			    (unsigned long long)xj->seq, log_q(xj->err));
+		if (xj->msg != NULL)
+			natsMsg_Destroy(xj->msg);
+		free(xj);
+		return;
+	}
+	/* No reply subject: answering it is a no-op. */
+	sm = xcalloc(1, sizeof(*sm));
+	sm->m = xj->msg;
+	sm->delivered = xj->deliveries;
+	sm->seq = xj->seq;
+	xj->c->exhausted_cb(xj->c->arg, sm);
+	free(xj);
+}
+
+/*
+ * JetStream gave up on a message of one of our consumers without our
+ * term: its last attempt was given back or lost with a relay.  Load it
+ * (on the worker) so the subscriber's drop is recorded like any other.
+ */
+static void
+exhausted_advisory(natsMsg *m)
+{
+	char		 ebuf[64], *js;
+	const char	*p_con[] = { "consumer", NULL };
+	const char	*p_seq[] = { "stream_seq", NULL };
+	const char	*p_dc[] = { "deliveries", NULL };
+	yajl_val	 root, v;
+	struct consumer	*c = NULL;
+	struct exhausted_job *xj;
+	const char	*name;
+
+	js = xstrndup(natsMsg_GetData(m), natsMsg_GetDataLength(m));
+	root = yajl_tree_parse(js, ebuf, sizeof(ebuf));
+	free(js);
+	if (root == NULL)
+		return;
+	v = yajl_tree_get(root, p_con, yajl_t_string);
+	if (v != NULL && (name = YAJL_GET_STRING(v)) != NULL)
+		TAILQ_FOREACH(c, &st.consumers, entry)
+			if (strcmp(c->name, name) == 0)
+				break;
+	if (c != NULL && c->exhausted_cb != NULL &&
+	    (v = yajl_tree_get(root, p_seq, yajl_t_number)) != NULL &&
+	    YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) > 0) {
+		xj = xcalloc(1, sizeof(*xj));
+		xj->c = c;
+		xj->seq = (uint64_t)YAJL_GET_INTEGER(v);
+		v = yajl_tree_get(root, p_dc, yajl_t_number);
+		xj->deliveries = v != NULL && YAJL_IS_INTEGER(v) ?
+		    (uint64_t)YAJL_GET_INTEGER(v) : (uint64_t)c->max_deliver;
+		xj->job.work = exhausted_job_work;
+		xj->job.done = exhausted_job_done;
+		bridge_run(&xj->job);
+	}
+	yajl_tree_free(root);
+}
+
 /* Hand one consumer message to its callback. */
 static void
 consumer_deliver(struct consumer *c, natsMsg *m)
@@ -513,7 +616,8 @@ store_msg_free(struct store_msg *m)
 /* Register a push consumer; see store.h. */
 void
 store_consumer_add(const char *name, const char *filter, int max_deliver,
-    int max_ack_pending, int ack_wait_s, store_msg_cb cb, void *arg)
+    int max_ack_pending, int ack_wait_s, store_msg_cb cb,
+    store_msg_cb exhausted_cb, void *arg)
 {
 	struct consumer	*c = xcalloc(1, sizeof(*c));
 
@@ -527,6 +631,7 @@ store_consumer_add(const char *name, const char *filter, int max_deliver,
 	c->max_ack_pending = max_ack_pending;
 	c->ack_wait_s = ack_wait_s;
 	c->cb = cb;
+	c->exhausted_cb = exhausted_cb;
 	c->arg = arg;
 	TAILQ_INSERT_TAIL(&st.consumers, c, entry);
 }
@@ -538,6 +643,22 @@ consumers_subscribe(void)
 	struct consumer	*c;
 	natsStatus	 s;
 
+	/*
+	 * Before the deliveries: JetStream announces a message it gave up
+	 * on only while it delivers, so a relay that comes back hears about
+	 * the ones its predecessors left on their last attempt.  One
+	 * instance of the group handles each.
+	 */
+	if (st.exhausted == NULL && !TAILQ_EMPTY(&st.consumers)) {
+		s = natsConnection_QueueSubscribeSync(&st.exhausted, st.nc,
+		    EXHAUSTED_SUBJECT, "treaty-relay");
+		if (s == NATS_OK)
+			s = natsSubscription_SetPendingLimits(st.exhausted,
+			    -1, -1);
+		if (s != NATS_OK)
+			fatalx("cannot subscribe", "subject=%s err=%s",
+			    EXHAUSTED_SUBJECT, log_q(natsStatus_GetText(s)));
+	}
 	TAILQ_FOREACH(c, &st.consumers, entry) {
 		if (c->sub != NULL)
 			continue;
@@ -567,6 +688,11 @@ store_poll(void)
 		return;
 	while (natsSubscription_NextMsg(&m, st.acks, 0) == NATS_OK) {
 		store_ack(m);
+		grave_add(m);
+	}
+	while (st.exhausted != NULL &&
+	    natsSubscription_NextMsg(&m, st.exhausted, 0) == NATS_OK) {
+		exhausted_advisory(m);
 		grave_add(m);
 	}
 	/* Bounded per turn, so one busy consumer cannot hold the loop. */
@@ -1338,6 +1464,8 @@ store_drain(void (*done)(void))
 	 */
 	if (st.acks != NULL)
 		natsSubscription_Unsubscribe(st.acks);
+	if (st.exhausted != NULL)
+		natsSubscription_Unsubscribe(st.exhausted);
 	{
 		struct consumer	*c;
 
@@ -1380,6 +1508,8 @@ store_destroy(void)
 {
 	natsSubscription_Destroy(st.acks);
 	st.acks = NULL;
+	natsSubscription_Destroy(st.exhausted);
+	st.exhausted = NULL;
 	{
 		struct consumer	*c;
 

@@ -75,11 +75,15 @@ typedef void (*store_msg_cb)(void *arg, struct store_msg *m);
  * Register a durable push consumer relay-<name> on WORK, shared by every
  * relay instance through a delivery group: created or updated with the
  * streams (and re-checked with them), its messages delivered to cb on the
- * loop thread.  At start-up only, before the loop runs.
+ * loop thread.  exhausted_cb gets each message JetStream stopped
+ * delivering on its own after max_deliver deliveries (the last one was
+ * given back or lost with a relay, so no relay terminated it): a copy
+ * whose ack, nak and term do nothing, with store_msg_delivered() the
+ * number of deliveries.  At start-up only, before the loop runs.
  */
 void		 store_consumer_add(const char *name, const char *filter,
 		    int max_deliver, int max_ack_pending, int ack_wait_s,
-		    store_msg_cb cb, void *arg);
+		    store_msg_cb cb, store_msg_cb exhausted_cb, void *arg);
 const char	*store_msg_subject(const struct store_msg *m);
 const void	*store_msg_data(const struct store_msg *m, size_t *len);
 /* First value of header key, or NULL. */

@@ -213,8 +213,9 @@ main(int argc, char **argv)
 	g = post(t, port, "x");
 	CHECK("a server that never answers: timeout at the deadline",
 	    g.n == 1 && g.r.status == 0 && strcmp(g.err, "timeout") == 0 &&
-	    g.r.ms >= 700 && g.r.ms < 2000, "n=%d status=%d err=%s ms=%lld",
-	    g.n, g.r.status, g.err, g.r.ms);
+	    g.r.ms >= 700 && g.r.ms < 2000 && !g.r.not_sent,
+	    "n=%d status=%d err=%s ms=%lld not_sent=%d",
+	    g.n, g.r.status, g.err, g.r.ms, g.r.not_sent);
 	if (held != NULL) {
 		evhttp_send_reply(held, 200, NULL, NULL);
 		held = NULL;
@@ -225,9 +226,9 @@ main(int argc, char **argv)
 	snprintf(url, sizeof(url), "http://localhost:1/x");
 	t = outbound_target_new(url, 2);
 	g = post(t, 1, "x");
-	CHECK("connection refused: no status, an error", g.n == 1 &&
-	    g.r.status == 0 && g.err[0] != '\0', "status=%d err=%s",
-	    g.r.status, g.err);
+	CHECK("connection refused: no status, an error, nothing sent",
+	    g.n == 1 && g.r.status == 0 && g.err[0] != '\0' && g.r.not_sent,
+	    "status=%d err=%s not_sent=%d", g.r.status, g.err, g.r.not_sent);
 	outbound_target_free(t);
 
 	/* https with SNI and the name check, to the pinned address. */
