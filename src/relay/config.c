@@ -53,7 +53,7 @@ enum {
 	O_AUDIT_AGE, O_DUPWIN, O_REPLICAS, O_PUBTIMEOUT, O_MAXPENDING,
 	O_GRACE, O_HTTPTIMEOUT, O_ALLOW_PRIVATE, O_CA_FILE, O_DELIVERY_TIMEOUT,
 	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_ACK_WAIT, O_RETRY_BASE,
-	O_RETRY_MAX, O_PROGRESS, O_VERBOSE, NOPTS
+	O_RETRY_MAX, O_PROGRESS, O_LEASE, O_VERBOSE, NOPTS
 };
 
 static const struct opt opts[NOPTS] = {
@@ -126,6 +126,9 @@ static const struct opt opts[NOPTS] = {
 	[O_PROGRESS] = { "progress-seconds", "TREATY_RELAY_PROGRESS_SECONDS",
 	  OPT_INT, OFF(progress_seconds), "10", 1, 3600,
 	  "send in-progress to JetStream this often during a delivery" },
+	[O_LEASE] = { "lease-seconds", "TREATY_RELAY_LEASE_SECONDS",
+	  OPT_INT, OFF(lease_seconds), "30", 1, 3600,
+	  "lease of an event fetched from an inbox (pull consumers' ack wait)" },
 	[O_VERBOSE] = { "verbose", "TREATY_RELAY_VERBOSE", OPT_FLAG,
 	  OFF(verbose), "0", 0, 1, "write debug log lines" },
 };

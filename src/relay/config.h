@@ -66,6 +66,7 @@ struct config {
 	int		  retry_base_ms;
 	int		  retry_max_ms;
 	int		  progress_seconds;
+	int		  lease_seconds;
 	int		  verbose;
 };
 

@@ -20,6 +20,7 @@
 #include "treaty.h"
 #include "config.h"
 #include "http.h"
+#include "inbox.h"
 #include "ingest.h"
 #include "json.h"
 #include "log.h"
@@ -135,6 +136,8 @@ http_request_cb(struct evhttp_request *req, void *arg)
 			return;
 		}
 		ingest_handle(req, path + 11);
+	} else if (strncmp(path, "/v1/inbox/", 10) == 0) {
+		inbox_handle(req, path + 10);
 	} else if (strcmp(path, "/healthz") == 0) {
 		if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
 			http_not_allowed(req, ROUTE_HEALTHZ, "GET, HEAD");

@@ -6,6 +6,7 @@
 
 #include <event2/buffer.h>
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_parse.h>
 
 #include "json.h"
 #include "util.h"
@@ -153,4 +154,88 @@ json_has_nul_escape(const char *s, size_t len)
 		}
 	}
 	return 0;
+}
+
+/* yajl parser callbacks that re-emit every token into a generator. */
+static int
+cp_null(void *g)
+{
+	return yajl_gen_null(g) == yajl_gen_status_ok;
+}
+
+static int
+cp_bool(void *g, int b)
+{
+	return yajl_gen_bool(g, b) == yajl_gen_status_ok;
+}
+
+static int
+cp_number(void *g, const char *s, size_t len)
+{
+	/* The number's own text: nothing is lost to a double. */
+	return yajl_gen_number(g, s, len) == yajl_gen_status_ok;
+}
+
+static int
+cp_string(void *g, const unsigned char *s, size_t len)
+{
+	return yajl_gen_string(g, s, len) == yajl_gen_status_ok;
+}
+
+static int
+cp_map_open(void *g)
+{
+	return yajl_gen_map_open(g) == yajl_gen_status_ok;
+}
+
+static int
+cp_map_close(void *g)
+{
+	return yajl_gen_map_close(g) == yajl_gen_status_ok;
+}
+
+static int
+cp_array_open(void *g)
+{
+	return yajl_gen_array_open(g) == yajl_gen_status_ok;
+}
+
+static int
+cp_array_close(void *g)
+{
+	return yajl_gen_array_close(g) == yajl_gen_status_ok;
+}
+
+static const yajl_callbacks copy_cbs = {
+	cp_null, cp_bool, NULL, NULL, cp_number, cp_string, cp_map_open,
+	cp_string, cp_map_close, cp_array_open, cp_array_close
+};
+
+/* Parse s (len bytes) completely, with callbacks cbs on ctx. */
+static int
+json_parse_all(const yajl_callbacks *cbs, void *ctx, const char *s,
+    size_t len)
+{
+	yajl_handle	 h = yajl_alloc(cbs, NULL, ctx);
+	int		 ok;
+
+	if (h == NULL)
+		return 0;
+	ok = yajl_parse(h, (const unsigned char *)s, len) == yajl_status_ok &&
+	    yajl_complete_parse(h) == yajl_status_ok;
+	yajl_free(h);
+	return ok;
+}
+
+/* Copy one JSON text into g as a value; see json.h. */
+int
+json_copy(yajl_gen g, const char *s, size_t len)
+{
+	static const yajl_callbacks none;
+
+	/* Check first, so that a bad text leaves nothing half-written. */
+	if (len == 0 || !json_depth_ok(s, len, JSON_COPY_DEPTH) ||
+	    !json_parse_all(&none, NULL, s, len))
+		return -1;
+	return json_parse_all(&copy_cbs, g, s, len) ? 0 : -1;
 }

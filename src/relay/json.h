@@ -32,4 +32,13 @@ int	json_depth_ok(const char *s, size_t len, int maxdepth);
  */
 int	json_has_nul_escape(const char *s, size_t len);
 
+/*
+ * Copy the JSON text s (len bytes) into the generator g as one value,
+ * token by token (numbers keep their text).  0, or -1 when s is not valid
+ * JSON or nests deeper than JSON_COPY_DEPTH, with nothing written to g.
+ */
+#define JSON_COPY_DEPTH	64
+struct yajl_gen_t;
+int	json_copy(struct yajl_gen_t *g, const char *s, size_t len);
+
 #endif

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "deliver.h"
 #include "http.h"
+#include "inbox.h"
 #include "ingest.h"
 #include "json.h"
 #include "log.h"
@@ -69,13 +70,17 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 		}
 		return;
 	}
-	if ((store_in_flight() > 0 || deliver_in_flight() > 0) &&
-	    now_ms() < relay.grace_end)
+	if ((store_in_flight() > 0 || deliver_in_flight() > 0 ||
+	    inbox_in_flight() > 0) && now_ms() < relay.grace_end)
 		return;
 	event_del(&relay.tick);
-	if (store_in_flight() > 0 || deliver_in_flight() > 0)
-		log_warnx("grace period over", "publishes=%d deliveries=%d",
-		    store_in_flight(), deliver_in_flight());
+	if (store_in_flight() > 0 || deliver_in_flight() > 0 ||
+	    inbox_in_flight() > 0)
+		log_warnx("grace period over", "publishes=%d deliveries=%d "
+		    "inbox_requests=%d", store_in_flight(), deliver_in_flight(),
+		    inbox_in_flight());
+	/* Inbox requests still waiting are answered 503. */
+	inbox_fail_all();
 	/* Deliveries still under way go back to JetStream for another try. */
 	deliver_give_back_all();
 	store_fail_all();
@@ -100,6 +105,7 @@ relay_signal_cb(evutil_socket_t sig, short ev, void *arg)
 	notify_send("STOPPING=1");
 	http_stop_accepting();
 	deliver_stop();
+	inbox_stop();
 }
 
 /*
@@ -192,11 +198,13 @@ main(int argc, char **argv)
 	http_init(relay.base, &relay.cfg);
 	ingest_init(&relay.cfg);
 	deliver_init(relay.base, &relay.cfg);
+	inbox_init(relay.base, &relay.cfg);
 	store_init(relay.base, &relay.cfg);
 
 	event_base_dispatch(relay.base);
 
 	/* Teardown order: see store.h. */
+	inbox_free();
 	http_free();
 	deliver_free();
 	store_close();

@@ -11,7 +11,7 @@
 #include "metrics.h"
 
 static const char *const route_names[ROUTE_MAX] = {
-	"events", "healthz", "metrics", "other"
+	"events", "healthz", "metrics", "inbox", "other"
 };
 static const char *const stream_names[STREAM_MAX] = { "WORK", "AUDIT" };
 static const char *const pubfail_names[PUBFAIL_MAX] = {
@@ -49,6 +49,82 @@ static const char *const outcome_names[DELIVERY_OUTCOME_MAX] = {
 static const char *const drop_names[DROP_REASON_MAX] = {
 	"rejected", "invalid", "max_deliver"
 };
+
+struct inbox_metrics {
+	const char		*name;
+	unsigned long long	 counts[INBOX_COUNTER_MAX];
+	long long		 waiting;
+};
+static struct inbox_metrics	*inboxes;
+static int			 ninboxes;
+static const struct {
+	const char	*name, *help;
+} inbox_counters[INBOX_COUNTER_MAX] = {
+	{ "treaty_relay_inbox_leases_total", "Events handed out under a "
+	  "lease, by inbox." },
+	{ "treaty_relay_inbox_taken_total", "Events handed out by a "
+	  "destructive fetch (acknowledged at once), by inbox." },
+	{ "treaty_relay_inbox_acks_total", "Leases acknowledged, by inbox." },
+	{ "treaty_relay_inbox_redeliveries_total", "Events handed out again "
+	  "after a lease expired or was released, by inbox." },
+	{ "treaty_relay_inbox_extends_total", "Leases extended, by inbox." },
+	{ "treaty_relay_inbox_releases_total", "Leases released, by inbox." },
+};
+
+/* Name the inboxes. */
+void
+metrics_inboxes(const char *const *names, int n)
+{
+	int	 i;
+
+	free(inboxes);
+	inboxes = calloc((size_t)n, sizeof(*inboxes));
+	ninboxes = inboxes != NULL ? n : 0;
+	for (i = 0; i < ninboxes; i++)
+		inboxes[i].name = names[i];
+}
+
+/* Count inbox events. */
+void
+metrics_inbox(int inbox, enum inbox_counter c, unsigned n)
+{
+	if (inbox >= 0 && inbox < ninboxes && c < INBOX_COUNTER_MAX)
+		inboxes[inbox].counts[c] += n;
+}
+
+/* Long-polls waiting. */
+void
+metrics_inbox_waiting(int inbox, int delta)
+{
+	if (inbox >= 0 && inbox < ninboxes)
+		inboxes[inbox].waiting += delta;
+}
+
+/* The inbox metrics. */
+static void
+render_inboxes(struct evbuffer *out)
+{
+	int	 i, c;
+
+	if (ninboxes == 0)
+		return;
+	for (c = 0; c < INBOX_COUNTER_MAX; c++) {
+		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s counter\n",
+		    inbox_counters[c].name, inbox_counters[c].help,
+		    inbox_counters[c].name);
+		for (i = 0; i < ninboxes; i++)
+			evbuffer_add_printf(out, "%s{inbox=\"%s\"} %llu\n",
+			    inbox_counters[c].name, inboxes[i].name,
+			    inboxes[i].counts[c]);
+	}
+	evbuffer_add_printf(out, "# HELP treaty_relay_inbox_long_polls "
+	    "Inbox requests waiting for events.\n"
+	    "# TYPE treaty_relay_inbox_long_polls gauge\n");
+	for (i = 0; i < ninboxes; i++)
+		evbuffer_add_printf(out, "treaty_relay_inbox_long_polls"
+		    "{inbox=\"%s\"} %lld\n", inboxes[i].name,
+		    inboxes[i].waiting);
+}
 
 /* Name the subscribers. */
 void
@@ -274,4 +350,5 @@ metrics_render(struct evbuffer *out)
 	    gauges[GAUGE_PUBLISHES_IN_FLIGHT], gauges[GAUGE_NATS_CONNECTED],
 	    gauges[GAUGE_STREAMS_READY], reconnects);
 	render_deliveries(out);
+	render_inboxes(out);
 }

@@ -11,6 +11,7 @@ enum route {
 	ROUTE_EVENTS,
 	ROUTE_HEALTHZ,
 	ROUTE_METRICS,
+	ROUTE_INBOX,
 	ROUTE_OTHER,
 	ROUTE_MAX
 };
@@ -62,6 +63,21 @@ void	metrics_stored(enum stream_id stream, int duplicate);
 void	metrics_publish_failure(enum pubfail why);
 void	metrics_reconnect(void);
 void	metrics_gauge(enum gauge g, long long value);
+enum inbox_counter {
+	INBOX_LEASED,		/* events handed out under a lease */
+	INBOX_TAKEN,		/* events handed out by a destructive fetch */
+	INBOX_ACKED,		/* leases acknowledged (DELETE 204) */
+	INBOX_REDELIVERED,	/* handed out again after a lease ended */
+	INBOX_EXTENDED,
+	INBOX_RELEASED,
+	INBOX_COUNTER_MAX
+};
+
+/* Inbox names for the per-inbox metrics (index = inbox order). */
+void	metrics_inboxes(const char *const *names, int n);
+void	metrics_inbox(int inbox, enum inbox_counter c, unsigned n);
+/* Long-polls waiting on an inbox. */
+void	metrics_inbox_waiting(int inbox, int delta);
 /* Append the whole exposition to out. */
 void	metrics_render(struct evbuffer *out);
 

@@ -91,7 +91,7 @@ struct stream_job {
  */
 struct consumer {
 	char			*name;		/* relay-<subscriber> */
-	char			*deliver;	/* deliver subject */
+	char			*deliver;	/* deliver subject; NULL: pull */
 	char			*filter;
 	int			 max_deliver;
 	int			 max_ack_pending;
@@ -100,6 +100,15 @@ struct consumer {
 	store_msg_cb		 exhausted_cb;
 	void			*arg;
 	natsSubscription	*sub;		/* queue subscription, polled */
+	/*
+	 * A pull consumer's replies: JetStream sends the messages of a pull
+	 * request with their own subjects, so only the subscription tells
+	 * which request they answer.  One subscription per kind of request,
+	 * one request of each kind at a time.
+	 */
+	int			 idx;
+	natsSubscription	*pull_sub[STORE_PULL_KINDS];
+	struct store_req	*pull_req[STORE_PULL_KINDS];
 	TAILQ_ENTRY(consumer)	 entry;
 };
 TAILQ_HEAD(consumer_list, consumer);
@@ -109,6 +118,21 @@ struct store_msg {
 	uint64_t		 delivered;
 	uint64_t		 seq;
 };
+
+/*
+ * A JetStream API request whose replies come to <inbox>.r.<id> and are
+ * handed to cb on the loop thread (store_request).
+ */
+struct store_req {
+	uint64_t		 id;
+	store_reply_cb		 cb;
+	void			*arg;
+	struct event		 timeout;
+	struct consumer		*pull;		/* a pull request's consumer */
+	enum store_pull_kind	 kind;
+	TAILQ_ENTRY(store_req)	 entry;
+};
+TAILQ_HEAD(req_list, store_req);
 
 #define POLL_BATCH		256	/* messages per consumer per poll */
 #define EXHAUSTED_SUBJECT \
@@ -150,6 +174,10 @@ static struct {
 	uint64_t		 next_seq;
 	struct consumer_list	 consumers;
 	natsSubscription	*exhausted;	/* MAX_DELIVERIES advisories */
+	natsSubscription	*replies;	/* <inbox>.r.*, polled */
+	struct req_list		 reqs;
+	uint64_t		 next_req;
+	int			 npull;
 	struct event		 repoll_ev;	/* more messages were waiting */
 } st;
 
@@ -368,14 +396,14 @@ store_ack(natsMsg *m)
  * token after).
  */
 static void
-ack_subject_parse(const char *reply, uint64_t *delivered, uint64_t *seq)
+ack_subject_parse(const char *reply, struct store_lease *l)
 {
 	const char	*tok[16];
-	int		 n = 0;
+	int		 n = 0, base;
 	const char	*p;
 
-	*delivered = 1;
-	*seq = 0;
+	memset(l, 0, sizeof(*l));
+	l->delivered = 1;
 	if (reply == NULL || strncmp(reply, "$JS.ACK.", 8) != 0)
 		return;
 	for (p = reply; p != NULL && n < 16; p = strchr(p, '.')) {
@@ -383,13 +411,30 @@ ack_subject_parse(const char *reply, uint64_t *delivered, uint64_t *seq)
 			p++;
 		tok[n++] = p;
 	}
-	if (n == 9) {
-		*delivered = strtoull(tok[4], NULL, 10);
-		*seq = strtoull(tok[5], NULL, 10);
-	} else if (n >= 11) {
-		*delivered = strtoull(tok[6], NULL, 10);
-		*seq = strtoull(tok[7], NULL, 10);
-	}
+	if (n == 9)
+		base = 4;
+	else if (n >= 11)
+		base = 6;
+	else
+		return;
+	l->delivered = strtoull(tok[base], NULL, 10);
+	l->seq = strtoull(tok[base + 1], NULL, 10);
+	l->dseq = strtoull(tok[base + 2], NULL, 10);
+	l->ts = strtoll(tok[base + 3], NULL, 10);
+}
+
+/* Wrap a JetStream message; its lease from the reply subject. */
+static struct store_msg *
+store_msg_new(natsMsg *m)
+{
+	struct store_msg	*sm = xcalloc(1, sizeof(*sm));
+	struct store_lease	 l;
+
+	sm->m = m;
+	ack_subject_parse(natsMsg_GetReply(m), &l);
+	sm->delivered = l.delivered;
+	sm->seq = l.seq;
+	return sm;
 }
 
 /* Worker thread: load the message from WORK. */
@@ -485,17 +530,12 @@ exhausted_advisory(natsMsg *m)
 static void
 consumer_deliver(struct consumer *c, natsMsg *m)
 {
-	struct store_msg	*sm;
-
 	/* Status messages (no reply subject) are not events. */
 	if (natsMsg_GetReply(m) == NULL) {
 		grave_add(m);
 		return;
 	}
-	sm = xcalloc(1, sizeof(*sm));
-	sm->m = m;
-	ack_subject_parse(natsMsg_GetReply(m), &sm->delivered, &sm->seq);
-	c->cb(c->arg, sm);
+	c->cb(c->arg, store_msg_new(m));
 }
 
 /* The message's subject. */
@@ -552,6 +592,13 @@ uint64_t
 store_msg_seq(const struct store_msg *m)
 {
 	return m->seq;
+}
+
+/* Its lease: the JetStream acknowledgement subject's numbers. */
+void
+store_msg_lease(const struct store_msg *m, struct store_lease *l)
+{
+	ack_subject_parse(natsMsg_GetReply(m->m), l);
 }
 
 /* Send an acknowledgement verb to the message's reply subject. */
@@ -636,6 +683,278 @@ store_consumer_add(const char *name, const char *filter, int max_deliver,
 	TAILQ_INSERT_TAIL(&st.consumers, c, entry);
 }
 
+/* Register a pull consumer; see store.h. */
+void
+store_pull_consumer_add(const char *name, const char *filter,
+    int max_deliver, int max_ack_pending, int ack_wait_s)
+{
+	struct consumer	*c = xcalloc(1, sizeof(*c));
+
+	if (st.consumers.tqh_last == NULL)	/* before store_init */
+		TAILQ_INIT(&st.consumers);
+	c->name = xjoin("relay", "-", name);
+	c->filter = xstrdup(filter);
+	c->max_deliver = max_deliver;
+	c->max_ack_pending = max_ack_pending;
+	c->ack_wait_s = ack_wait_s;
+	c->idx = st.npull++;
+	TAILQ_INSERT_TAIL(&st.consumers, c, entry);
+}
+
+/* End a request: off the list, timer off, freed (no callback). */
+static void
+req_free(struct store_req *r)
+{
+	if (r->pull != NULL && r->pull->pull_req[r->kind] == r)
+		r->pull->pull_req[r->kind] = NULL;
+	event_del(&r->timeout);
+	TAILQ_REMOVE(&st.reqs, r, entry);
+	free(r);
+}
+
+/* End a request with a status: freed first, then told. */
+static void
+req_free_cb(struct store_req *r, int status)
+{
+	store_reply_cb	 cb = r->cb;
+	void		*cbarg = r->arg;
+
+	req_free(r);
+	cb(cbarg, NULL, status);
+}
+
+/* A request's time is up. */
+static void
+req_timeout_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	req_free_cb(arg, STORE_REPLY_TIMEOUT);
+}
+
+/* Send a request with reply subject reply; replies go to cb. */
+static struct store_req *
+request_send(const char *subject, const char *reply, uint64_t id,
+    const char *data, long long timeout_ms, store_reply_cb cb, void *arg)
+{
+	struct store_req	*r;
+	struct timeval		 tv;
+	natsStatus		 s;
+
+	/* A core publish: it only fills nats.c's buffer, never waits. */
+	s = natsConnection_PublishRequestString(st.nc, subject, reply, data);
+	if (s != NATS_OK) {
+		log_warnx("cannot send JetStream request", "err=%s",
+		    log_q(natsStatus_GetText(s)));
+		return NULL;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->id = id;
+	r->cb = cb;
+	r->arg = arg;
+	TAILQ_INSERT_TAIL(&st.reqs, r, entry);
+	evtimer_assign(&r->timeout, st.base, req_timeout_cb, r);
+	tv.tv_sec = timeout_ms / 1000;
+	tv.tv_usec = timeout_ms % 1000 * 1000;
+	evtimer_add(&r->timeout, &tv);
+	return r;
+}
+
+/* 1 when requests can be sent now. */
+static int
+request_ok(void)
+{
+	return st.nc != NULL && st.connected && !st.closing &&
+	    st.replies != NULL;
+}
+
+/* Send a request whose replies go to cb; see store.h. */
+struct store_req *
+store_request(const char *subject, const char *data, long long timeout_ms,
+    store_reply_cb cb, void *arg)
+{
+	char		 reply[128];
+	uint64_t	 id = ++st.next_req;
+
+	if (!request_ok())
+		return NULL;
+	snprintf(reply, sizeof(reply), "%s.r.%llu", (const char *)st.inbox,
+	    (unsigned long long)id);
+	return request_send(subject, reply, id, data, timeout_ms, cb, arg);
+}
+
+/* Forget a request: later replies are given back (see req_reply). */
+void
+store_request_cancel(struct store_req *r)
+{
+	if (r != NULL)
+		req_free(r);
+}
+
+/* The NATS status of a status message (404, 408, ...), or 0. */
+static int
+msg_status(natsMsg *m)
+{
+	const char	*status = NULL;
+
+	if (natsMsgHeader_Get(m, "Status", &status) == NATS_OK &&
+	    status != NULL)
+		return atoi(status);
+	return 0;
+}
+
+/* The request whose reply subject ends in .<id>, or NULL. */
+static struct store_req *
+req_by_subject(const char *subj)
+{
+	const char		*dot = subj != NULL ? strrchr(subj, '.') : NULL;
+	struct store_req	*r;
+	char			*end;
+	uint64_t		 id;
+
+	if (dot == NULL)
+		return NULL;
+	id = strtoull(dot + 1, &end, 10);
+	if (*end != '\0')
+		return NULL;
+	TAILQ_FOREACH(r, &st.reqs, entry)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+/* A consumer's message nobody waits for: give it back at once. */
+static void
+give_back(natsMsg *m)
+{
+	const char	*reply = natsMsg_GetReply(m);
+
+	if (reply != NULL && strncmp(reply, "$JS.ACK.", 8) == 0)
+		natsConnection_PublishString(st.nc, reply, "-NAK");
+	grave_add(m);
+}
+
+/* One reply to a plain request, on the loop: to its callback. */
+static void
+req_reply(natsMsg *m)
+{
+	struct store_req	*r = req_by_subject(natsMsg_GetSubject(m));
+	int			 code = msg_status(m);
+
+	if (r == NULL) {
+		grave_add(m);
+		return;
+	}
+	if (code != 0) {
+		grave_add(m);
+		req_free_cb(r, code);
+		return;
+	}
+	if (r->cb(r->arg, store_msg_new(m), 0) == 0)
+		req_free(r);
+}
+
+/*
+ * One reply on a pull consumer's subscription of one kind.  A status
+ * message (404 no messages, 408 expired, 409 ...) has the request's own
+ * reply subject and ends that request; a message belongs to the request
+ * of that kind now outstanding, or, when there is none (it timed out or
+ * was cancelled), goes back to JetStream.
+ */
+static void
+pull_reply(struct consumer *c, enum store_pull_kind kind, natsMsg *m)
+{
+	struct store_req	*r;
+	int			 code = msg_status(m);
+
+	if (code != 0) {
+		r = req_by_subject(natsMsg_GetSubject(m));
+		grave_add(m);
+		if (r != NULL && r->pull == c)
+			req_free_cb(r, code);
+		return;
+	}
+	if ((r = c->pull_req[kind]) == NULL) {
+		give_back(m);
+		return;
+	}
+	if (r->cb(r->arg, store_msg_new(m), 0) == 0)
+		req_free(r);
+}
+
+/* Fetch from a pull consumer; see store.h. */
+struct store_req *
+store_pull(const char *name, enum store_pull_kind kind, int batch,
+    long long wait_ms, store_reply_cb cb, void *arg)
+{
+	struct consumer		*c;
+	struct store_req	*r;
+	char			 subj[256], reply[160], data[128];
+	uint64_t		 id;
+
+	TAILQ_FOREACH(c, &st.consumers, entry)
+		if (c->deliver == NULL && strcmp(c->name + 6, name) == 0)
+			break;
+	if (c == NULL || c->pull_req[kind] != NULL || !request_ok())
+		return NULL;
+	id = ++st.next_req;
+	snprintf(subj, sizeof(subj), "$JS.API.CONSUMER.MSG.NEXT.WORK.%s",
+	    c->name);
+	snprintf(reply, sizeof(reply), "%s.p.%d.%d.%llu",
+	    (const char *)st.inbox, c->idx, (int)kind, (unsigned long long)id);
+	if (kind == STORE_PULL_NOW)
+		snprintf(data, sizeof(data), "{\"batch\":%d,\"no_wait\":true}",
+		    batch);
+	else
+		snprintf(data, sizeof(data), "{\"batch\":%d,\"expires\":%lld}",
+		    batch, wait_ms * 1000000LL);
+	/* Our own deadline a little after the server's. */
+	r = request_send(subj, reply, id, data,
+	    (kind == STORE_PULL_WAIT ? wait_ms : 0) + 5000, cb, arg);
+	if (r != NULL) {
+		r->pull = c;
+		r->kind = kind;
+		c->pull_req[kind] = r;
+	}
+	return r;
+}
+
+/* Answer a lease by its numbers; see store.h. */
+struct store_req *
+store_lease_answer(const char *name, const struct store_lease *l,
+    const char *verb, store_reply_cb cb, void *arg)
+{
+	char	 subj[256];
+
+	snprintf(subj, sizeof(subj), "$JS.ACK.WORK.relay-%s.%llu.%llu.%llu.%lld.0",
+	    name, (unsigned long long)l->delivered, (unsigned long long)l->seq,
+	    (unsigned long long)l->dseq, (long long)l->ts);
+	return store_request(subj, verb, 5000, cb, arg);
+}
+
+/* A pull consumer's reply subscriptions, one per kind of request. */
+static void
+pull_subscribe(struct consumer *c)
+{
+	char		 subj[160];
+	natsStatus	 s;
+	int		 k;
+
+	for (k = 0; k < STORE_PULL_KINDS; k++) {
+		if (c->pull_sub[k] != NULL)
+			continue;
+		snprintf(subj, sizeof(subj), "%s.p.%d.%d.*",
+		    (const char *)st.inbox, c->idx, k);
+		s = natsConnection_SubscribeSync(&c->pull_sub[k], st.nc, subj);
+		if (s == NATS_OK)
+			s = natsSubscription_SetPendingLimits(c->pull_sub[k],
+			    -1, -1);
+		if (s != NATS_OK)
+			fatalx("cannot subscribe", "consumer=%s err=%s",
+			    c->name, log_q(natsStatus_GetText(s)));
+	}
+}
+
 /* Subscribe each consumer's delivery group (once connected or not). */
 static void
 consumers_subscribe(void)
@@ -660,6 +979,10 @@ consumers_subscribe(void)
 			    EXHAUSTED_SUBJECT, log_q(natsStatus_GetText(s)));
 	}
 	TAILQ_FOREACH(c, &st.consumers, entry) {
+		if (c->deliver == NULL) {
+			pull_subscribe(c);
+			continue;
+		}
 		if (c->sub != NULL)
 			continue;
 		/* The group is the consumer: one instance gets each message. */
@@ -690,6 +1013,9 @@ store_poll(void)
 		store_ack(m);
 		grave_add(m);
 	}
+	while (st.replies != NULL &&
+	    natsSubscription_NextMsg(&m, st.replies, 0) == NATS_OK)
+		req_reply(m);
 	while (st.exhausted != NULL &&
 	    natsSubscription_NextMsg(&m, st.exhausted, 0) == NATS_OK) {
 		exhausted_advisory(m);
@@ -697,6 +1023,15 @@ store_poll(void)
 	}
 	/* Bounded per turn, so one busy consumer cannot hold the loop. */
 	TAILQ_FOREACH(c, &st.consumers, entry) {
+		int	 k;
+
+		for (k = 0; k < STORE_PULL_KINDS; k++)
+			for (n = 0; c->pull_sub[k] != NULL && n < POLL_BATCH &&
+			    natsSubscription_NextMsg(&m, c->pull_sub[k], 0) ==
+			    NATS_OK; n++)
+				pull_reply(c, (enum store_pull_kind)k, m);
+		if (n == POLL_BATCH)
+			more = 1;
 		for (n = 0; c->sub != NULL && n < POLL_BATCH &&
 		    natsSubscription_NextMsg(&m, c->sub, 0) == NATS_OK; n++)
 			consumer_deliver(c, m);
@@ -1144,6 +1479,15 @@ stream_ensure(const char *name, const char *subject, int64_t max_age_ns,
 	return api_result(s, code, what, name, detail, dlen);
 }
 
+/* Two optional strings are the same (both absent, or equal). */
+static int
+str_same(const char *a, const char *b)
+{
+	if (a == NULL || *a == '\0')
+		return b == NULL || *b == '\0';
+	return b != NULL && strcmp(a, b) == 0;
+}
+
 /* Whether an existing consumer differs from what we want. */
 static int
 consumer_differs(const jsConsumerConfig *have, const jsConsumerConfig *want)
@@ -1153,10 +1497,8 @@ consumer_differs(const jsConsumerConfig *have, const jsConsumerConfig *want)
 	    have->AckWait != want->AckWait ||
 	    have->FilterSubject == NULL ||
 	    strcmp(have->FilterSubject, want->FilterSubject) != 0 ||
-	    have->DeliverSubject == NULL ||
-	    strcmp(have->DeliverSubject, want->DeliverSubject) != 0 ||
-	    have->DeliverGroup == NULL ||
-	    strcmp(have->DeliverGroup, want->DeliverGroup) != 0;
+	    !str_same(have->DeliverSubject, want->DeliverSubject) ||
+	    !str_same(have->DeliverGroup, want->DeliverGroup);
 }
 
 /*
@@ -1174,8 +1516,8 @@ consumer_ensure(const struct consumer *c, char *detail, size_t dlen)
 
 	jsConsumerConfig_Init(&want);
 	want.Durable = c->name;
-	want.DeliverSubject = c->deliver;
-	want.DeliverGroup = c->name;
+	want.DeliverSubject = c->deliver;	/* NULL: a pull consumer */
+	want.DeliverGroup = c->deliver != NULL ? c->name : NULL;
 	want.DeliverPolicy = js_DeliverAll;
 	want.AckPolicy = js_AckExplicit;
 	want.AckWait = (int64_t)c->ack_wait_s * 1000000000LL;
@@ -1408,6 +1750,12 @@ store_init(struct event_base *base, const struct config *cfg)
 	    "subscribe");
 	nats_check(natsSubscription_SetPendingLimits(st.acks, -1, -1),
 	    "pending limits");
+	snprintf(subj, sizeof(subj), "%s.r.*", (const char *)st.inbox);
+	nats_check(natsConnection_SubscribeSync(&st.replies, st.nc, subj),
+	    "subscribe");
+	nats_check(natsSubscription_SetPendingLimits(st.replies, -1, -1),
+	    "pending limits");
+	TAILQ_INIT(&st.reqs);
 
 	consumers_subscribe();
 	event_assign(&st.repoll_ev, base, -1, 0, store_repoll_cb, NULL);
@@ -1466,12 +1814,21 @@ store_drain(void (*done)(void))
 		natsSubscription_Unsubscribe(st.acks);
 	if (st.exhausted != NULL)
 		natsSubscription_Unsubscribe(st.exhausted);
+	if (st.replies != NULL)
+		natsSubscription_Unsubscribe(st.replies);
 	{
 		struct consumer	*c;
 
-		TAILQ_FOREACH(c, &st.consumers, entry)
+		TAILQ_FOREACH(c, &st.consumers, entry) {
+			int	 k;
+
 			if (c->sub != NULL)
 				natsSubscription_Unsubscribe(c->sub);
+			for (k = 0; k < STORE_PULL_KINDS; k++)
+				if (c->pull_sub[k] != NULL)
+					natsSubscription_Unsubscribe(
+					    c->pull_sub[k]);
+		}
 	}
 	s = natsConnection_DrainTimeout(st.nc, DRAIN_MS);
 	if (s != NATS_OK) {
@@ -1510,12 +1867,16 @@ store_destroy(void)
 	st.acks = NULL;
 	natsSubscription_Destroy(st.exhausted);
 	st.exhausted = NULL;
+	natsSubscription_Destroy(st.replies);
+	st.replies = NULL;
 	{
 		struct consumer	*c;
 
 		while ((c = TAILQ_FIRST(&st.consumers)) != NULL) {
 			TAILQ_REMOVE(&st.consumers, c, entry);
 			natsSubscription_Destroy(c->sub);
+			natsSubscription_Destroy(c->pull_sub[0]);
+			natsSubscription_Destroy(c->pull_sub[1]);
 			free(c->name);
 			free(c->deliver);
 			free(c->filter);

@@ -106,6 +106,60 @@ void		 store_msg_progress(struct store_msg *m);
 /* Drop m without answering JetStream (it redelivers after the ack wait). */
 void		 store_msg_free(struct store_msg *m);
 
+/* A lease: the numbers of a JetStream acknowledgement subject. */
+struct store_lease {
+	uint64_t	 delivered;	/* delivery count */
+	uint64_t	 seq;		/* stream sequence in WORK */
+	uint64_t	 dseq;		/* consumer sequence of this delivery */
+	int64_t		 ts;		/* delivery time, ns since the epoch */
+};
+void		 store_msg_lease(const struct store_msg *m,
+		    struct store_lease *l);
+
+/*
+ * Register a durable pull consumer relay-<name> on WORK (ack wait =
+ * ack_wait_s, the lease), created and checked like the push consumers.
+ * At start-up only.
+ */
+void		 store_pull_consumer_add(const char *name, const char *filter,
+		    int max_deliver, int max_ack_pending, int ack_wait_s);
+
+/*
+ * Requests answered on the loop thread.  cb gets each reply: a message m
+ * (owned by the callee) with status 0, and returns 1 to take more replies
+ * or 0 when it is done; or, once, m NULL and status the NATS status of a
+ * closing reply (404 no messages, 408 expired, 409 ...) or
+ * STORE_REPLY_TIMEOUT, after which the request is gone.  NULL when the
+ * request cannot be sent (not connected, shutting down).
+ */
+#define STORE_REPLY_TIMEOUT	(-1)
+struct store_req;
+typedef int (*store_reply_cb)(void *arg, struct store_msg *m, int status);
+struct store_req *store_request(const char *subject, const char *data,
+		    long long timeout_ms, store_reply_cb cb, void *arg);
+/* Forget a request (no callback); its late messages are given back. */
+void		 store_request_cancel(struct store_req *r);
+/*
+ * Fetch up to batch messages from pull consumer relay-<name>: what is
+ * there now (STORE_PULL_NOW), or waiting up to wait_ms until the batch is
+ * full (STORE_PULL_WAIT).  One request of each kind per consumer at a
+ * time: NULL while one is outstanding (or when not connected).
+ */
+enum store_pull_kind {
+	STORE_PULL_NOW,
+	STORE_PULL_WAIT,
+	STORE_PULL_KINDS
+};
+struct store_req *store_pull(const char *name, enum store_pull_kind kind,
+		    int batch, long long wait_ms, store_reply_cb cb, void *arg);
+/*
+ * Send verb (+ACK, +WPI, -NAK {...}) for a lease of relay-<name>, and
+ * call cb with JetStream's (empty) confirmation or a timeout.
+ */
+struct store_req *store_lease_answer(const char *name,
+		    const struct store_lease *l, const char *verb,
+		    store_reply_cb cb, void *arg);
+
 /* Process-wide set-up for nats.c and libevent threads: before event_base_new. */
 void		 store_global_init(void);
 

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Pull inboxes (SPEC 4): leases held in JetStream, hidden while held,
+# visible again when they expire; DELETE 204 then 404; extend, release;
+# destructive fetch; long-polls; tokens and receipts bound to their inbox.
+. "$(dirname "$0")/lib.sh"
+IT=inbox-token-0123456789;  ISHA=$(printf '%s' "$IT" | sha256sum | cut -c1-64)
+IT2=inbox2-token-012345678; ISHA2=$(printf '%s' "$IT2" | sha256sum | cut -c1-64)
+S=inbox-secret-0123456789
+export TREATY_RELAY_SUBSCRIBERS='[
+ {"name":"work","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.>"},
+ {"name":"other","tokenSha256":"'$ISHA2'","secret":"'$S'","filter":"evt.*.other.>"},
+ {"name":"hook","url":"http://127.0.0.1:9/x","secret":"'$S'","filter":"evt.*.nothing.>"}]'
+export TREATY_RELAY_LEASE_SECONDS=3
+start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
+
+# iget INBOX QUERY [TOKEN]: GET, body in $T/body, prints the status.
+iget() { curl -s -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer ${3-$IT}" "$RELAY_URL/v1/inbox/$1?$2"; }
+# ids: the envelope ids of the last body, space-separated.
+ids() { python3 -c 'import json,sys; print(" ".join(e["id"] for e in json.load(open(sys.argv[1]))["envelopes"]))' "$T/body"; }
+# field ID KEY [FILE]: a field of the envelope ID in the last body (or FILE).
+field() { python3 -c 'import json,sys; print([e for e in json.load(open(sys.argv[1]))["envelopes"] if e["id"] == sys.argv[2]][0][sys.argv[3]])' "${3:-$T/body}" "$1" "$2"; }
+# op METHOD PATH: status of a lease operation with the inbox token.
+op() { curl -s -o "$T/opbody" -w '%{http_code}' -X "$1" -H "Authorization: Bearer ${3-$IT}" "$RELAY_URL/v1/inbox/$2"; }
+
+check "an empty inbox: 200, no envelopes" "200 " "$(iget work 'lease=true') $(ids)"
+# postj ID DATA: an event with JSON data.
+postj() {
+	curl -s -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/evt.acme.shop.order.created" \
+	    -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H "ce-id: $1" \
+	    -H 'ce-source: /test' -H 'ce-type: dev.shop.order.created.v1' \
+	    -H 'Content-Type: application/json' --data-binary "$2"
+}
+check "two events with JSON data" "202 202" "$(postj lease-1 '{"n":1}') $(postj lease-2 '{"n":2}')"
+check "lease=true returns both" "200 lease-1 lease-2" "$(iget work 'lease=true&max=10') $(ids)"
+cp "$T/body" "$T/first"
+check "leaseSeconds is the configured lease" 3 "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["leaseSeconds"])' "$T/first")"
+check "deliveryCount 1" 1 "$(field lease-1 deliveryCount)"
+check_match "the event in structured mode, JSON data kept as JSON" '"event": \{.*"id": "lease-1".*"data": \{"n": 1\}' "$(python3 -c 'import json,sys; print(json.dumps([e for e in json.load(open(sys.argv[1]))["envelopes"] if e["id"]=="lease-1"][0]))' "$T/first")"
+# The signature, checked with the test's own HMAC over "<t>.<id>.<body>".
+sigok=$(python3 - "$T/first" "$S" <<'PY'
+import hashlib, hmac, json, sys
+e = [e for e in json.load(open(sys.argv[1]))["envelopes"] if e["id"] == "lease-1"][0]
+t, v = e["signature"].split(",", 1)
+t = t[2:]
+body = json.dumps(e["event"]["data"], separators=(",", ":")).encode()
+mac = hmac.new(sys.argv[2].encode(), b"%s.%s.%s" % (t.encode(), b"lease-1", body), hashlib.sha256).hexdigest()
+print("ok" if v == "v1=" + mac else "bad " + v + " " + mac)
+PY
+)
+check "the envelope's signature verifies with the subscriber's secret" ok "$sigok"
+check "a second GET does not see leased events" "200 " "$(iget work 'lease=true') $(ids)"
+r1=$(field lease-1 receipt "$T/first")
+
+# Tokens and receipts are bound to their inbox.
+check "no token: 401" 401 "$(iget work 'lease=true' '')"
+check "another inbox's token: 403" 403 "$(iget work 'lease=true' "$IT2")"
+check "a producer's token: 403" 403 "$(iget work 'lease=true' "$TOKEN")"
+check "unknown token: 401" 401 "$(iget work 'lease=true' nobody-0123456789)"
+check "DELETE with another inbox's token: 403" 403 "$(op DELETE "work/lease-1?receipt=$r1" "$IT2")"
+check "the receipt in another inbox: refused" 403 "$(op DELETE "other/lease-1?receipt=$r1" "$IT2")"
+check "the receipt for another event id: refused" 403 "$(op DELETE "work/lease-2?receipt=$r1")"
+check "a malformed receipt: 400" 400 "$(op DELETE "work/lease-1?receipt=1.2.3")"
+
+# Acknowledge: 204, then 404; it never comes back.
+check "DELETE acknowledges: 204" 204 "$(op DELETE "work/lease-1?receipt=$r1")"
+check "DELETE again: 404" 404 "$(op DELETE "work/lease-1?receipt=$r1")"
+sleep 3.3
+t0=$(now_ms)
+check "after the lease: the unacknowledged event is visible again, the acknowledged one is not" "200 lease-2" "$(iget work 'lease=true&max=10') $(ids)"
+cp "$T/body" "$T/second"
+# Extend half-way through this 3 s lease; check after it would have ended.
+until_ms() { while [ $(now_ms) -lt $(($1)) ]; do sleep 0.05; done; }
+r2b=$(field lease-2 receipt "$T/second")
+until_ms "t0 + 1500"
+check "extend: 204" 204 "$(op POST "work/lease-2/extend?receipt=$r2b")"
+until_ms "t0 + 3700"
+check "extended: still hidden past the first lease" "200 " "$(iget work 'lease=true') $(ids)"
+check "deliveryCount 2 the second time" 2 "$(field lease-2 deliveryCount "$T/second")"
+old2=$(field lease-2 receipt "$T/first")
+check "the expired lease's old receipt: 404 (handed out again)" 404 "$(op DELETE "work/lease-2?receipt=$old2")"
+check "metrics: redelivery counted" 1 "$(metric 'treaty_relay_inbox_redeliveries_total{inbox="work"}')"
+check "metrics: extension counted" 1 "$(metric 'treaty_relay_inbox_extends_total{inbox="work"}')"
+check "release: 204" 204 "$(op POST "work/lease-2/release?receipt=$r2b")"
+check "released: visible at once" "200 lease-2" "$(iget work 'lease=true') $(ids)"
+r2c=$(field lease-2 receipt)
+check "release after a delay: 204" 204 "$(op POST "work/lease-2/release?receipt=$r2c&delay=1500")"
+check "not visible during the delay" "200 " "$(iget work 'lease=true') $(ids)"
+sleep 1.8
+check "visible after the delay" "200 lease-2" "$(iget work 'lease=true') $(ids)"
+r2d=$(field lease-2 receipt)
+check "release of a released lease: 404" 404 "$(op POST "work/lease-2/release?receipt=$r2c")"
+check "and DELETE of the current one: 204" 204 "$(op DELETE "work/lease-2?receipt=$r2d")"
+
+# Destructive fetch: taken once, never again.
+post evt.acme.shop.order.created take-1 x
+check "destructive fetch returns it" "200 take-1" "$(iget work 'max=5') $(ids)"
+check "without a receipt" None "$(field take-1 receipt)"
+sleep 3.3
+check "and it does not come back, even after a lease time" "200 " "$(iget work 'lease=true') $(ids)"
+
+# Long-poll: answered as soon as an event arrives; empty at its wait.
+t0=$(now_ms)
+check "a long-poll with nothing: empty" "200 " "$(iget work 'lease=true&wait=700') $(ids)"
+took=$(($(now_ms) - t0))
+if [ $took -ge 650 ] && [ $took -lt 2000 ]; then ok "and it waited its 700 ms ($took ms)"; else fail "it waited its 700 ms" "$took ms"; fi
+( sleep 0.5; post evt.acme.shop.order.created poll-1 x ) & poster=$!
+t0=$(now_ms)
+check "a long-poll gets an event published meanwhile" "200 poll-1" "$(iget work 'lease=true&wait=10000&max=5') $(ids)"
+took=$(($(now_ms) - t0))
+if [ $took -lt 2000 ]; then ok "as soon as it is published ($took ms)"; else fail "as soon as it is published" "$took ms"; fi
+wait $poster
+check "leases counted" 1 "$([ "$(metric 'treaty_relay_inbox_leases_total{inbox="work"}')" -ge 6 ] && echo 1)"
+check "acknowledgements counted" 2 "$(metric 'treaty_relay_inbox_acks_total{inbox="work"}')"
+check "bad max: 400" 400 "$(iget work 'max=0')"
+check "bad wait: 400" 400 "$(iget work 'wait=30001')"
+check "no such inbox: 404" 404 "$(iget nosuch 'lease=true')"
+check "a push subscriber has no inbox" 404 "$(iget hook 'lease=true')"
+finish
