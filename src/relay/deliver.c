@@ -47,6 +47,7 @@
 #define DROP_SUBJECT		"audit.relay.treaty.delivery.dropped"
 #define DROP_TYPE		"dev.treaty.delivery.dropped.v1"
 #define MAX_HEADERS		80
+#define MAX_IDLE_CONNS		1024	/* per subscriber */
 
 enum delivery_state {
 	DS_RESOLVING,
@@ -555,8 +556,13 @@ deliver_init(struct event_base *base, const struct config *cfg)
 		s->idx = dl.nsubs;
 		s->cfg = sc;
 		TAILQ_INIT(&s->live);
-		s->target = outbound_target_new(sc->url, sc->max_in_flight < 16 ?
-		    sc->max_in_flight : 16);
+		/*
+		 * As many idle connections as deliveries may run at once:
+		 * fewer would close and reopen one per delivery under load.
+		 */
+		s->target = outbound_target_new(sc->url,
+		    sc->max_in_flight < MAX_IDLE_CONNS ? sc->max_in_flight :
+		    MAX_IDLE_CONNS);
 		if (s->target == NULL)
 			fatalx("bad subscriber url", "sub=%s", sc->name);
 		s->allow_private = cfg->allow_private_networks ||

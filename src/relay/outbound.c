@@ -47,6 +47,7 @@ struct ob_conn {
 	int			 busy;
 	int			 dead;		/* never reuse; free when idle */
 	int			 buried;	/* on ob.graves */
+	int			 idle;		/* kept for reuse: at the head */
 	TAILQ_ENTRY(ob_conn)	 entry;
 };
 TAILQ_HEAD(ob_conn_list, ob_conn);
@@ -58,8 +59,10 @@ struct outbound_target {
 	int			 port;
 	int			 tls;
 	int			 max_idle;
+	/* Idle connections first (most recently used first), then busy. */
 	struct ob_conn_list	 conns;
 	int			 nconns;
+	int			 nidle;
 };
 
 struct outbound_req {
@@ -108,6 +111,10 @@ ob_conn_bury(struct ob_conn *c)
 	if (c->buried)
 		return;
 	c->buried = 1;
+	if (c->idle) {
+		c->idle = 0;
+		c->t->nidle--;
+	}
 	TAILQ_REMOVE(&c->t->conns, c, entry);
 	c->t->nconns--;
 	TAILQ_INSERT_TAIL(&ob.graves, c, entry);
@@ -333,10 +340,19 @@ ob_conn_get(struct outbound_target *t, const struct sockaddr *addr,
 {
 	struct ob_conn	*c;
 
-	TAILQ_FOREACH(c, &t->conns, entry)
-		if (!c->busy && !c->dead && c->addrlen == addrlen &&
-		    memcmp(&c->addr, addr, addrlen) == 0)
+	/* Only the idle ones, at the head; usually the first one fits. */
+	TAILQ_FOREACH(c, &t->conns, entry) {
+		if (!c->idle)
+			break;
+		if (c->addrlen == addrlen &&
+		    memcmp(&c->addr, addr, addrlen) == 0) {
+			c->idle = 0;
+			t->nidle--;
+			TAILQ_REMOVE(&t->conns, c, entry);
+			TAILQ_INSERT_TAIL(&t->conns, c, entry);
 			return c;
+		}
+	}
 	return ob_conn_new(t, addr, addrlen);
 }
 
@@ -344,17 +360,17 @@ ob_conn_get(struct outbound_target *t, const struct sockaddr *addr,
 static void
 ob_conn_release(struct ob_conn *c, int reusable)
 {
-	struct ob_conn	*x;
-	int		 idle = 0;
-
 	c->busy = 0;
 	if (!reusable)
 		c->dead = 1;
-	TAILQ_FOREACH(x, &c->t->conns, entry)
-		if (!x->busy && !x->dead)
-			idle++;
-	if (c->dead || idle > c->t->max_idle)
+	if (c->dead || c->t->nidle >= c->t->max_idle) {
 		ob_conn_bury(c);
+		return;
+	}
+	c->idle = 1;
+	c->t->nidle++;
+	TAILQ_REMOVE(&c->t->conns, c, entry);
+	TAILQ_INSERT_HEAD(&c->t->conns, c, entry);
 }
 
 /* Name of an evhttp request error. */

@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# make bench-deliver: end-to-end push delivery, producer -> relay ->
+# JetStream -> relay -> bench/sink, with a real nats-server (JetStream, file
+# store).  bench/load publishes (each body carries its send time), bench/sink
+# answers 204 and measures publish-to-receipt.  Four phases, each on a fresh
+# nats-server store and relay, so that no phase sees another's events:
+#
+#   a  backlog drain: BENCH_EVENTS published with no subscriber configured,
+#      then the relay restarted with one: deliveries/s draining the backlog
+#   b  full speed: load as fast as it goes while the sink counts
+#   c  fixed rate: BENCH_RATE events/s; publish-to-receipt p50/p99
+#   d  memory: the sink holds every request open; the relay's VmHWM/VmRSS
+#      once BENCH_HOLD deliveries are in flight
+#
+# Environment (defaults in brackets): BENCH_EVENTS [50000], BENCH_RATE
+# [2000], BENCH_MAX_IN_FLIGHT [64] (the subscriber's maxInFlight in a-c:
+# the relay's default; the sink's conns= shows how many connections the
+# relay opened),
+# BENCH_HOLD [1000] (maxInFlight in d), BENCH_HOLD_EVENTS [1500],
+# BENCH_CONNECTIONS [32] (load's connections), BENCH_PHASES ["a b c d"],
+# BENCH_TIMEOUT [180] (seconds a sink may wait for its events),
+# BENCH_SINK_BACKLOG [4096] (the sink's listen backlog; 128 is libevent's
+# default, which the relay's new connections overflow: see sink.c),
+# BENCH_PROFILE=prefix (perf profiles of the relay in a, b and c, written to
+# prefix.a, prefix.b and prefix.c, if perf is installed; also each relay
+# thread's CPU),
+# BENCH_KEEP=1 (keep the temporary folder with the logs).
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-build}
+EVENTS=${BENCH_EVENTS:-50000}
+RATE=${BENCH_RATE:-2000}
+MIF=${BENCH_MAX_IN_FLIGHT:-64}
+HOLD=${BENCH_HOLD:-1000}
+HOLD_EVENTS=${BENCH_HOLD_EVENTS:-1500}
+CONNS=${BENCH_CONNECTIONS:-32}
+PHASES=${BENCH_PHASES:-a b c d}
+TIMEOUT=${BENCH_TIMEOUT:-180}
+T=$(mktemp -d /tmp/treaty-deliver.XXXXXX)
+PIDS=()
+
+# Only the processes started here, by pid; then the temporary folder.
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ -n "${BENCH_KEEP:-}" ]; then echo "logs kept in $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for b in treaty-relay bench/sink bench/load; do
+	[ -x "$O/$b" ] || { echo "bench: $O/$b is missing (make)"; exit 1; }
+done
+command -v nats-server >/dev/null || { echo "bench: nats-server is not installed"; exit 1; }
+# A private copy: a rebuild during the run must not change the binary under test.
+cp "$O/treaty-relay" "$T/treaty-relay"
+# 1,000 held deliveries are 1,000 sockets in the relay and in the sink.
+ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+USED=" "
+port() {	# below the ephemeral range, and not one this run took already
+	local p
+	while :; do
+		p=$((10000 + RANDOM % 22000))
+		case "$USED" in *" $p "*) continue ;; esac
+		USED="$USED$p "
+		echo $p
+		return
+	done
+}
+up() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+cpu() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; }	# utime+stime, ticks
+cpu_report() {	# $1: what, $2 $3: relay ticks before and after, $4 $5: nats-server's
+	awk -v w="$1" -v r=$(($3 - $2)) -v n=$(($5 - $4)) -v hz=$HZ -v e=$EVENTS 'BEGIN {
+	    printf "CPU seconds, %s: relay %.2f, nats-server %.2f (relay %.0f us per event)\n",
+	    w, r / hz, n / hz, r / hz / e * 1e6 }'
+}
+kv() { sed -n "s/.*[ :]$1=\([^ ]*\).*/\1/p" "$2" | tail -1; }		# key=value from a stats line
+HZ=$(getconf CLK_TCK)
+# SYNs dropped on full listen queues, machine-wide: each costs a 1 s retransmit.
+overflows() { awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) n[$i] = i; h = 1 } else print $n["ListenOverflows"] }' /proc/net/netstat; }
+
+# Stop one process we started: TERM, then KILL if it will not go.
+stop() {
+	local p=$1
+	kill "$p" 2>/dev/null || return 0
+	for _ in $(seq 150); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	return 0
+}
+
+export BENCH_TOKEN=bench-token-0123456789
+SHA=$(printf '%s' "$BENCH_TOKEN" | sha256sum | cut -c1-64)
+PRODUCERS='[{"name":"bench","tokenSha256":"'$SHA'","subjects":["evt.bench.>"]}]'
+SUBJECT=evt.bench.shop.order.created
+
+NATS=; RELAY=; SINK=
+NP=$(port); RP=$(port); SP=
+
+start_nats() {	# $1: phase, for a store and log of its own
+	cat > "$T/nats-$1.conf" <<CONF
+listen: 127.0.0.1:$NP
+max_payload: 2MB
+jetstream { store_dir: "$T/js-$1" }
+CONF
+	nats-server -c "$T/nats-$1.conf" > "$T/nats-$1.log" 2>&1 & NATS=$!; PIDS+=($NATS)
+	up $NP || { echo "bench: nats-server did not start"; cat "$T/nats-$1.log"; exit 1; }
+}
+
+start_relay() {	# $1: log name, $2: subscribers JSON
+	NATS_URL=nats://127.0.0.1:$NP PORT=$RP TREATY_RELAY_LISTEN=127.0.0.1 \
+	    TREATY_RELAY_PRODUCERS="$PRODUCERS" TREATY_RELAY_SUBSCRIBERS="$2" \
+	    TREATY_RELAY_GRACE_SECONDS=1 \
+	    "$T/treaty-relay" > "$T/relay-$1.log" 2>&1 & RELAY=$!; PIDS+=($RELAY)
+	for _ in $(seq 100); do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$RP/healthz)" = 200 ] && return 0
+		kill -0 $RELAY 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bench: the relay did not become healthy"; cat "$T/relay-$1.log"; exit 1
+}
+
+subscriber() {	# $1: maxInFlight
+	echo '[{"name":"sink","url":"http://127.0.0.1:'$SP'/","secret":"bench-secret-0123456789abcdef","filter":"evt.bench.>","maxDeliver":10,"maxInFlight":'$1'}]'
+}
+
+# A sink counting $1 distinct events (or holding, with -H), bounded by TIMEOUT.
+start_sink() {	# $1: phase, then sink's options
+	local ph=$1; shift
+	timeout -s TERM "$TIMEOUT" "$O/bench/sink" -b "${BENCH_SINK_BACKLOG:-4096}" "$@" $SP 204 > "$T/sink-$ph.txt" 2>&1 & SINK=$!; PIDS+=($SINK)
+	up $SP || { echo "bench: the sink did not start"; exit 1; }
+}
+
+metric() {	# the value of one /metrics line, by its name and labels
+	curl -s http://127.0.0.1:$RP/metrics | awk -v m="$1" '$1 == m { print $2 }'
+}
+
+# What the relay says about the phase: outcomes, redeliveries, log lines.
+relay_report() {	# $1: log name
+	local d r x w e
+	d=$(metric 'treaty_relay_deliveries_total{subscriber="sink",outcome="delivered"}')
+	r=$(metric 'treaty_relay_deliveries_total{subscriber="sink",outcome="retry"}')
+	x=$(metric 'treaty_relay_redeliveries_total{subscriber="sink"}')
+	w=$(grep -c 'level=warn' "$T/relay-$1.log")
+	e=$(grep -c 'level=error' "$T/relay-$1.log")
+	echo "relay: delivered=${d:-?} retry=${r:-?} redeliveries=${x:-?} log_warn=$w log_error=$e" \
+	    "listen_overflows=$(($(overflows) - OV0))" \
+	    "time_wait_to_sink=$(ss -Htan state time-wait "( dport = :$SP )" 2>/dev/null | wc -l)"
+	# The relay's own view of the POSTs: how many answered within 5/10/25 ms.
+	curl -s http://127.0.0.1:$RP/metrics | awk '
+	    /^treaty_relay_delivery_seconds_bucket\{subscriber="sink"/ {
+		split($1, a, "le=\""); le = a[2]; sub(/".*/, "", le); n[le] = $2 }
+	    END { if (n["+Inf"] > 0) printf "relay POST to answer: %.2f%% <= 5 ms, %.2f%% <= 10 ms, %.2f%% <= 25 ms\n",
+		100 * n["0.005"] / n["+Inf"], 100 * n["0.01"] / n["+Inf"], 100 * n["0.025"] / n["+Inf"] }'
+	[ "$w$e" != 00 ] && grep -E 'level=(warn|error)' "$T/relay-$1.log" |
+	    sed 's/ id=[^ ]*//' | sort | uniq -c | sort -rn | head -5 | sed 's/^/  /'
+	return 0
+}
+
+# perf on the relay, when BENCH_PROFILE asks for it and perf is there.
+PERF=
+perf_start() {
+	[ -n "${BENCH_PROFILE:-}" ] && command -v perf >/dev/null || return 0
+	perf record -e cpu-clock -g -o "$T/perf-$1.data" -p $RELAY > /dev/null 2>&1 & PERF=$!; PIDS+=($PERF)
+}
+perf_stop() {	# $1: phase
+	[ -n "$PERF" ] || return 0
+	for t in /proc/$RELAY/task/*; do
+		echo "relay thread $(cat $t/comm): $(awk '{print $14 + $15}' $t/stat) ticks," \
+		    "$(awk '/ctxt/ {printf "%s %s ", $1, $2}' $t/status)"
+	done
+	kill -INT $PERF; wait $PERF; PERF=
+	perf report -i "$T/perf-$1.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null |
+	    grep -v '^#' | grep -v '^$' | head -60 > "$BENCH_PROFILE.$1"
+	echo "profile of the relay written to $BENCH_PROFILE.$1"
+}
+
+# Each phase: its own nats-server store, and its own sink port, so that
+# TIME_WAIT counts and stray connections are the phase's own.
+begin_phase() {
+	OV0=$(overflows)
+	SP=$(port)
+	start_nats $1
+}
+
+end_phase() {
+	stop $RELAY; stop $SINK; stop $NATS
+}
+
+echo "# $(nproc) cores, $(uname -r), $(nats-server --version), $EVENTS events, maxInFlight $MIF," \
+    "load -c$CONNS, 256-byte body, sink answers 204 (listen backlog ${BENCH_SINK_BACKLOG:-4096})"
+
+phase_a() {
+	local r0 n0 r1 n1
+	echo "## a. backlog drain: $EVENTS events stored first, then delivered"
+	begin_phase a
+	start_relay a0 '[]'
+	"$O/bench/load" -p $RP -n $EVENTS -c $CONNS -s $SUBJECT -i a | tee "$T/load-a.txt"
+	stop $RELAY
+	start_sink a -n $EVENTS
+	# From the relay's start: deliveries may begin before it reports healthy.
+	r0=0; n0=$(cpu $NATS)
+	start_relay a "$(subscriber $MIF)"
+	perf_start a
+	wait $SINK
+	r1=$(cpu $RELAY); n1=$(cpu $NATS)
+	perf_stop a
+	cat "$T/sink-a.txt"
+	cpu_report "relay start to last receipt" $r0 $r1 $n0 $n1
+	A_RATE=$(kv deliveries_per_s "$T/sink-a.txt")
+	relay_report a
+	end_phase
+}
+
+phase_b() {
+	local r0 n0 r1 n1 l1
+	echo "## b. full speed: $EVENTS events, load -c$CONNS as fast as it goes"
+	begin_phase b
+	start_sink b -n $EVENTS
+	start_relay b "$(subscriber $MIF)"
+	r0=$(cpu $RELAY); n0=$(cpu $NATS)
+	perf_start b
+	"$O/bench/load" -p $RP -n $EVENTS -c $CONNS -s $SUBJECT -i b > "$T/load-b.txt" & l1=$!
+	wait $SINK
+	r1=$(cpu $RELAY); n1=$(cpu $NATS)
+	wait $l1
+	cat "$T/load-b.txt" "$T/sink-b.txt"
+	cpu_report "load start to last receipt" $r0 $r1 $n0 $n1
+	B_RATE=$(kv deliveries_per_s "$T/sink-b.txt")
+	B_P50=$(kv p50_ms "$T/sink-b.txt"); B_P99=$(kv p99_ms "$T/sink-b.txt")
+	relay_report b
+	perf_stop b
+	end_phase
+}
+
+phase_c() {
+	local r0 n0 r1 n1
+	echo "## c. fixed rate: $EVENTS events at $RATE/s"
+	begin_phase c
+	start_sink c -n $EVENTS
+	start_relay c "$(subscriber $MIF)"
+	r0=$(cpu $RELAY); n0=$(cpu $NATS)
+	perf_start c
+	"$O/bench/load" -p $RP -n $EVENTS -r $RATE -c $CONNS -s $SUBJECT -i c | tee "$T/load-c.txt"
+	wait $SINK
+	r1=$(cpu $RELAY); n1=$(cpu $NATS)
+	perf_stop c
+	cat "$T/sink-c.txt"
+	cpu_report "load start to last receipt" $r0 $r1 $n0 $n1
+	C_P50=$(kv p50_ms "$T/sink-c.txt"); C_P99=$(kv p99_ms "$T/sink-c.txt")
+	relay_report c
+	end_phase
+}
+
+phase_d() {
+	local f last=-1 same=0 rss0
+	echo "## d. memory: sink holds every request, maxInFlight $HOLD, $HOLD_EVENTS events"
+	begin_phase d
+	start_sink d -H
+	start_relay d "$(subscriber $HOLD)"
+	rss0=$(awk '/VmRSS/ {print $2}' /proc/$RELAY/status)
+	"$O/bench/load" -p $RP -n $HOLD_EVENTS -c $CONNS -s $SUBJECT -i d | tee "$T/load-d.txt"
+	# Until HOLD are in flight, or the figure stops growing for 3 s (30 s
+	# at most: the relay's own delivery deadline is 45 s).
+	for _ in $(seq 300); do
+		f=$(metric 'treaty_relay_deliveries_in_flight{subscriber="sink"}')
+		f=${f:-0}
+		[ "$f" -ge "$HOLD" ] && break
+		if [ "$f" = "$last" ]; then same=$((same + 1)); [ $same -ge 30 ] && break; else same=0; fi
+		last=$f
+		sleep 0.1
+	done
+	D_INFLIGHT=$f
+	D_HWM=$(awk '/VmHWM/ {print $2}' /proc/$RELAY/status)
+	D_RSS=$(awk '/VmRSS/ {print $2}' /proc/$RELAY/status)
+	echo "relay: in_flight=$f VmRSS_before_kB=$rss0 VmHWM_kB=$D_HWM VmRSS_kB=$D_RSS" \
+	    "fds=$(ls /proc/$RELAY/fd | wc -l) threads=$(ls /proc/$RELAY/task | wc -l)"
+	relay_report d
+	kill $SINK; wait $SINK
+	cat "$T/sink-d.txt"
+	end_phase
+}
+
+A_RATE=-; B_RATE=-; B_P50=-; B_P99=-; C_P50=-; C_P99=-; D_INFLIGHT=-; D_HWM=
+for ph in $PHASES; do
+	case $ph in
+	a|b|c|d) phase_$ph ;;
+	*) echo "bench: unknown phase $ph"; exit 2 ;;
+	esac
+done
+
+echo "## summary (targets for a 2-core machine)"
+printf '%-32s %s\n' "deliveries/s, backlog drain:" "$A_RATE (target >= 10000)" \
+    "deliveries/s, full speed:" "$B_RATE (target >= 10000), p50 $B_P50 ms, p99 $B_P99 ms" \
+    "latency at $RATE/s:" "p50 $C_P50 ms, p99 $C_P99 ms (target p99 < 20 ms)"
+[ -n "$D_HWM" ] && awk -v h="$D_HWM" -v f="$D_INFLIGHT" 'BEGIN {
+    printf "%-32s %.1f MiB (target < 64 MiB)\n", "peak RSS, " f " held:", h / 1024 }'
+exit 0
