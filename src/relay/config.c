@@ -579,7 +579,12 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 		}
 
 		s->max_deliver = 10;
-		s->max_in_flight = 64;
+		/*
+		 * Push: concurrent deliveries (SPEC 3).  Pull: leases held at
+		 * once, JetStream's own default, so a GET of 256 is not cut
+		 * short by a small limit.
+		 */
+		s->max_in_flight = s->kind == SUB_PULL ? 1000 : 64;
 		snprintf(field, sizeof(field), "[%zu].maxDeliver", i);
 		if ((v = obj_get(o, "maxDeliver")) != NULL && (!YAJL_IS_INTEGER(v)
 		    || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > 1000)) {

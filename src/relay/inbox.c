@@ -100,6 +100,7 @@ struct fetch {
 	struct isub		*s;
 	int			 max;
 	int			 lease;		/* lease=true */
+	int			 peek;		/* peek=true */
 	int			 q;		/* queue it is in, or Q_NONE */
 	struct event		 deadline;	/* end of a long-poll's wait */
 	long long		 wait_end;	/* now_ms() */
@@ -537,9 +538,12 @@ fetch_answer(struct fetch *f)
 	b = evbuffer_new();
 	evbuffer_add(b, buf, len);
 	yajl_gen_free(g);
-	metrics_inbox(s->idx, f->lease ? INBOX_LEASED : INBOX_TAKEN,
-	    (unsigned)sent);
-	metrics_inbox(s->idx, INBOX_REDELIVERED, (unsigned)redelivered);
+	if (!f->peek) {
+		metrics_inbox(s->idx, f->lease ? INBOX_LEASED : INBOX_TAKEN,
+		    (unsigned)sent);
+		metrics_inbox(s->idx, INBOX_REDELIVERED,
+		    (unsigned)redelivered);
+	}
 	http_reply(f->req, ROUTE_INBOX, 200, b);
 	evbuffer_free(b);
 	fetch_free(f);
@@ -699,6 +703,31 @@ inbox_pump_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
+/* What a peek found. */
+static void
+peek_cb(void *arg, struct store_msg **msgs, int n, int result)
+{
+	struct fetch	*f = arg;
+	int		 i;
+
+	for (i = 0; i < n; i++)
+		f->msgs[f->n++] = msgs[i];
+	if (f->req == NULL) {
+		/* Orphaned by inbox_fail_all: off every list already. */
+		for (i = 0; i < f->n; i++)
+			store_msg_free(f->msgs[i]);
+		free(f);
+		return;
+	}
+	if (result == -1 && n == 0) {
+		inbox_reject(f->req, 503, "inbox_unavailable", "JetStream did "
+		    "not answer; try again", f->s->cfg->name);
+		fetch_free(f);
+		return;
+	}
+	fetch_answer(f);
+}
+
 /* A long-poll's wait is over without an event. */
 static void
 fetch_deadline_cb(evutil_socket_t fd, short ev, void *arg)
@@ -757,11 +786,6 @@ inbox_get(struct evhttp_request *req, struct isub *s,
 		    "true or false, max 1-256, wait 0-30000", s->cfg->name);
 		return;
 	}
-	if (peek == 1) {
-		inbox_reject(req, 501, "not_implemented", "peek is not "
-		    "available yet", s->cfg->name);
-		return;
-	}
 	if (!store_ready()) {
 		inbox_reject(req, 503, "inbox_unavailable", "JetStream is not "
 		    "available; try again", s->cfg->name);
@@ -775,7 +799,17 @@ inbox_get(struct evhttp_request *req, struct isub *s,
 	f->lease = lease;
 	evtimer_assign(&f->deadline, ib.base, fetch_deadline_cb, f);
 	TAILQ_INSERT_TAIL(&ib.fetches, f, entry);
-	if (wait > 0) {
+	if (peek == 1) {
+		/* Looks only: no lease taken, none extended. */
+		f->peek = 1;
+		f->lease = 0;
+		if (store_peek(s->cfg->name, f->max, peek_cb, f) == -1) {
+			inbox_reject(req, 503, "inbox_unavailable", "JetStream "
+			    "is not available; try again", s->cfg->name);
+			f->req = NULL;
+			fetch_free(f);
+		}
+	} else if (wait > 0) {
 		f->wait_end = now_ms() + wait;
 		fetch_queue(f, STORE_PULL_WAIT);
 		tv.tv_sec = wait / 1000;
@@ -1046,7 +1080,12 @@ inbox_fail_all(void)
 	while ((f = TAILQ_FIRST(&ib.fetches)) != NULL) {
 		http_error(f->req, ROUTE_INBOX, 503, "inbox_unavailable",
 		    "the relay is shutting down");
-		fetch_free(f);
+		if (f->peek) {
+			/* Its job still runs: peek_cb frees it. */
+			TAILQ_REMOVE(&ib.fetches, f, entry);
+			f->req = NULL;
+		} else
+			fetch_free(f);
 	}
 	for (i = 0; i < ib.nsubs; i++)
 		for (k = 0; k < STORE_PULL_KINDS; k++) {

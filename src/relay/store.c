@@ -403,9 +403,9 @@ ack_subject_parse(const char *reply, struct store_lease *l)
 	const char	*p;
 
 	memset(l, 0, sizeof(*l));
-	l->delivered = 1;
 	if (reply == NULL || strncmp(reply, "$JS.ACK.", 8) != 0)
-		return;
+		return;		/* not delivered by a consumer */
+	l->delivered = 1;
 	for (p = reply; p != NULL && n < 16; p = strchr(p, '.')) {
 		if (*p == '.')
 			p++;
@@ -919,6 +919,110 @@ store_pull(const char *name, enum store_pull_kind kind, int batch,
 	return r;
 }
 
+/* A peek, on the worker thread. */
+struct peek_job {
+	struct bridge_job	 job;
+	struct consumer		*c;
+	int			 max;
+	store_peek_cb		 cb;
+	void			*arg;
+	natsMsg			*msgs[STORE_PEEK_MAX];
+	int			 n;
+	int			 failed;
+};
+
+/*
+ * Worker thread: the messages after the last one the consumer delivered
+ * that match its filter, by direct gets (no consumer state changes).
+ */
+static void
+peek_job_work(struct bridge_job *job)
+{
+	struct peek_job	*pj = BRIDGE_CONTAINER(job, struct peek_job, job);
+	jsConsumerInfo	*ci = NULL;
+	jsDirectGetMsgOptions dg;
+	jsErrCode	 code = 0;
+	natsMsg		*m;
+	const char	*v;
+	uint64_t	 seq;
+	natsStatus	 s;
+
+	if (st.js == NULL || js_GetConsumerInfo(&ci, st.js, "WORK",
+	    pj->c->name, NULL, &code) != NATS_OK) {
+		pj->failed = 1;
+		return;
+	}
+	seq = ci->Delivered.Stream + 1;
+	jsConsumerInfo_Destroy(ci);
+	while (pj->n < pj->max) {
+		jsDirectGetMsgOptions_Init(&dg);
+		dg.Sequence = seq;
+		dg.NextBySubject = pj->c->filter;
+		m = NULL;
+		s = js_DirectGetMsg(&m, st.js, "WORK", NULL, &dg);
+		if (s == NATS_NOT_FOUND)
+			break;
+		if (s != NATS_OK) {
+			pj->failed = pj->n == 0;
+			break;
+		}
+		pj->msgs[pj->n++] = m;
+		if (natsMsgHeader_Get(m, "Nats-Sequence", &v) != NATS_OK ||
+		    (seq = strtoull(v, NULL, 10)) == 0)
+			break;
+		seq++;
+	}
+}
+
+/* Loop thread: hand the messages over. */
+static void
+peek_job_done(struct bridge_job *job)
+{
+	struct peek_job		*pj = BRIDGE_CONTAINER(job, struct peek_job,
+				    job);
+	struct store_msg	*sm[STORE_PEEK_MAX];
+	const char		*v;
+	int			 i;
+
+	for (i = 0; i < pj->n; i++) {
+		sm[i] = xcalloc(1, sizeof(*sm[i]));
+		sm[i]->m = pj->msgs[i];
+		if (natsMsgHeader_Get(pj->msgs[i], "Nats-Sequence", &v) ==
+		    NATS_OK)
+			sm[i]->seq = strtoull(v, NULL, 10);
+	}
+	if (st.closing) {
+		for (i = 0; i < pj->n; i++)
+			store_msg_free(sm[i]);
+		pj->cb(pj->arg, NULL, 0, -1);
+	} else
+		pj->cb(pj->arg, sm, pj->n, pj->failed ? -1 : 0);
+	free(pj);
+}
+
+/* Look at what a pull consumer would hand out next; see store.h. */
+int
+store_peek(const char *name, int max, store_peek_cb cb, void *arg)
+{
+	struct consumer	*c;
+	struct peek_job	*pj;
+
+	TAILQ_FOREACH(c, &st.consumers, entry)
+		if (c->deliver == NULL && strcmp(c->name + 6, name) == 0)
+			break;
+	if (c == NULL || !request_ok())
+		return -1;
+	pj = xcalloc(1, sizeof(*pj));
+	pj->c = c;
+	pj->max = max < STORE_PEEK_MAX ? max : STORE_PEEK_MAX;
+	pj->cb = cb;
+	pj->arg = arg;
+	pj->job.work = peek_job_work;
+	pj->job.done = peek_job_done;
+	bridge_run(&pj->job);
+	return 0;
+}
+
 /* Answer a lease by its numbers; see store.h. */
 struct store_req *
 store_lease_answer(const char *name, const struct store_lease *l,
@@ -1426,6 +1530,8 @@ stream_config(jsStreamConfig *sc, const char *name, const char **subj,
 	sc->Duplicates = (int64_t)st.cfg->duplicate_window_minutes * 60 *
 	    1000000000LL;
 	sc->Replicas = st.cfg->replicas;
+	/* Peeking into an inbox reads WORK with direct gets. */
+	sc->AllowDirect = strcmp(name, "WORK") == 0;
 }
 
 /* Whether an existing stream differs from what we want. */
@@ -1437,7 +1543,8 @@ stream_differs(const jsStreamConfig *have, const jsStreamConfig *want)
 	    have->MaxAge != want->MaxAge ||
 	    have->Duplicates != want->Duplicates ||
 	    have->Replicas != want->Replicas ||
-	    have->Retention != want->Retention;
+	    have->Retention != want->Retention ||
+	    have->AllowDirect != want->AllowDirect;
 }
 
 /*

@@ -153,6 +153,18 @@ enum store_pull_kind {
 struct store_req *store_pull(const char *name, enum store_pull_kind kind,
 		    int batch, long long wait_ms, store_reply_cb cb, void *arg);
 /*
+ * Peek: up to max of the events pull consumer relay-<name> has not handed
+ * out yet, in order, without touching the consumer (direct gets on WORK,
+ * on the worker thread).  cb gets the messages (owned by the callee; not
+ * delivered, so their delivery count is 0 and they cannot be answered)
+ * and 0, or -1 when JetStream could not be asked.  -1 when not connected.
+ */
+#define STORE_PEEK_MAX	256
+typedef void (*store_peek_cb)(void *arg, struct store_msg **msgs, int n,
+    int result);
+int		 store_peek(const char *name, int max, store_peek_cb cb,
+		    void *arg);
+/*
  * Send verb (+ACK, +WPI, -NAK {...}) for a lease of relay-<name>, and
  * call cb with JetStream's (empty) confirmation or a timeout.
  */

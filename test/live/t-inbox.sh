@@ -7,7 +7,7 @@ IT=inbox-token-0123456789;  ISHA=$(printf '%s' "$IT" | sha256sum | cut -c1-64)
 IT2=inbox2-token-012345678; ISHA2=$(printf '%s' "$IT2" | sha256sum | cut -c1-64)
 S=inbox-secret-0123456789
 export TREATY_RELAY_SUBSCRIBERS='[
- {"name":"work","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.>"},
+ {"name":"work","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.order.>"},
  {"name":"other","tokenSha256":"'$ISHA2'","secret":"'$S'","filter":"evt.*.other.>"},
  {"name":"hook","url":"http://127.0.0.1:9/x","secret":"'$S'","filter":"evt.*.nothing.>"}]'
 export TREATY_RELAY_LEASE_SECONDS=3
@@ -91,6 +91,16 @@ r2d=$(field lease-2 receipt)
 check "release of a released lease: 404" 404 "$(op POST "work/lease-2/release?receipt=$r2c")"
 check "and DELETE of the current one: 204" 204 "$(op DELETE "work/lease-2?receipt=$r2d")"
 
+# Peek: shows what is next, takes no lease.
+post evt.acme.shop.order.created peek-1 x
+check "peek shows the next event" "200 peek-1" "$(iget work 'peek=true') $(ids)"
+check "with no receipt and deliveryCount 0" "None 0" "$(field peek-1 receipt) $(field peek-1 deliveryCount)"
+check "peek again: still there" "200 peek-1" "$(iget work 'peek=true') $(ids)"
+check "and a lease can still take it" "200 peek-1" "$(iget work 'lease=true') $(ids)"
+rp=$(field peek-1 receipt)
+check "peek does not show leased events" "200 " "$(iget work 'peek=true') $(ids)"
+check "DELETE it" 204 "$(op DELETE "work/peek-1?receipt=$rp")"
+
 # Destructive fetch: taken once, never again.
 post evt.acme.shop.order.created take-1 x
 check "destructive fetch returns it" "200 take-1" "$(iget work 'max=5') $(ids)"
@@ -109,8 +119,57 @@ check "a long-poll gets an event published meanwhile" "200 poll-1" "$(iget work 
 took=$(($(now_ms) - t0))
 if [ $took -lt 2000 ]; then ok "as soon as it is published ($took ms)"; else fail "as soon as it is published" "$took ms"; fi
 wait $poster
+check "and it is acknowledged" 204 "$(op DELETE "work/poll-1?receipt=$(field poll-1 receipt)")"
 check "leases counted" 1 "$([ "$(metric 'treaty_relay_inbox_leases_total{inbox="work"}')" -ge 6 ] && echo 1)"
-check "acknowledgements counted" 2 "$(metric 'treaty_relay_inbox_acks_total{inbox="work"}')"
+check "acknowledgements counted" 4 "$(metric 'treaty_relay_inbox_acks_total{inbox="work"}')"
+# 200 long-polls waiting on one inbox do not slow ingestion.
+# (to a subject no inbox takes)
+pub() { python3 "$(dirname "$0")/publish.py" "$RELAY_URL" "$TOKEN" evt.acme.shop.item.created "$1" 1000 8 >/dev/null; }
+t0=$(now_ms); pub base-; base=$(($(now_ms) - t0))
+python3 - "$RELAY_URL" "$IT2" > "$T/polls" <<'PY' &
+import sys, threading, urllib.request
+url, tok = sys.argv[1] + "/v1/inbox/other?lease=true&wait=6000", sys.argv[2]
+res = []
+def poll():
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + tok})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            res.append(r.status)
+    except Exception as e:
+        res.append(str(e))
+ts = [threading.Thread(target=poll) for _ in range(200)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print(sum(1 for r in res if r == 200))
+PY
+polls=$!
+wait_until 10 'test "$(metric "treaty_relay_inbox_long_polls{inbox=\"other\"}")" = 200'
+check "200 long-polls waiting" 200 "$(metric 'treaty_relay_inbox_long_polls{inbox="other"}')"
+t0=$(now_ms); pub poll-; with=$(($(now_ms) - t0))
+if [ $with -lt $((base * 2 + 1000)) ]; then
+	ok "1,000 events with 200 long-polls waiting: $with ms (without: $base ms)"
+else
+	fail "ingestion not slowed by 200 long-polls" "$with ms with, $base ms without"
+fi
+wait $polls
+check "all 200 long-polls answered 200 at their wait" 200 "$(cat "$T/polls")"
+check "none waiting after" 0 "$(metric 'treaty_relay_inbox_long_polls{inbox="other"}')"
+
+# The lease lives in JetStream: a restart does not end it, and another
+# instance can acknowledge it.
+post evt.acme.shop.order.created restart-1 x
+check "leased before the restart" "200 restart-1" "$(iget work 'lease=true') $(ids)"
+rr=$(field restart-1 receipt)
+kill $RELAY_PID; wait $RELAY_PID 2>/dev/null
+start_relay || { fail restart "relay did not start again"; finish; }
+first=$RELAY_URL
+check "after a restart the lease still hides it" "200 " "$(iget work 'lease=true') $(ids)"
+start_relay || { fail second "second relay did not start"; finish; }
+check "a second instance acknowledges it: 204" 204 "$(op DELETE "work/restart-1?receipt=$rr")"
+sleep 3.3
+RELAY_URL=$first
+check "and it does not come back after the lease" "200 " "$(iget work 'lease=true') $(ids)"
+
 check "bad max: 400" 400 "$(iget work 'max=0')"
 check "bad wait: 400" 400 "$(iget work 'wait=30001')"
 check "no such inbox: 404" 404 "$(iget nosuch 'lease=true')"
