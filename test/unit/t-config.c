@@ -594,7 +594,8 @@ subscribers_ok(void)
 			T_ASSERT(s->url == NULL);
 			T_EQ_STR(s->token_sha256, HASH_A);
 			T_EQ_INT(s->max_deliver, 10);
-			T_EQ_INT(s->max_in_flight, 64);
+			/* Pull: leases at once, JetStream's own default. */
+			T_EQ_INT(s->max_in_flight, 1000);
 		}
 		config_free(&cfg);
 	}
