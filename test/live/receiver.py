@@ -36,7 +36,7 @@ class Handler(BaseHTTPRequestHandler):
             attempts[cid] = attempts.get(cid, 0) + 1
             k = attempts[cid]
             with open(LOG, "a") as f:
-                f.write(json.dumps({"t": time.time(), "attempt": k,
+                f.write(json.dumps({"t": time.time(), "attempt": k, "path": self.path,
                                     "headers": {h.lower(): v for h, v in self.headers.items()},
                                     "body": body.hex()}) + "\n")
         status, extra = 204, {}

@@ -108,4 +108,23 @@ check_match "each failed attempt logged with its next delay" 'msg="delivery fail
 check "metrics: dropped for max_deliver" 1 "$(metric 'treaty_relay_deliveries_terminated_total{subscriber="hook",reason="max_deliver"}')"
 check "metrics: dropped as rejected" 1 "$(metric 'treaty_relay_deliveries_terminated_total{subscriber="hook",reason="rejected"}')"
 if grep -q "$SECRET" "$RELAY_LOG"; then fail "the secret is never logged" "found in the log"; else ok "the secret is never logged"; fi
+
+# A subscriber added later gets what WORK retains; one whose server is
+# down (connection refused) gets the event once the server is up.
+LPORT=$(free_port)
+kill $RELAY_PID; wait $RELAY_PID 2>/dev/null
+export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"'$SECRET'","filter":"evt.*.shop.>","maxDeliver":3},
+ {"name":"newcomer","url":"http://127.0.0.1:'$RPORT'/new","secret":"'$SECRET'","filter":"evt.*.shop.order.created"},
+ {"name":"down","url":"http://127.0.0.1:'$LPORT'/in","secret":"'$SECRET'","filter":"evt.*.shop.order.late"}]'
+export TREATY_RELAY_RETRY_BASE_MS=200
+start_relay || { fail restart "relay did not start"; finish; }
+wait_until 10 'grep -q "\"path\": \"/new\"" "$T/deliveries"'
+check "a subscriber added later receives the events stored before it" 1 "$(grep -F '"ce-id": "ok-1"' "$T/deliveries" | grep -c '"path": "/new"')"
+post evt.acme.shop.order.late ok-late-1 x
+wait_for 10 grep -q 'msg="delivery failed" sub=down id=ok-late-1 .*error="connection failed"' "$RELAY_LOG"
+check_match "connection refused: a failed attempt" 'msg="delivery failed" sub=down id=ok-late-1 subject=evt.acme.shop.order.late attempt=1 status=0 error="connection failed"' "$(cat "$RELAY_LOG")"
+python3 "$(dirname "$0")/receiver.py" $LPORT "$T/late" &
+PIDS+=($!)
+wait_until 15 'grep -q ok-late-1 "$T/late"'
+check "then up: delivered" 1 "$(grep -c '"ce-id": "ok-late-1"' "$T/late" 2>/dev/null)"
 finish

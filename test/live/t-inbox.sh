@@ -10,7 +10,7 @@ export TREATY_RELAY_SUBSCRIBERS='[
  {"name":"work","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.order.>"},
  {"name":"other","tokenSha256":"'$ISHA2'","secret":"'$S'","filter":"evt.*.other.>"},
  {"name":"hook","url":"http://127.0.0.1:9/x","secret":"'$S'","filter":"evt.*.nothing.>"}]'
-export TREATY_RELAY_LEASE_SECONDS=3
+export TREATY_RELAY_LEASE_SECONDS=4
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
 # iget INBOX QUERY [TOKEN]: GET, body in $T/body, prints the status.
@@ -33,8 +33,9 @@ postj() {
 check "two events with JSON data" "202 202" "$(postj lease-1 '{"n":1}') $(postj lease-2 '{"n":2}')"
 check "lease=true returns both" "200 lease-1 lease-2" "$(iget work 'lease=true&max=10') $(ids)"
 cp "$T/body" "$T/first"
-check "leaseSeconds is the configured lease" 3 "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["leaseSeconds"])' "$T/first")"
-check "deliveryCount 1" 1 "$(field lease-1 deliveryCount)"
+check "a second GET does not see leased events" "200 " "$(iget work 'lease=true') $(ids)"
+check "leaseSeconds is the configured lease" 4 "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["leaseSeconds"])' "$T/first")"
+check "deliveryCount 1" 1 "$(field lease-1 deliveryCount "$T/first")"
 check_match "the event in structured mode, JSON data kept as JSON" '"event": \{.*"id": "lease-1".*"data": \{"n": 1\}' "$(python3 -c 'import json,sys; print(json.dumps([e for e in json.load(open(sys.argv[1]))["envelopes"] if e["id"]=="lease-1"][0]))' "$T/first")"
 # The signature, checked with the test's own HMAC over "<t>.<id>.<body>".
 sigok=$(python3 - "$T/first" "$S" <<'PY'
@@ -48,7 +49,6 @@ print("ok" if v == "v1=" + mac else "bad " + v + " " + mac)
 PY
 )
 check "the envelope's signature verifies with the subscriber's secret" ok "$sigok"
-check "a second GET does not see leased events" "200 " "$(iget work 'lease=true') $(ids)"
 r1=$(field lease-1 receipt "$T/first")
 
 # Tokens and receipts are bound to their inbox.
@@ -64,16 +64,16 @@ check "a malformed receipt: 400" 400 "$(op DELETE "work/lease-1?receipt=1.2.3")"
 # Acknowledge: 204, then 404; it never comes back.
 check "DELETE acknowledges: 204" 204 "$(op DELETE "work/lease-1?receipt=$r1")"
 check "DELETE again: 404" 404 "$(op DELETE "work/lease-1?receipt=$r1")"
-sleep 3.3
+sleep 4.3
 t0=$(now_ms)
 check "after the lease: the unacknowledged event is visible again, the acknowledged one is not" "200 lease-2" "$(iget work 'lease=true&max=10') $(ids)"
 cp "$T/body" "$T/second"
-# Extend half-way through this 3 s lease; check after it would have ended.
+# Extend half-way through this 4 s lease; check after it would have ended.
 until_ms() { while [ $(now_ms) -lt $(($1)) ]; do sleep 0.05; done; }
 r2b=$(field lease-2 receipt "$T/second")
-until_ms "t0 + 1500"
+until_ms "t0 + 2000"
 check "extend: 204" 204 "$(op POST "work/lease-2/extend?receipt=$r2b")"
-until_ms "t0 + 3700"
+until_ms "t0 + 4800"
 check "extended: still hidden past the first lease" "200 " "$(iget work 'lease=true') $(ids)"
 check "deliveryCount 2 the second time" 2 "$(field lease-2 deliveryCount "$T/second")"
 old2=$(field lease-2 receipt "$T/first")
@@ -105,7 +105,7 @@ check "DELETE it" 204 "$(op DELETE "work/peek-1?receipt=$rp")"
 post evt.acme.shop.order.created take-1 x
 check "destructive fetch returns it" "200 take-1" "$(iget work 'max=5') $(ids)"
 check "without a receipt" None "$(field take-1 receipt)"
-sleep 3.3
+sleep 4.3
 check "and it does not come back, even after a lease time" "200 " "$(iget work 'lease=true') $(ids)"
 
 # Long-poll: answered as soon as an event arrives; empty at its wait.
@@ -166,7 +166,7 @@ first=$RELAY_URL
 check "after a restart the lease still hides it" "200 " "$(iget work 'lease=true') $(ids)"
 start_relay || { fail second "second relay did not start"; finish; }
 check "a second instance acknowledges it: 204" 204 "$(op DELETE "work/restart-1?receipt=$rr")"
-sleep 3.3
+sleep 4.3
 RELAY_URL=$first
 check "and it does not come back after the lease" "200 " "$(iget work 'lease=true') $(ids)"
 
