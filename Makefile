@@ -5,6 +5,7 @@
 #   make run        install missing packages, build, start nats-server and the relay
 #   make bench      benchmark (wrk), see docs/BENCHMARKS.md
 #   make bench-deliver  end-to-end delivery benchmark (bench/deliver.sh)
+#   make bench-pull     inbox workers fetching and acknowledging (bench/pull.sh)
 #   make fuzz       libFuzzer run of test/fuzz/fz-*.c (needs clang)
 #   make install    binary, header, library, man page, unit (PREFIX, DESTDIR)
 #   make SANITIZE=1 ...  the same with AddressSanitizer and UBSan
@@ -46,7 +47,7 @@ TOOL_BIN = $(TOOL_SRC:test/tools/%.c=$(O)/test/%)
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/fz-%.c=$(O)/test/t-fuzz-%)
 
 all: $(O)/treaty-relay $(O)/libtreaty.a $(O)/libtreaty.so $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_BIN) \
-	$(O)/bench/sink $(O)/bench/load $(if $(CLI_SRC),$(O)/treaty)
+	$(O)/bench/sink $(O)/bench/load $(O)/bench/pull $(if $(CLI_SRC),$(O)/treaty)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -123,6 +124,9 @@ bench: all
 bench-deliver: all
 	@O=$(O) bench/deliver.sh
 
+bench-pull: all
+	@O=$(O) bench/pull.sh
+
 PREFIX	?= /usr/local
 install: all
 	install -D -m 0755 $(O)/treaty-relay $(DESTDIR)$(PREFIX)/bin/treaty-relay
@@ -138,7 +142,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all check test deps run bench bench-deliver fuzz install lint-man clean
+.PHONY: all check test deps run bench bench-deliver bench-pull fuzz install lint-man clean
 # Keep test and bench objects: they are not intermediates to throw away.
 .SECONDARY:
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# make bench-pull: inbox throughput (issue 4).  A real nats-server
+# (JetStream, file store) and the relay with one pull subscriber; bench/load
+# stores BENCH_PULL_EVENTS events, then bench/pull fetches them with
+# lease=true&max=BENCH_PULL_MAX and acknowledges each with DELETE (over
+# BENCH_PULL_ACKCONNS connections per worker), by one worker, then (after
+# storing as many again) by four at once.  Prints events/s fetched and
+# acknowledged, and the CPU the relay and nats-server used.
+#
+# Environment: BENCH_PULL_EVENTS [20000], BENCH_PULL_MAX [100],
+# BENCH_PULL_ACKCONNS [8], BENCH_PULL_WORKERS ["1 4"], BENCH_KEEP=1.
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-build}
+EVENTS=${BENCH_PULL_EVENTS:-20000}
+MAXN=${BENCH_PULL_MAX:-100}
+ACKC=${BENCH_PULL_ACKCONNS:-8}
+WORKERS=${BENCH_PULL_WORKERS:-1 4}
+T=$(mktemp -d /tmp/treaty-pull.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ -n "${BENCH_KEEP:-}" ]; then echo "logs kept in $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+for b in treaty-relay bench/load bench/pull; do
+	[ -x "$O/$b" ] || { echo "bench: $O/$b is missing (make)"; exit 1; }
+done
+cp "$O/treaty-relay" "$T/treaty-relay"
+port() { echo $((10000 + RANDOM % 22000)); }
+up() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+cpu() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; }
+HZ=$(getconf CLK_TCK)
+
+NP=$(port); RP=$(port)
+while [ $RP = $NP ]; do RP=$(port); done
+cat > "$T/nats.conf" <<CONF
+listen: 127.0.0.1:$NP
+max_payload: 2MB
+jetstream { store_dir: "$T/js" }
+CONF
+nats-server -c "$T/nats.conf" > "$T/nats.log" 2>&1 & NATS=$!; PIDS+=($NATS)
+up $NP || { echo "bench: nats-server did not start"; exit 1; }
+export BENCH_TOKEN=bench-token-0123456789
+export BENCH_INBOX_TOKEN=bench-inbox-token-0123456789
+SHA=$(printf '%s' "$BENCH_TOKEN" | sha256sum | cut -c1-64)
+ISHA=$(printf '%s' "$BENCH_INBOX_TOKEN" | sha256sum | cut -c1-64)
+NATS_URL=nats://127.0.0.1:$NP PORT=$RP TREATY_RELAY_LISTEN=127.0.0.1 \
+    TREATY_RELAY_PRODUCERS='[{"name":"bench","tokenSha256":"'$SHA'","subjects":["evt.bench.>"]}]' \
+    TREATY_RELAY_SUBSCRIBERS='[{"name":"work","tokenSha256":"'$ISHA'","secret":"bench-secret-0123456789abcdef","filter":"evt.bench.>"}]' \
+    "$T/treaty-relay" > "$T/relay.log" 2>&1 & RELAY=$!; PIDS+=($RELAY)
+for _ in $(seq 100); do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$RP/healthz)" = 200 ] && break
+	sleep 0.1
+done
+
+echo "# $(nproc) cores, $(uname -r), $(nats-server --version), $EVENTS events of 256 bytes per run, lease=true&max=$MAXN, $ACKC ack connections per worker"
+for w in $WORKERS; do
+	"$O/bench/load" -p $RP -n $EVENTS -c 32 -s evt.bench.shop.order.created -i "w$w-" > "$T/load-$w.txt"
+	echo "stored: $(grep -o 'accepted=[0-9]*' "$T/load-$w.txt")"
+	r0=$(cpu $RELAY); n0=$(cpu $NATS)
+	"$O/bench/pull" -p $RP -i work -n $EVENTS -w $w -m $MAXN -a $ACKC
+	r1=$(cpu $RELAY); n1=$(cpu $NATS)
+	awk -v r=$((r1 - r0)) -v n=$((n1 - n0)) -v hz=$HZ -v e=$EVENTS 'BEGIN {
+	    printf "CPU seconds: relay %.2f, nats-server %.2f (relay %.0f us per event)\n",
+	    r / hz, n / hz, r / hz / e * 1e6 }'
+done
+echo "relay peak RSS (VmHWM): $(awk '/VmHWM/ {print $2, $3}' /proc/$RELAY/status)"
+echo "relay log warnings: $(grep -c 'level=warn' "$T/relay.log")"
