@@ -107,25 +107,6 @@ static struct {
 	int			 stopping;
 } dl;
 
-/* Percent-decode a stored header value (NULL when not valid). */
-static char *
-decode(const char *v)
-{
-	size_t	 n, out;
-	char	*buf;
-
-	if (v == NULL)
-		return NULL;
-	n = strlen(v);
-	buf = xmalloc(n + 1);
-	if (treaty_pct_decode(v, n, buf, n + 1, &out) != TREATY_OK ||
-	    out == 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 /* End a delivery: timers off, requests abandoned, counters, free. */
 static void
 delivery_close(struct delivery *d)
@@ -479,8 +460,8 @@ delivery_new(struct dsub *s, struct store_msg *m)
 	dl.in_flight++;
 	metrics_in_flight(s->idx, 1);
 	event_add(&d->progress, &tv);
-	d->id = decode(store_msg_header(m, "ce-id"));
-	d->source = decode(store_msg_header(m, "ce-source"));
+	d->id = store_msg_header_decoded(m, "ce-id");
+	d->source = store_msg_header_decoded(m, "ce-source");
 	return d;
 }
 

@@ -414,26 +414,6 @@ done:
 	yajl_gen_map_close(g);
 }
 
-/* Percent-decoded ce-id of a stored message, or NULL. */
-static char *
-msg_id(const struct store_msg *m)
-{
-	const char	*v = store_msg_header(m, "ce-id");
-	size_t		 n, out;
-	char		*buf;
-
-	if (v == NULL)
-		return NULL;
-	n = strlen(v);
-	buf = xmalloc(n + 1);
-	if (treaty_pct_decode(v, n, buf, n + 1, &out) != TREATY_OK ||
-	    out == 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 /* Take a fetch out of its queue. */
 static void
 fetch_unqueue(struct fetch *f)
@@ -498,7 +478,7 @@ fetch_answer(struct fetch *f)
 		if (f->msgs[i] == NULL)
 			continue;	/* destructive, not confirmed */
 		store_msg_lease(f->msgs[i], &l);
-		if ((id = msg_id(f->msgs[i])) == NULL) {
+		if ((id = store_msg_header_decoded(f->msgs[i], "ce-id")) == NULL) {
 			/* Not an event (never stored by ingest): skip it. */
 			log_warnx("inbox: stored message without an id",
 			    "inbox=%s seq=%llu", s->cfg->name,

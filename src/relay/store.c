@@ -37,6 +37,7 @@
 #include <nats/nats.h>
 #include <yajl/yajl_tree.h>
 
+#include "treaty.h"
 #include "bridge.h"
 #include "config.h"
 #include "log.h"
@@ -562,6 +563,30 @@ store_msg_header(const struct store_msg *m, const char *key)
 	if (natsMsgHeader_Get(m->m, key, &v) != NATS_OK)
 		return NULL;
 	return v;
+}
+
+/*
+ * The stored value of header key, percent-decoded (ingest stores ce-*
+ * values percent-encoded): malloc'd, or NULL when absent, empty or not
+ * valid.
+ */
+char *
+store_msg_header_decoded(const struct store_msg *m, const char *key)
+{
+	const char	*v = store_msg_header(m, key);
+	size_t		 n, out;
+	char		*buf;
+
+	if (v == NULL)
+		return NULL;
+	n = strlen(v);
+	buf = xmalloc(n + 1);
+	if (treaty_pct_decode(v, n, buf, n + 1, &out) != TREATY_OK ||
+	    out == 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 /* Each header's first value. */

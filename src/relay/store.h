@@ -88,6 +88,9 @@ const char	*store_msg_subject(const struct store_msg *m);
 const void	*store_msg_data(const struct store_msg *m, size_t *len);
 /* First value of header key, or NULL. */
 const char	*store_msg_header(const struct store_msg *m, const char *key);
+/* Its value percent-decoded, malloc'd; NULL when absent or not valid. */
+char		*store_msg_header_decoded(const struct store_msg *m,
+		    const char *key);
 /* Call fn for each header (first value of each key). */
 void		 store_msg_headers(const struct store_msg *m,
 		    void (*fn)(void *arg, const char *key, const char *value),
