@@ -14,7 +14,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <errno.h>
+
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -246,6 +249,27 @@ http_stop_accepting(void)
 		evhttp_del_accept_socket(http, http_sock);
 		http_sock = NULL;
 	}
+}
+
+/* Whether a waiting request's client closed its connection; see http.h. */
+int
+http_client_gone(struct evhttp_request *req)
+{
+	struct evhttp_connection	*c = evhttp_request_get_connection(req);
+	struct bufferevent		*bev;
+	evutil_socket_t			 fd;
+	char				 b;
+	ssize_t				 n;
+
+	if (c == NULL)
+		return 1;	/* evhttp saw it go */
+	if ((bev = evhttp_connection_get_bufferevent(c)) == NULL ||
+	    (fd = bufferevent_getfd(bev)) == -1)
+		return 0;
+	/* 0: the peer closed; data (a pipelined request) or EAGAIN: alive. */
+	n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR);
 }
 
 /* 1 once shutdown began. */

@@ -30,5 +30,11 @@ void	http_error(struct evhttp_request *req, enum route route, int status,
 	    const char *code, const char *detail);
 /* 1 once shutdown began. */
 int	http_draining(void);
+/*
+ * 1 when the client of a request we have not answered yet has gone: evhttp
+ * does not read a connection while its request waits for us, so a closed
+ * one is only seen by looking.
+ */
+int	http_client_gone(struct evhttp_request *req);
 
 #endif

@@ -563,7 +563,7 @@ fetch_done(struct fetch *f)
 	int			 i;
 
 	fetch_unqueue(f);
-	if (evhttp_request_get_connection(f->req) == NULL) {
+	if (http_client_gone(f->req)) {
 		/* The client left: give everything back at once. */
 		for (i = 0; i < f->n; i++) {
 			store_msg_nak(f->msgs[i], 0);
@@ -638,6 +638,11 @@ wait_cb(void *arg, struct store_msg *m, int status)
 	event_active(&s->pump, EV_TIMEOUT, 0);
 	if (m == NULL)
 		return 0;
+	/* Waiters whose clients left get nothing (and are let go). */
+	while (f != NULL && http_client_gone(f->req)) {
+		fetch_done(f);
+		f = TAILQ_FIRST(&s->queue[STORE_PULL_WAIT]);
+	}
 	if (f == NULL) {
 		give_back(m);
 		return 0;

@@ -122,6 +122,14 @@ wait $poster
 check "and it is acknowledged" 204 "$(op DELETE "work/poll-1?receipt=$(field poll-1 receipt)")"
 check "leases counted" 1 "$([ "$(metric 'treaty_relay_inbox_leases_total{inbox="work"}')" -ge 6 ] && echo 1)"
 check "acknowledgements counted" 4 "$(metric 'treaty_relay_inbox_acks_total{inbox="work"}')"
+# A long-poll whose client left: the event that arrives for it is given
+# back at once, not hidden for a lease.
+curl -s -o /dev/null -m 1 -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox/work?lease=true&wait=4000"
+post evt.acme.shop.order.created gone-1 x
+sleep 0.5
+check "an event for a long-poll whose client left is not leased to nobody" "200 gone-1" "$(iget work 'lease=true') $(ids)"
+check "and it is acknowledged" 204 "$(op DELETE "work/gone-1?receipt=$(field gone-1 receipt)")"
+
 # 200 long-polls waiting on one inbox do not slow ingestion.
 # (to a subject no inbox takes)
 pub() { python3 "$(dirname "$0")/publish.py" "$RELAY_URL" "$TOKEN" evt.acme.shop.item.created "$1" 1000 8 >/dev/null; }
