@@ -130,12 +130,14 @@ bench-pull: all
 PREFIX	?= /usr/local
 install: all
 	install -D -m 0755 $(O)/treaty-relay $(DESTDIR)$(PREFIX)/bin/treaty-relay
+	install -D -m 0755 $(O)/treaty $(DESTDIR)$(PREFIX)/bin/treaty
 	install -D -m 0644 include/treaty.h $(DESTDIR)$(PREFIX)/include/treaty.h
 	install -D -m 0644 $(O)/libtreaty.a $(DESTDIR)$(PREFIX)/lib/libtreaty.a
 	install -D -m 0755 $(O)/libtreaty.so $(DESTDIR)$(PREFIX)/lib/libtreaty.so.0
 	ln -sf libtreaty.so.0 $(DESTDIR)$(PREFIX)/lib/libtreaty.so
 	install -D -m 0644 man/treaty-relay.8 $(DESTDIR)$(PREFIX)/share/man/man8/treaty-relay.8
 	install -D -m 0644 man/libtreaty.3 $(DESTDIR)$(PREFIX)/share/man/man3/libtreaty.3
+	install -D -m 0644 man/treaty.1 $(DESTDIR)$(PREFIX)/share/man/man1/treaty.1
 	install -D -m 0644 etc/treaty-relay.service $(DESTDIR)/etc/systemd/system/treaty-relay.service
 	install -D -m 0644 etc/treaty-relay.env.example $(DESTDIR)/etc/treaty-relay/env.example
 

@@ -1,0 +1,71 @@
+/*
+ * treaty: the command-line client of treaty-relay (see man/treaty.1).
+ * This file only picks the subcommand; each lives in its own module.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "treaty.h"
+#include "cli.h"
+
+static const struct {
+	const char	*name;
+	int		(*fn)(int, char **);
+	const char	*what;
+} cmds[] = {
+	{ "sign", cmd_sign, "sign a body: print an x-treaty-signature value" },
+	{ "verify", cmd_verify, "verify a body against an x-treaty-signature" },
+	{ "hash-token", cmd_hash_token, "print the SHA-256 of a token read "
+	  "from standard input" },
+	{ "gen-token", cmd_gen_token, "print a new random token" },
+};
+
+/* One line on standard error, prefixed with the program's name. */
+void
+cli_err(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	fputs("treaty: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void
+usage(FILE *f)
+{
+	size_t	 i;
+
+	fprintf(f, "usage: treaty COMMAND [OPTIONS]   (treaty COMMAND --help)\n"
+	    "commands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-11s %s\n", cmds[i].name, cmds[i].what);
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t	 i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("treaty %s\n", TREATY_VERSION);
+		return EXIT_OK;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(argv[1], cmds[i].name) == 0)
+			return cmds[i].fn(argc - 1, argv + 1);
+	cli_err("unknown command %s", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
