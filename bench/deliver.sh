@@ -36,47 +36,17 @@ HOLD_EVENTS=${BENCH_HOLD_EVENTS:-1500}
 CONNS=${BENCH_CONNECTIONS:-32}
 PHASES=${BENCH_PHASES:-a b c d}
 TIMEOUT=${BENCH_TIMEOUT:-180}
-T=$(mktemp -d /tmp/treaty-deliver.XXXXXX)
-PIDS=()
-
-# Only the processes started here, by pid; then the temporary folder.
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	if [ -n "${BENCH_KEEP:-}" ]; then echo "logs kept in $T"; else rm -rf "$T"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for b in treaty-relay bench/sink bench/load; do
-	[ -x "$O/$b" ] || { echo "bench: $O/$b is missing (make)"; exit 1; }
-done
-command -v nats-server >/dev/null || { echo "bench: nats-server is not installed"; exit 1; }
-# A private copy: a rebuild during the run must not change the binary under test.
-cp "$O/treaty-relay" "$T/treaty-relay"
+. bench/lib.sh
+bench_init deliver bench/sink bench/load
 # 1,000 held deliveries are 1,000 sockets in the relay and in the sink.
 ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-USED=" "
-port() {	# below the ephemeral range, and not one this run took already
-	local p
-	while :; do
-		p=$((10000 + RANDOM % 22000))
-		case "$USED" in *" $p "*) continue ;; esac
-		USED="$USED$p "
-		echo $p
-		return
-	done
-}
-up() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-cpu() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; }	# utime+stime, ticks
 cpu_report() {	# $1: what, $2 $3: relay ticks before and after, $4 $5: nats-server's
 	awk -v w="$1" -v r=$(($3 - $2)) -v n=$(($5 - $4)) -v hz=$HZ -v e=$EVENTS 'BEGIN {
 	    printf "CPU seconds, %s: relay %.2f, nats-server %.2f (relay %.0f us per event)\n",
 	    w, r / hz, n / hz, r / hz / e * 1e6 }'
 }
 kv() { sed -n "s/.*[ :]$1=\([^ ]*\).*/\1/p" "$2" | tail -1; }		# key=value from a stats line
-HZ=$(getconf CLK_TCK)
 # SYNs dropped on full listen queues, machine-wide: each costs a 1 s retransmit.
 overflows() { awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) n[$i] = i; h = 1 } else print $n["ListenOverflows"] }' /proc/net/netstat; }
 
@@ -97,6 +67,7 @@ SUBJECT=evt.bench.shop.order.created
 
 NATS=; RELAY=; SINK=
 NP=$(port); RP=$(port); SP=
+while [ $RP = $NP ]; do RP=$(port); done
 
 start_nats() {	# $1: phase, for a store and log of its own
 	cat > "$T/nats-$1.conf" <<CONF

@@ -34,6 +34,8 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "bench.h"
+
 #define MAX_STATUS	600
 
 struct conn {
@@ -65,47 +67,9 @@ static struct {
 	int			 sig;		/* the signal that stopped us */
 } ld;
 
-/* A clock for intervals. */
-static long long
-mono_ns(void)
-{
-	struct timespec	 ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
-/* The clock the sink compares with: the same machine's wall clock. */
-static long long
-real_ns(void)
-{
-	struct timespec	 ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* Our own CPU seconds, user and system: what the benchmark itself costs. */
-static double
-cpu_s(void)
-{
-	struct rusage	 ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-/* malloc-family result or exit: a benchmark has nothing to fall back to. */
-static void *
-must(void *p)
-{
-	if (p == NULL) {
-		fputs("load: out of memory\n", stderr);
-		exit(1);
-	}
-	return p;
-}
 
 /* Events due by now on the absolute schedule (all of them at -r 0). */
 static long
@@ -115,7 +79,7 @@ load_due(void)
 
 	if (ld.rate <= 0)
 		return ld.count;
-	due = (double)(mono_ns() - ld.t0) / 1e9 * ld.rate + 1;
+	due = (double)(clock_ns(CLOCK_MONOTONIC) - ld.t0) / 1e9 * ld.rate + 1;
 	return due >= (double)ld.count ? ld.count : (long)due;
 }
 
@@ -143,7 +107,7 @@ load_send(struct conn *c)
 	evhttp_add_header(oh, "ce-source", "/bench/load");
 	evhttp_add_header(oh, "ce-type", ld.type);
 	evhttp_add_header(oh, "Content-Type", "application/json");
-	now = mono_ns();
+	now = clock_ns(CLOCK_MONOTONIC);
 	if (ld.rate > 0) {
 		sched = ld.t0 + (long long)((double)seq * 1e9 / ld.rate);
 		if (now - sched > ld.max_lag)
@@ -152,7 +116,7 @@ load_send(struct conn *c)
 	c->start = now;
 	b = evhttp_request_get_output_buffer(req);
 	/* The time last, as close to the write as we can put it. */
-	evbuffer_add_printf(b, "{\"t\":%lld,\"pad\":\"%s\"}", real_ns(),
+	evbuffer_add_printf(b, "{\"t\":%lld,\"pad\":\"%s\"}", clock_ns(CLOCK_REALTIME),
 	    ld.pad);
 	if (evhttp_make_request(c->evcon, req, EVHTTP_REQ_POST, ld.path) == -1) {
 		/* Not even started (out of memory): count it, go on. */
@@ -181,7 +145,7 @@ load_done_cb(struct evhttp_request *req, void *arg)
 {
 	struct conn	*c = arg;
 	int		 code = req ? evhttp_request_get_response_code(req) : 0;
-	long long	 now = mono_ns();
+	long long	 now = clock_ns(CLOCK_MONOTONIC);
 
 	ld.lat[ld.completed] = now - c->start;
 	ld.completed++;
@@ -213,7 +177,7 @@ load_signal_cb(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	ld.sig = (int)sig;
-	ld.tend = mono_ns();
+	ld.tend = clock_ns(CLOCK_MONOTONIC);
 	event_base_loopbreak(ld.base);
 }
 
@@ -354,7 +318,7 @@ main(int argc, char **argv)
 		tick = event_new(ld.base, -1, EV_PERSIST, load_tick_cb, NULL);
 		evtimer_add(tick, &ms);
 	}
-	ld.t0 = mono_ns();
+	ld.t0 = clock_ns(CLOCK_MONOTONIC);
 	load_pump();
 	event_base_dispatch(ld.base);
 

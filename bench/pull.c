@@ -20,6 +20,8 @@
 #include <event2/keyvalq_struct.h>
 #include <yajl/yajl_tree.h>
 
+#include "bench.h"
+
 #define MAX_ACKCONNS	64
 
 struct worker {
@@ -38,13 +40,11 @@ static int			 acked, failed, empties;
 static double			 t_start, t_end;
 static char			 auth[512];
 
+/* Monotonic seconds. */
 static double
 now_s(void)
 {
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)clock_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
 static void	worker_get(struct worker *w);

@@ -16,23 +16,8 @@ EVENTS=${BENCH_PULL_EVENTS:-20000}
 MAXN=${BENCH_PULL_MAX:-100}
 ACKC=${BENCH_PULL_ACKCONNS:-8}
 WORKERS=${BENCH_PULL_WORKERS:-1 4}
-T=$(mktemp -d /tmp/treaty-pull.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	if [ -n "${BENCH_KEEP:-}" ]; then echo "logs kept in $T"; else rm -rf "$T"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-for b in treaty-relay bench/load bench/pull; do
-	[ -x "$O/$b" ] || { echo "bench: $O/$b is missing (make)"; exit 1; }
-done
-cp "$O/treaty-relay" "$T/treaty-relay"
-port() { echo $((10000 + RANDOM % 22000)); }
-up() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-cpu() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; }
-HZ=$(getconf CLK_TCK)
+. bench/lib.sh
+bench_init pull bench/load bench/pull
 
 NP=$(port); RP=$(port)
 while [ $RP = $NP ]; do RP=$(port); done

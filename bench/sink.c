@@ -41,6 +41,8 @@
 #include <event2/http.h>
 #include <event2/listener.h>
 
+#include "bench.h"
+
 static struct {
 	struct event_base	*base;
 	int			 status;
@@ -63,37 +65,8 @@ static struct {
 	int			 sig;		/* the signal that stopped us */
 } sk = { .status = 202 };
 
-/* CLOCK_REALTIME in nanoseconds: the publisher's clock (same machine). */
-static long long
-now_ns(void)
-{
-	struct timespec	 ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
-/* Our own CPU seconds, user and system: what the benchmark itself costs. */
-static double
-cpu_s(void)
-{
-	struct rusage	 ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-/* malloc-family result or exit: a benchmark has nothing to fall back to. */
-static void *
-must(void *p)
-{
-	if (p == NULL) {
-		fputs("sink: out of memory\n", stderr);
-		exit(1);
-	}
-	return p;
-}
 
 /* FNV-1a, enough to spread "<prefix>-<n>" ids. */
 static size_t
@@ -267,7 +240,7 @@ sink_cb(struct evhttp_request *req, void *arg)
 		return;
 	}
 	if (sk.expect > 0 && !sk.done) {
-		sink_count(req, now_ns());
+		sink_count(req, clock_ns(CLOCK_REALTIME));
 		if (sk.distinct >= sk.expect) {
 			sk.done = 1;
 			sink_stats();

@@ -1,0 +1,45 @@
+/*
+ * bench.h: small helpers the benchmark tools share (clocks, CPU time,
+ * allocation that exits).  Header-only: each tool is one file.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+/* A clock in nanoseconds. */
+static inline long long
+clock_ns(clockid_t id)
+{
+	struct timespec	 ts;
+
+	clock_gettime(id, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Our own CPU seconds, user and system: what the benchmark itself costs. */
+static inline double
+cpu_s(void)
+{
+	struct rusage	 ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* malloc-family result or exit: a benchmark has nothing to fall back to. */
+static inline void *
+must(void *p)
+{
+	if (p == NULL) {
+		fputs("bench: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
+#endif
