@@ -42,4 +42,23 @@ must(void *p)
 	return p;
 }
 
+/* qsort order for nanosecond times. */
+static inline int
+ll_cmp(const void *a, const void *b)
+{
+	long long	 x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Percentile p (0-100) of n sorted nanosecond times, in milliseconds. */
+static inline double
+pct_ms(const long long *sorted, size_t n, double p)
+{
+	if (n == 0)
+		return 0;
+	return (double)sorted[(size_t)(p / 100.0 * (double)(n - 1) + 0.5)] /
+	    1e6;
+}
+
 #endif

@@ -181,27 +181,6 @@ load_signal_cb(evutil_socket_t sig, short ev, void *arg)
 	event_base_loopbreak(ld.base);
 }
 
-/* qsort order for answer times. */
-static int
-ll_cmp(const void *a, const void *b)
-{
-	long long	 x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Percentile p (0-100) of the sorted answer times, in milliseconds. */
-static double
-pct_ms(double p)
-{
-	size_t	 i;
-
-	if (ld.completed == 0)
-		return 0;
-	i = (size_t)(p / 100.0 * (double)(ld.completed - 1) + 0.5);
-	return (double)ld.lat[i] / 1e6;
-}
-
 /* The ce-type that goes with subject: dev.<product>.<entity>.<verb>.v1. */
 static int
 type_for(const char *subject)
@@ -330,8 +309,9 @@ main(int argc, char **argv)
 	printf("load: sent=%ld accepted=%ld other=%ld errors=%ld "
 	    "elapsed_s=%.3f rate=%.0f answer_p50_ms=%.2f answer_p99_ms=%.2f "
 	    "cpu_s=%.2f", ld.sent, ld.status[202], other, ld.status[0], secs,
-	    secs > 0 ? (double)ld.completed / secs : 0, pct_ms(50), pct_ms(99),
-	    cpu_s());
+	    secs > 0 ? (double)ld.completed / secs : 0,
+	    pct_ms(ld.lat, (size_t)ld.completed, 50),
+	    pct_ms(ld.lat, (size_t)ld.completed, 99), cpu_s());
 	if (ld.rate > 0)
 		printf(" target_rate=%.0f max_lag_ms=%.1f", ld.rate,
 		    (double)ld.max_lag / 1e6);

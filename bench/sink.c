@@ -112,27 +112,6 @@ id_add(const char *id)
 	return 1;
 }
 
-/* qsort order for latencies. */
-static int
-ll_cmp(const void *a, const void *b)
-{
-	long long	 x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Percentile p (0-100) of the sorted latencies, in milliseconds. */
-static double
-pct_ms(double p)
-{
-	size_t	 i;
-
-	if (sk.nlat == 0)
-		return 0;
-	i = (size_t)(p / 100.0 * (double)(sk.nlat - 1) + 0.5);
-	return (double)sk.lat[i] / 1e6;
-}
-
 /* One key=value line that bench/deliver.sh can pick apart. */
 static void
 sink_stats(void)
@@ -155,7 +134,8 @@ sink_stats(void)
 	    sk.received, sk.distinct, sk.received - sk.distinct,
 	    sk.distinct >= sk.expect ? "yes" : "no", secs,
 	    secs > 0 ? (double)(sk.distinct - 1) / secs : 0,
-	    pct_ms(50), pct_ms(90), pct_ms(99),
+	    pct_ms(sk.lat, sk.nlat, 50), pct_ms(sk.lat, sk.nlat, 90),
+	    pct_ms(sk.lat, sk.nlat, 99),
 	    sk.nlat ? (double)sk.lat[sk.nlat - 1] / 1e6 : 0, sk.no_t,
 	    sk.conns, cpu_s());
 	fflush(stdout);
