@@ -63,6 +63,7 @@
 #define LEASE_MAX		65536	/* remembered leases, oldest dropped */
 #define LEASE_KEEP_MS		60000	/* remembered past the lease's end */
 #define MAX_RELEASE_DELAY_MS	(3600 * 1000LL)
+#define PUMP_RETRY_MS		500	/* long-polls, while NATS is away */
 
 struct fetch;
 TAILQ_HEAD(fetch_list, fetch);
@@ -665,6 +666,7 @@ inbox_pump_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct isub	*s = arg;
 	struct fetch	*f;
+	struct timeval	 tv = { 0, PUMP_RETRY_MS * 1000 };
 	long long	 left;
 
 	(void)fd;
@@ -674,9 +676,16 @@ inbox_pump_cb(evutil_socket_t fd, short ev, void *arg)
 		s->req[STORE_PULL_NOW] = store_pull(s->cfg->name,
 		    STORE_PULL_NOW, f->max - f->n, 0, now_cb, s);
 		if (s->req[STORE_PULL_NOW] == NULL) {
-			/* Not connected: answer with what it has. */
-			fetch_done(f);
+			/* Not connected: what it has, or 503 when nothing. */
+			if (f->n == 0) {
+				inbox_reject(f->req, 503, "inbox_unavailable",
+				    "JetStream is not available; try again",
+				    s->cfg->name);
+				fetch_free(f);
+			} else
+				fetch_done(f);
 			event_active(&s->pump, EV_TIMEOUT, 0);
+			return;
 		}
 	}
 	if (s->req[STORE_PULL_WAIT] == NULL &&
@@ -684,7 +693,9 @@ inbox_pump_cb(evutil_socket_t fd, short ev, void *arg)
 		left = f->wait_end - now_ms();
 		s->req[STORE_PULL_WAIT] = store_pull(s->cfg->name,
 		    STORE_PULL_WAIT, 1, left > 100 ? left : 100, wait_cb, s);
-		/* Not connected: the waiters' own deadlines answer them. */
+		/* Not connected: ask again soon; deadlines still apply. */
+		if (s->req[STORE_PULL_WAIT] == NULL)
+			event_add(&s->pump, &tv);
 	}
 }
 

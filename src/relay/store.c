@@ -183,6 +183,7 @@ static struct {
 } st;
 
 static void	store_check_streams(void);
+static void	requests_fail_all(void);
 static void	store_set_state(int, int);
 
 #define ACK_NO_STREAM	(-503)	/* no responders: no stream for the subject */
@@ -1458,6 +1459,7 @@ store_connev_loop(struct bridge_item *it)
 		if (!st.closing)
 			log_warnx("nats disconnected", NULL);
 		store_set_state(0, 0);
+		requests_fail_all();
 		break;
 	case CONN_CLOSED:
 		store_set_state(0, 0);
@@ -1470,6 +1472,21 @@ store_connev_loop(struct bridge_item *it)
 		}
 		break;
 	}
+}
+
+/*
+ * The connection dropped: no request sent on it will be answered (a new
+ * connection has new subscriptions' interest, not the old requests').  End
+ * them now rather than at their timeouts, which for a long-poll can be 35
+ * seconds away, so that their owners answer or ask again.
+ */
+static void
+requests_fail_all(void)
+{
+	struct store_req	*r;
+
+	while ((r = TAILQ_FIRST(&st.reqs)) != NULL)
+		req_free_cb(r, STORE_REPLY_TIMEOUT);
 }
 
 /* Post a connection event.  Runs on a nats.c thread. */

@@ -178,6 +178,21 @@ sleep 4.3
 RELAY_URL=$first
 check "and it does not come back after the lease" "200 " "$(iget work 'lease=true') $(ids)"
 
+# NATS restarts under a waiting long-poll: the relay asks again on the new
+# connection, so an event published after it reaches the waiting client.
+curl -s -o "$T/lpbody" -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox/work?lease=true&wait=25000" & lp=$!
+sleep 0.5
+stop_nats
+restart_nats
+wait_for 20 healthz_ok
+t0=$(now_ms)
+post evt.acme.shop.order.created after-restart-1 x
+check "published after NATS came back" 202 "$STATUS"
+wait $lp
+took=$(($(now_ms) - t0))
+check "the long-poll waiting across the NATS restart gets it" after-restart-1 "$(python3 -c 'import json,sys; print(" ".join(e["id"] for e in json.load(open(sys.argv[1]))["envelopes"]))' "$T/lpbody" 2>&1)"
+if [ $took -lt 5000 ]; then ok "promptly ($took ms)"; else fail "promptly" "$took ms"; fi
+
 check "bad max: 400" 400 "$(iget work 'max=0')"
 check "bad wait: 400" 400 "$(iget work 'wait=30001')"
 check "no such inbox: 404" 404 "$(iget nosuch 'lease=true')"
