@@ -142,6 +142,12 @@ curl -sS -i -X POST $URL/v1/events/evt.local.demo.order.created \\
   -H 'Content-Type: application/json' \\
   -d '{"order":1}'; echo
 
+Then take it from the demo inbox under a 30 s lease (and DELETE it with
+the receipt to acknowledge it, see treaty-relay(8), PULL INBOXES):
+
+curl -s -H 'Authorization: Bearer demo-inbox-token-change-me' \\
+  '$URL/v1/inbox/demo?lease=true&wait=5000'; echo
+
 Health: curl -s $URL/healthz    Metrics: curl -s $URL/metrics
 Press Ctrl-C to stop the relay${NATS_PID:+ and nats-server}.
 
