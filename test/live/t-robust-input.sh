@@ -75,7 +75,10 @@ check_match "200 headers of 100 bytes (> 16 KiB): error status" '^4[0-9][0-9]$' 
 check_match "20 KB request target: error status" '^4[0-9][0-9]$' \
     "$(curl_status "$RELAY_URL/v1/events/$big")"
 head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' x > "$T/2mib"
-check "2 MiB body: 413" 413 \
+before=$(count WORK)
+# Without waiting for 100-continue the client may see the connection reset
+# before the 413 (man page, CAVEATS): either, and nothing stored.
+check_match "2 MiB body sent at once: 413 (or reset)" '^(413|000)$' \
     "$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" "${CE[@]}" -H 'Content-Type: text/plain' -H 'Expect:' --data-binary @"$T/2mib")"
 check "2 MiB body with Expect: 100-continue: 413" 413 \
     "$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" "${CE[@]}" -H 'Content-Type: text/plain' --data-binary @"$T/2mib")"
@@ -86,8 +89,9 @@ check "Content-Length 2 MiB, no body sent: 413 before reading" 413 "$st"
 if [ $el -lt 3000 ]; then ok "413 on Content-Length answered at once (${el} ms)"
 else fail "413 on Content-Length answered at once" "took ${el} ms"; fi
 head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' y > "$T/1mib1"
-check "1 MiB + 1 byte chunked body: 413" 413 \
+check_match "1 MiB + 1 byte chunked body sent at once: 413 (or reset)" '^(413|000)$' \
     "$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" "${CE[@]}" -H 'Content-Type: text/plain' -H 'Transfer-Encoding: chunked' -H 'Expect:' --data-binary @"$T/1mib1")"
+check_match "none of the over-limit bodies was stored" "^$before = [0-9]+$" "$(count WORK) = $before"
 head -c $((1024 * 1024)) /dev/zero | tr '\0' z > "$T/1mib"
 st=$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" -H 'ce-specversion: 1.0' -H 'ce-id: onemib-1' -H 'ce-source: /t' -H "ce-type: $(type_for $SUBJ)" -H 'Content-Type: text/plain' -H 'Expect:' --data-binary @"$T/1mib")
 check "exactly 1 MiB body: 202" 202 "$st"
