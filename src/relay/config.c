@@ -889,3 +889,17 @@ config_find_producer(const struct config *cfg, const char *sha_hex)
 			found = &cfg->producers[i];
 	return found;
 }
+
+/* The subscriber's secrets for treaty_sig_sign, newest first. */
+struct treaty_secret *
+config_secrets(const struct subscriber *sc)
+{
+	struct treaty_secret	*s = xcalloc(sc->nsecrets, sizeof(*s));
+	size_t			 j;
+
+	for (j = 0; j < sc->nsecrets; j++) {
+		s[j].key = sc->secrets[j];
+		s[j].len = strlen(sc->secrets[j]);
+	}
+	return s;
+}

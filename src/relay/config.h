@@ -94,6 +94,9 @@ void			 config_free(struct config *cfg);
 void			 config_usage(void *f);
 /* 1 for a host SPEC 3 allows plain http (localhost, loopback, one label). */
 int			 config_host_is_local(const char *host);
+struct treaty_secret;
+/* A subscriber's secrets as libtreaty wants them (malloc'd; free it). */
+struct treaty_secret	*config_secrets(const struct subscriber *sc);
 /* Find the producer whose token hash equals sha_hex, in constant time. */
 const struct producer	*config_find_producer(const struct config *cfg,
 			    const char *sha_hex);

@@ -517,7 +517,7 @@ void
 deliver_init(struct event_base *base, const struct config *cfg)
 {
 	const char	**names;
-	size_t		  i, j;
+	size_t		  i;
 
 	dl.base = base;
 	dl.cfg = cfg;
@@ -548,11 +548,7 @@ deliver_init(struct event_base *base, const struct config *cfg)
 			fatalx("bad subscriber url", "sub=%s", sc->name);
 		s->allow_private = cfg->allow_private_networks ||
 		    config_host_is_local(outbound_target_host(s->target));
-		s->secrets = xcalloc(sc->nsecrets, sizeof(*s->secrets));
-		for (j = 0; j < sc->nsecrets; j++) {
-			s->secrets[j].key = sc->secrets[j];
-			s->secrets[j].len = strlen(sc->secrets[j]);
-		}
+		s->secrets = config_secrets(sc);
 		names[dl.nsubs] = sc->name;
 		store_consumer_add(sc->name, sc->filter, sc->max_deliver,
 		    sc->max_in_flight, cfg->ack_wait_seconds, deliver_msg_cb,

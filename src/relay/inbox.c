@@ -1003,7 +1003,7 @@ void
 inbox_init(struct event_base *base, const struct config *cfg)
 {
 	const char	**names;
-	size_t		  i, j;
+	size_t		  i;
 
 	ib.base = base;
 	ib.cfg = cfg;
@@ -1023,11 +1023,7 @@ inbox_init(struct event_base *base, const struct config *cfg)
 		TAILQ_INIT(&s->queue[STORE_PULL_NOW]);
 		TAILQ_INIT(&s->queue[STORE_PULL_WAIT]);
 		event_assign(&s->pump, base, -1, 0, inbox_pump_cb, s);
-		s->secrets = xcalloc(sc->nsecrets, sizeof(*s->secrets));
-		for (j = 0; j < sc->nsecrets; j++) {
-			s->secrets[j].key = sc->secrets[j];
-			s->secrets[j].len = strlen(sc->secrets[j]);
-		}
+		s->secrets = config_secrets(sc);
 		names[ib.nsubs++] = sc->name;
 		store_pull_consumer_add(sc->name, sc->filter, sc->max_deliver,
 		    sc->max_in_flight, cfg->lease_seconds);
