@@ -27,11 +27,12 @@ WARN	 = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
 	   -Wmissing-prototypes -Wwrite-strings -Wcast-qual -Wundef -Werror
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -MMD -MP \
-	   -Iinclude $(PKG_CFLAGS)
+	   -Iinclude -Isrc/common $(PKG_CFLAGS)
 LDFLAGS	+= $(SANFLAGS)
 LIBS	 = $(PKG_LIBS) -lpthread
 
 LIB_SRC	 = $(wildcard src/lib/*.c)
+COMMON_SRC = $(wildcard src/common/*.c)
 RELAY_SRC = $(wildcard src/relay/*.c)
 CLI_SRC	 = $(wildcard src/cli/*.c)
 UNIT_SRC = $(wildcard test/unit/t-*.c)
@@ -40,6 +41,7 @@ FUZZ_SRC = $(wildcard test/fuzz/fz-*.c)
 
 LIB_OBJ	 = $(LIB_SRC:%.c=$(O)/obj/%.o)
 LIB_PIC	 = $(LIB_SRC:%.c=$(O)/pic/%.o)
+COMMON_OBJ = $(COMMON_SRC:%.c=$(O)/obj/%.o)
 RELAY_OBJ = $(RELAY_SRC:%.c=$(O)/obj/%.o)
 RELAY_LIBOBJ = $(filter-out $(O)/obj/src/relay/main.o,$(RELAY_OBJ))
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(O)/test/%)
@@ -65,25 +67,32 @@ $(O)/libtreaty.so: $(LIB_PIC)
 	$(CC) -shared -Wl,-soname,libtreaty.so.0 $(LDFLAGS) -o $@ $^ \
 	    $(shell pkg-config --libs openssl)
 
-$(O)/treaty-relay: $(RELAY_OBJ) $(O)/libtreaty.a
-	$(CC) $(LDFLAGS) -o $@ $(RELAY_OBJ) $(O)/libtreaty.a $(LIBS)
+# What the relay and the client share beyond libtreaty (logging, JSON,
+# CloudEvents over HTTP, DNS, the HTTP client): internal, not installed.
+$(O)/libcommon.a: $(COMMON_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(O)/treaty: $(CLI_SRC:%.c=$(O)/obj/%.o) $(O)/libtreaty.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(O)/obj/%.o) $(O)/libtreaty.a $(LIBS)
+$(O)/treaty-relay: $(RELAY_OBJ) $(O)/libcommon.a $(O)/libtreaty.a
+	$(CC) $(LDFLAGS) -o $@ $(RELAY_OBJ) $(O)/libcommon.a $(O)/libtreaty.a $(LIBS)
+
+$(O)/treaty: $(CLI_SRC:%.c=$(O)/obj/%.o) $(O)/libcommon.a $(O)/libtreaty.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(O)/obj/%.o) $(O)/libcommon.a \
+	    $(O)/libtreaty.a $(LIBS)
 
 # Unit tests link the relay's modules (all but main.c) and libtreaty.
 $(O)/test/t-%: $(O)/obj/test/unit/t-%.o $(O)/obj/test/unit/harness.o \
-	    $(RELAY_LIBOBJ) $(O)/libtreaty.a
+	    $(RELAY_LIBOBJ) $(O)/libcommon.a $(O)/libtreaty.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(O)/obj/test/unit/harness.o $(RELAY_LIBOBJ) \
-	    $(O)/libtreaty.a $(LIBS)
+	    $(O)/libcommon.a $(O)/libtreaty.a $(LIBS)
 
 # Fuzz targets: replayed over their corpus by test/fuzz/replay.c in make check.
 $(O)/test/t-fuzz-%: $(O)/obj/test/fuzz/fz-%.o $(O)/obj/test/fuzz/replay.o \
-	    $(RELAY_LIBOBJ) $(O)/libtreaty.a
+	    $(RELAY_LIBOBJ) $(O)/libcommon.a $(O)/libtreaty.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(O)/obj/test/fuzz/replay.o $(RELAY_LIBOBJ) \
-	    $(O)/libtreaty.a $(LIBS)
+	    $(O)/libcommon.a $(O)/libtreaty.a $(LIBS)
 
 # make fuzz: real coverage-guided fuzzing with clang's libFuzzer, if present.
 FUZZ_SECONDS ?= 60
@@ -91,15 +100,18 @@ fuzz:
 	@command -v clang >/dev/null || { echo "make fuzz needs clang"; exit 1; }
 	@mkdir -p build/fuzz/corpus-ingest
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	    -Iinclude $(PKG_CFLAGS) -o build/fuzz/fz-ingest test/fuzz/fz-ingest.c \
-	    $(filter-out src/relay/main.c,$(RELAY_SRC)) $(LIB_SRC) $(LIBS)
+	    -Iinclude -Isrc/common $(PKG_CFLAGS) -o build/fuzz/fz-ingest \
+	    test/fuzz/fz-ingest.c $(filter-out src/relay/main.c,$(RELAY_SRC)) \
+	    $(COMMON_SRC) $(LIB_SRC) $(LIBS)
 	build/fuzz/fz-ingest -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus-ingest \
 	    test/fuzz/corpus/ingest
 
 # Test tools may use the relay's modules (all but main.c).
-$(O)/test/%: $(O)/obj/test/tools/%.o $(RELAY_LIBOBJ) $(O)/libtreaty.a
+$(O)/test/%: $(O)/obj/test/tools/%.o $(RELAY_LIBOBJ) $(O)/libcommon.a \
+	    $(O)/libtreaty.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(RELAY_LIBOBJ) $(O)/libtreaty.a $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(RELAY_LIBOBJ) $(O)/libcommon.a \
+	    $(O)/libtreaty.a $(LIBS)
 
 $(O)/bench/%: $(O)/obj/bench/%.o
 	@mkdir -p $(@D)

@@ -18,7 +18,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "treaty.h"
-#include "../../src/relay/cevent.h"
+#include "../../src/common/cevent.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -20,7 +20,7 @@
 #include <event2/keyvalq_struct.h>
 #include <openssl/ssl.h>
 
-#include "../../src/relay/outbound.h"
+#include "../../src/common/outbound.h"
 
 static struct event_base	*base;
 static int			 fails;

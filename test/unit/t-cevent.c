@@ -1,5 +1,5 @@
 /*
- * t-cevent.c: unit tests of the CloudEvents parser (src/relay/cevent.c)
+ * t-cevent.c: unit tests of the CloudEvents parser (src/common/cevent.c)
  * against SPEC section 2: binary mode from evhttp headers (case-insensitive
  * ce- names, percent-decoding, duplicates, ce-datacontenttype, Content-Type,
  * required attributes, time, control characters in the id, extension
@@ -15,7 +15,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#include "../../src/relay/cevent.h"
+#include "../../src/common/cevent.h"
 #include "harness.h"
 
 /* A header list for one binary-mode request. */

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 
 #include "harness.h"
-#include "../../src/relay/netcheck.h"
+#include "../../src/common/netcheck.h"
 
 /* Classify a textual address (IPv4 or IPv6). */
 static enum net_class

@@ -16,7 +16,7 @@
 #include <event2/event.h>
 
 #include "harness.h"
-#include "../../src/relay/resolve.h"
+#include "../../src/common/resolve.h"
 
 static struct event_base	*base;
 static struct evdns_server_port	*server;
