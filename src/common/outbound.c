@@ -1,5 +1,5 @@
 /*
- * outbound.c: POSTs to subscribers with evhttp's client, over a
+ * outbound.c: HTTP requests with evhttp's client, over a
  * bufferevent_openssl for https.  Loop thread only.
  *
  * Pinning: each connection is made to the numeric address the caller
@@ -82,6 +82,7 @@ static struct {
 	SSL_CTX			*ctx;
 	int			 deadline_ms;
 	int			 idle_s;
+	char			*agent;
 	struct event		*reaper;	/* frees dead connections */
 	struct ob_conn_list	 graves;
 } ob;
@@ -136,9 +137,10 @@ ob_closed_cb(struct evhttp_connection *evcon, void *arg)
 /* Set up the pool and, for https, the TLS context. */
 int
 outbound_init(struct event_base *base, const char *ca_file, int deadline_ms,
-    int idle_ms)
+    int idle_ms, const char *agent)
 {
 	ob.base = base;
+	ob.agent = xstrdup(agent);
 	ob.deadline_ms = deadline_ms;
 	ob.idle_s = (idle_ms + 999) / 1000;
 	TAILQ_INIT(&ob.graves);
@@ -165,6 +167,8 @@ outbound_free(void)
 	ob.reaper = NULL;
 	SSL_CTX_free(ob.ctx);
 	ob.ctx = NULL;
+	free(ob.agent);
+	ob.agent = NULL;
 }
 
 /* A target from its URL. */
@@ -412,6 +416,7 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 	struct outbound_result	 res;
 	const char		*ra = NULL;
 	char			 ra_copy[64];
+	struct evbuffer		*in;
 	int			 reusable;
 
 	memset(&res, 0, sizeof(res));
@@ -425,6 +430,9 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 			snprintf(ra_copy, sizeof(ra_copy), "%s", ra);
 			res.retry_after = ra_copy;
 		}
+		in = evhttp_request_get_input_buffer(req);
+		res.bodylen = evbuffer_get_length(in);
+		res.body = (const char *)evbuffer_pullup(in, -1);
 		reusable = 1;
 	} else {
 		/*
@@ -435,6 +443,7 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 		res.not_sent = req != NULL && !r->have_err;
 		res.error = r->have_err ? ob_error_name(r->err) :
 		    "connection failed";
+		res.timed_out = r->have_err && r->err == EVREQ_HTTP_TIMEOUT;
 		reusable = 0;
 	}
 	ob_conn_release(r->conn, reusable);
@@ -463,17 +472,23 @@ ob_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 		free(r);
 	} else {
 		res.error = "timeout";
+		res.timed_out = 1;
 		outbound_cancel(r);
 	}
 	cb(cbarg, &res);
 }
 
-/* POST to t; see outbound.h. */
+/* Send a request to t; see outbound.h. */
 struct outbound_req *
-outbound_post(struct outbound_target *t, const struct sockaddr *addr,
-    socklen_t addrlen, const struct outbound_header *h, size_t nh,
-    const void *body, size_t len, outbound_cb cb, void *arg)
+outbound_send(struct outbound_target *t, const struct sockaddr *addr,
+    socklen_t addrlen, const struct outbound_msg *m, outbound_cb cb,
+    void *arg)
 {
+	static const enum evhttp_cmd_type cmd[] = {
+		[OUTBOUND_POST] = EVHTTP_REQ_POST,
+		[OUTBOUND_GET] = EVHTTP_REQ_GET,
+		[OUTBOUND_DELETE] = EVHTTP_REQ_DELETE,
+	};
 	struct outbound_req	*r;
 	struct evkeyvalq	*oh;
 	struct timeval		 tv;
@@ -494,12 +509,14 @@ outbound_post(struct outbound_target *t, const struct sockaddr *addr,
 	evhttp_request_set_error_cb(r->req, ob_error_cb);
 	oh = evhttp_request_get_output_headers(r->req);
 	evhttp_add_header(oh, "Host", t->hosthdr);
-	evhttp_add_header(oh, "User-Agent", "treaty-relay");
-	snprintf(clen, sizeof(clen), "%zu", len);
-	evhttp_add_header(oh, "Content-Length", clen);
-	for (i = 0; i < nh; i++)
-		evhttp_add_header(oh, h[i].key, h[i].value);
-	evbuffer_add(evhttp_request_get_output_buffer(r->req), body, len);
+	evhttp_add_header(oh, "User-Agent", ob.agent);
+	if (m->method == OUTBOUND_POST || m->len > 0) {
+		snprintf(clen, sizeof(clen), "%zu", m->len);
+		evhttp_add_header(oh, "Content-Length", clen);
+	}
+	for (i = 0; i < m->nh; i++)
+		evhttp_add_header(oh, m->h[i].key, m->h[i].value);
+	evbuffer_add(evhttp_request_get_output_buffer(r->req), m->body, m->len);
 	tv.tv_sec = ob.deadline_ms / 1000;
 	tv.tv_usec = ob.deadline_ms % 1000 * 1000;
 	evtimer_add(&r->deadline, &tv);
@@ -508,8 +525,8 @@ outbound_post(struct outbound_target *t, const struct sockaddr *addr,
 	 * -1 here means evhttp could not even start (out of memory): report
 	 * that from the deadline timer, at once, without touching the request.
 	 */
-	if (evhttp_make_request(r->conn->evcon, r->req, EVHTTP_REQ_POST,
-	    t->target) == -1) {
+	if (evhttp_make_request(r->conn->evcon, r->req, cmd[m->method],
+	    m->path != NULL ? m->path : t->target) == -1) {
 		r->not_started = 1;
 		event_del(&r->deadline);
 		tv.tv_sec = 0;

@@ -1,8 +1,9 @@
 /*
- * outbound.h: POSTs to subscribers over HTTP or HTTPS, to an address the
- * caller resolved and validated (resolve.h): the connection never
- * resolves the host again.  A bounded keep-alive pool per target, an
- * overall deadline per request and an idle timeout per connection.
+ * outbound.h: HTTP or HTTPS requests (the relay's deliveries, the
+ * client's requests to the relay) to an address the caller resolved and
+ * validated (resolve.h): the connection never resolves the host again.
+ * A bounded keep-alive pool per target, an overall deadline per request
+ * (response body included) and an idle timeout per connection.
  * Loop thread only.
  */
 #ifndef OUTBOUND_H
@@ -20,6 +21,22 @@ struct outbound_header {
 	const char	*value;
 };
 
+enum outbound_method {
+	OUTBOUND_POST,
+	OUTBOUND_GET,
+	OUTBOUND_DELETE
+};
+
+/* One request.  Everything is copied before outbound_send returns. */
+struct outbound_msg {
+	enum outbound_method		 method;
+	const char			*path;	/* path?query; NULL: the URL's */
+	const struct outbound_header	*h;
+	size_t				 nh;
+	const void			*body;
+	size_t				 len;
+};
+
 /* The answer: status 0 means no HTTP answer, error then says why. */
 struct outbound_result {
 	int		 status;	/* HTTP status, or 0 */
@@ -27,17 +44,20 @@ struct outbound_result {
 	const char	*retry_after;	/* Retry-After value, or NULL */
 	long long	 ms;		/* from the call to the answer */
 	int		 not_sent;	/* TCP connect failed: nothing sent */
+	int		 timed_out;	/* the deadline or the idle timeout */
+	const char	*body;		/* response body (valid in the callback) */
+	size_t		 bodylen;
 };
 
 typedef void (*outbound_cb)(void *arg, const struct outbound_result *r);
 
 /*
  * Set up once: ca_file (NULL: the system store) for https, the overall
- * deadline and the idle timeout in milliseconds.  Returns -1 when the CA
- * file cannot be loaded.
+ * deadline and the idle timeout in milliseconds, the User-Agent.
+ * Returns -1 when the CA file cannot be loaded.
  */
 int	outbound_init(struct event_base *base, const char *ca_file,
-	    int deadline_ms, int idle_ms);
+	    int deadline_ms, int idle_ms, const char *agent);
 /*
  * A target: the URL (http or https; the caller validated it), and how
  * many idle connections to keep.  NULL when the URL cannot be parsed.
@@ -51,14 +71,13 @@ int		 outbound_target_conns(const struct outbound_target *t);
 /* Close t's connections and free it; its requests must be finished. */
 void		 outbound_target_free(struct outbound_target *t);
 /*
- * POST body with headers to t, connecting to addr (which carries the
- * port).  cb runs exactly once, on the loop thread, never from inside this
- * call, unless the request is cancelled first.
+ * Send m to t, connecting to addr (which carries the port).  cb runs
+ * exactly once, on the loop thread, never from inside this call, unless
+ * the request is cancelled first.  NULL when no connection can be made.
  */
-struct outbound_req *outbound_post(struct outbound_target *t,
+struct outbound_req *outbound_send(struct outbound_target *t,
 	    const struct sockaddr *addr, socklen_t addrlen,
-	    const struct outbound_header *h, size_t nh, const void *body,
-	    size_t len, outbound_cb cb, void *arg);
+	    const struct outbound_msg *m, outbound_cb cb, void *arg);
 /* Abandon a request: its connection is closed, cb does not run. */
 void	outbound_cancel(struct outbound_req *req);
 /* Free the TLS context. */

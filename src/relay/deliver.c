@@ -371,6 +371,7 @@ delivery_send(struct delivery *d)
 {
 	struct dsub	*s = d->s;
 	struct hdrs	 hs;
+	struct outbound_msg msg;
 	const void	*body;
 	size_t		 len;
 	char		 sig[16 + 68 * 8], swsig[8 + 50 * 8], ts[24];
@@ -402,10 +403,11 @@ delivery_send(struct delivery *d)
 		    swsig };
 	}
 	d->state = DS_SENDING;
-	d->out = outbound_post(s->target,
+	msg = (struct outbound_msg){ OUTBOUND_POST, NULL, hs.h, hs.n, body,
+	    len };
+	d->out = outbound_send(s->target,
 	    (const struct sockaddr *)&d->addrs.addrs[d->addr],
-	    d->addrs.addrlens[d->addr], hs.h, hs.n, body, len,
-	    delivery_sent_cb, d);
+	    d->addrs.addrlens[d->addr], &msg, delivery_sent_cb, d);
 	if (d->out == NULL)
 		delivery_failed(d, 0, "connection failed", NULL, -1);
 }
@@ -525,7 +527,7 @@ deliver_init(struct event_base *base, const struct config *cfg)
 	names = xcalloc(cfg->nsubscribers, sizeof(*names));
 	resolve_init(base, cfg->dns_server, cfg->dns_timeout_ms, PIN_CACHE_MS);
 	if (outbound_init(base, cfg->ca_file, cfg->delivery_timeout_ms,
-	    cfg->delivery_idle_ms) == -1)
+	    cfg->delivery_idle_ms, "treaty-relay") == -1)
 		fatalx("cannot set up TLS for deliveries", "ca_file=%s",
 		    log_q(cfg->ca_file));
 	for (i = 0; i < cfg->nsubscribers; i++) {

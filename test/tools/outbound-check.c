@@ -144,9 +144,12 @@ post(struct outbound_target *t, int port, const char *hdrval)
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (outbound_post(t, (struct sockaddr *)&sin, sizeof(sin), h, 1,
-	    "payload", 7, done, &g) == NULL) {
-		snprintf(g.err, sizeof(g.err), "outbound_post NULL");
+	struct outbound_msg		 m = { OUTBOUND_POST, NULL, h, 1,
+	    "payload", 7 };
+
+	if (outbound_send(t, (struct sockaddr *)&sin, sizeof(sin), &m, done,
+	    &g) == NULL) {
+		snprintf(g.err, sizeof(g.err), "outbound_send NULL");
 		return g;
 	}
 	event_base_loopexit(base, &tv);
@@ -176,7 +179,7 @@ main(int argc, char **argv)
 	}
 	port = server_new(0);
 	tport = server_new(1);
-	if (outbound_init(base, argv[3], 800, 2000) == -1) {
+	if (outbound_init(base, argv[3], 800, 2000, "outbound-check") == -1) {
 		printf("FAIL - outbound: init\n");
 		return 1;
 	}
@@ -253,7 +256,7 @@ main(int argc, char **argv)
 	outbound_free();
 
 	/* The same server, but trusting another CA only. */
-	if (outbound_init(base, argv[4], 800, 2000) == -1) {
+	if (outbound_init(base, argv[4], 800, 2000, "outbound-check") == -1) {
 		printf("FAIL - outbound: init 2\n");
 		return 1;
 	}
