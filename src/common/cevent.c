@@ -325,14 +325,13 @@ set_data_base64(struct cevent *ev, const char *b64)
 	return 0;
 }
 
-/* Structured mode; see event.h. */
+/* Structured mode; see cevent.h. */
 int
 cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 {
 	char		*text, ebuf[128];
-	yajl_val	 root, data = NULL, b64 = NULL;
-	size_t		 i;
-	int		 rc = -1;
+	yajl_val	 root;
+	int		 rc;
 
 	memset(ev, 0, sizeof(*ev));
 	if (memchr(body, '\0', len) != NULL)
@@ -348,6 +347,20 @@ cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 	free(text);
 	if (root == NULL)
 		return bad(ev, "body is not JSON");
+	rc = cevent_from_value(ev, root);
+	yajl_tree_free(root);
+	return rc;
+}
+
+/* A structured-mode event already parsed; see cevent.h. */
+int
+cevent_from_value(struct cevent *ev, const struct yajl_val_s *root)
+{
+	yajl_val	 data = NULL, b64 = NULL;
+	size_t		 i;
+	int		 rc = -1;
+
+	memset(ev, 0, sizeof(*ev));
 	if (!YAJL_IS_OBJECT(root)) {
 		bad(ev, "body is not a JSON object");
 		goto out;
@@ -429,6 +442,69 @@ cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 	}
 	rc = 0;
 out:
-	yajl_tree_free(root);
 	return rc;
+}
+
+/*
+ * The data member of a structured-mode event whose data bytes can be
+ * recovered exactly (cevent_from_value gives back the same bytes, so a
+ * signature over them still verifies): a JSON value when the type is
+ * JSON and the bytes are already compact JSON as yajl writes it, a
+ * string for valid UTF-8 text/ *, else data_base64.
+ */
+void
+cevent_gen_data(yajl_gen g, const char *ct, const char *data, size_t len)
+{
+	yajl_gen		 scratch;
+	const unsigned char	*buf;
+	size_t			 blen;
+	unsigned char		*b64;
+	int			 exact = 0;
+
+	if (len == 0)
+		return;
+	if (cevent_media_is_json(ct) && (scratch = yajl_gen_alloc(NULL)) != NULL) {
+		exact = json_copy(scratch, data, len) == 0 &&
+		    yajl_gen_get_buf(scratch, &buf, &blen) ==
+		    yajl_gen_status_ok && blen == len &&
+		    memcmp(buf, data, len) == 0;
+		yajl_gen_free(scratch);
+		if (exact) {
+			yajl_gen_string(g, (const unsigned char *)"data", 4);
+			json_copy(g, data, len);
+			return;
+		}
+	} else if (ct != NULL && strncasecmp(ct, "text/", 5) == 0 &&
+	    memchr(data, '\0', len) == NULL && treaty_utf8_valid(data, len)) {
+		yajl_gen_string(g, (const unsigned char *)"data", 4);
+		yajl_gen_string(g, (const unsigned char *)data, len);
+		return;
+	}
+	b64 = xmalloc(4 * ((len + 2) / 3) + 1);
+	EVP_EncodeBlock(b64, (const unsigned char *)data, (int)len);
+	yajl_gen_string(g, (const unsigned char *)"data_base64", 11);
+	yajl_gen_string(g, b64, strlen((char *)b64));
+	free(b64);
+}
+
+/* The event as a structured-mode JSON object; see cevent.h. */
+void
+cevent_gen_structured(yajl_gen g, const struct cevent *ev)
+{
+	size_t	 i;
+
+	yajl_gen_map_open(g);
+	for (i = 0; i < ev->nattrs; i++) {
+		yajl_gen_string(g, (const unsigned char *)ev->attrs[i].name,
+		    strlen(ev->attrs[i].name));
+		yajl_gen_string(g, (const unsigned char *)ev->attrs[i].value,
+		    strlen(ev->attrs[i].value));
+	}
+	if (ev->content_type != NULL) {
+		yajl_gen_string(g, (const unsigned char *)"datacontenttype", 15);
+		yajl_gen_string(g, (const unsigned char *)ev->content_type,
+		    strlen(ev->content_type));
+	}
+	cevent_gen_data(g, ev->content_type, ev->data, ev->datalen);
+	yajl_gen_map_close(g);
 }

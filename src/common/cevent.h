@@ -39,6 +39,24 @@ int	cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
  * data or data_base64, stored as its binary-mode equivalent.
  */
 int	cevent_from_structured(struct cevent *ev, const char *body, size_t len);
+/*
+ * The same from a JSON object already parsed by yajl's tree (an inbox
+ * envelope's "event").  The caller keeps and frees the tree.
+ */
+struct yajl_val_s;
+int	cevent_from_value(struct cevent *ev, const struct yajl_val_s *root);
+/*
+ * Write the data member of a structured-mode event so that
+ * cevent_from_value recovers exactly these bytes (signatures are over
+ * them): JSON when the type is JSON and the bytes are compact JSON as yajl
+ * writes it, a string for UTF-8 text/ *, else data_base64.  Nothing for
+ * empty data.
+ */
+struct yajl_gen_t;
+void	cevent_gen_data(struct yajl_gen_t *g, const char *content_type,
+	    const char *data, size_t len);
+/* ev as a structured-mode JSON object (attributes, type, data). */
+void	cevent_gen_structured(struct yajl_gen_t *g, const struct cevent *ev);
 /* 1 when a Content-Type is application/cloudevents+json (any params). */
 int	cevent_is_structured(const char *content_type);
 /* 1 when a media type is JSON: application/json or any ...+json. */

@@ -373,8 +373,8 @@ attr_cb(void *arg, const char *key, const char *value)
 
 /*
  * The stored event as a structured-mode CloudEvent: attributes from the
- * ce-* headers, datacontenttype, and the data as JSON when its type is
- * JSON (and it parses), as a string when it is UTF-8 text, else base64.
+ * ce-* headers, datacontenttype, and the data written so that a worker
+ * recovers the stored bytes exactly (cevent_gen_data).
  */
 static void
 gen_event(yajl_gen g, const struct store_msg *m)
@@ -382,7 +382,6 @@ gen_event(yajl_gen g, const struct store_msg *m)
 	struct attr_ctx	 a = { g, NULL };
 	const char	*data;
 	size_t		 len;
-	unsigned char	*b64;
 
 	yajl_gen_map_open(g);
 	store_msg_headers(m, attr_cb, &a);
@@ -391,27 +390,7 @@ gen_event(yajl_gen g, const struct store_msg *m)
 		gen_str(g, a.ct);
 	}
 	data = store_msg_data(m, &len);
-	if (len > 0) {
-		if (cevent_media_is_json(a.ct)) {
-			gen_str(g, "data");
-			if (json_copy(g, data, len) == 0)
-				goto done;
-			/* Not JSON after all: yajl_gen wants a value now. */
-			yajl_gen_null(g);
-			gen_str(g, "data_base64");
-		} else if ((a.ct == NULL || strncasecmp(a.ct, "text/", 5) == 0)
-		    && treaty_utf8_valid(data, len)) {
-			gen_str(g, "data");
-			yajl_gen_string(g, (const unsigned char *)data, len);
-			goto done;
-		} else
-			gen_str(g, "data_base64");
-		b64 = xmalloc(4 * ((len + 2) / 3) + 1);
-		EVP_EncodeBlock(b64, (const unsigned char *)data, (int)len);
-		gen_str(g, (const char *)b64);
-		free(b64);
-	}
-done:
+	cevent_gen_data(g, a.ct, data, len);
 	yajl_gen_map_close(g);
 }
 
