@@ -1,23 +1,205 @@
 /*
- * cli.h: the treaty command-line client.  Each subcommand is a function
- * taking its own argc/argv (argv[0] is the subcommand's name) and
- * returning the process's exit status.
+ * cli.h: the treaty command-line client, one internal header (tmux
+ * style).  Each subcommand is a function taking its own argc/argv (argv[0]
+ * is the subcommand's name) and returning the process's exit status.
+ *
+ * The network commands run on one event_base (client.c): requests to the
+ * relay through src/common's resolver and HTTP client, backoff timers,
+ * signals, child processes.  Nothing blocks the loop except the fsync of
+ * an inbox record, which is the point of the record.
  */
 #ifndef CLI_H
 #define CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <event2/event_struct.h>
+
+#include "outbound.h"
 
 #define EXIT_OK		0
 #define EXIT_FAILED	1	/* the request or check failed for good */
 #define EXIT_USAGE	2
 #define EXIT_TEMPFAIL	75	/* EX_TEMPFAIL: still failing after retries */
 
+#define MAX_SECRETS	8
+
+struct treaty_secret;
+struct cevent;
+
 /* tools.c: no network. */
 int	cmd_sign(int argc, char **argv);
 int	cmd_verify(int argc, char **argv);
 int	cmd_hash_token(int argc, char **argv);
 int	cmd_gen_token(int argc, char **argv);
+/* cmd-publish.c */
+int	cmd_publish(int argc, char **argv);
+int	cmd_flush(int argc, char **argv);
+/* cmd-work.c */
+int	cmd_work(int argc, char **argv);
+/* cmd-listen.c */
+int	cmd_listen(int argc, char **argv);
 
 /* main.c */
 void	cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* input.c */
+char	*read_all(FILE *f, size_t *len);
+/* Secrets of a file, one per line, newest first; count or -1. */
+int	 read_secrets(const char *path, char **text, struct treaty_secret *s);
+/* The bearer token from path, or TREATY_TOKEN when path is NULL. */
+char	*read_token(const char *path);
+char	*read_token_stdin(void);
+/* A non-negative decimal number, or -1. */
+long long num_arg(const char *s);
+
+/*
+ * client.c: the loop, the relay and retries.
+ *
+ * Options every network command takes (getopt_long codes >= 1000).
+ */
+#define CLIENT_LONGOPTS							\
+	{ "url", required_argument, NULL, 1000 },			\
+	{ "token-file", required_argument, NULL, 1001 },		\
+	{ "ca-file", required_argument, NULL, 1002 },			\
+	{ "retry-base", required_argument, NULL, 1003 },		\
+	{ "retry-cap", required_argument, NULL, 1004 },			\
+	{ "verbose", no_argument, NULL, 'v' }
+#define CLIENT_USAGE							\
+	"  [--url URL] [--token-file FILE] [--ca-file FILE]\n"		\
+	"  [--retry-base MS] [--retry-cap MS] [--verbose]"
+
+/* Handle one of CLIENT_LONGOPTS: 0, or -1 when c is not one of them. */
+int	client_option(int c, const char *arg);
+/*
+ * Set up the loop, resolver and HTTP client for the relay's URL (--url,
+ * TREATY_URL, or http://127.0.0.1:8080).  need_token: read the token.
+ * -1 with a message on failure.
+ */
+int	client_init(int need_token);
+struct event_base *client_base(void);
+/* Run the loop until client_exit. */
+int	client_run(void);
+void	client_exit(int status);
+void	client_free(void);
+/* Called once at SIGINT or SIGTERM (and client_stopping() is then 1). */
+void	client_on_stop(void (*fn)(void *), void *arg);
+int	client_stopping(void);
+
+struct client_result {
+	int		 status;	/* HTTP status, 0 when none */
+	const char	*error;		/* why there is none ("ETIMEDOUT", ...) */
+	int		 permanent;	/* no answer and never will be (bad name) */
+	const char	*retry_after;
+	const char	*body;		/* valid during the callback */
+	size_t		 bodylen;
+};
+typedef void (*client_cb)(void *arg, const struct client_result *r);
+struct client_req;
+
+/*
+ * Send a request to the relay with the bearer token; path is below the
+ * URL's path ("/v1/...").  cb runs once on the loop, never from inside.
+ */
+struct client_req *client_request(enum outbound_method m, const char *path,
+	    const struct outbound_header *h, size_t nh, const void *body,
+	    size_t len, client_cb cb, void *arg);
+/* Abandon a request; its callback does not run. */
+void	client_cancel(struct client_req *r);
+/* 1 for what is worth retrying: no answer, 429, 502, 503, 504. */
+int	client_transient(const struct client_result *r);
+/* A short description of a result for messages ("503", "ETIMEDOUT"). */
+const char *client_what(const struct client_result *r, char *buf, size_t len);
+/* The relay's "detail" from a JSON error body, or "". */
+const char *client_detail(const struct client_result *r, char *buf,
+	    size_t len);
+
+/*
+ * Backoff for one kind of retried request: delays of 125-250 ms,
+ * doubling, capped at 15-30 s (--retry-base/--retry-cap), jittered, at
+ * least a Retry-After.  One metadata-only notice per failed attempt.
+ */
+struct retry {
+	unsigned	 attempt;	/* failed attempts in a row */
+	struct event	 timer;
+	void		(*fn)(void *);
+	void		*arg;
+	const char	*what;		/* "publish", "poll", ... */
+};
+void	retry_init(struct retry *r, const char *what, void (*fn)(void *),
+	    void *arg);
+/* Log the notice for a failed attempt and run fn after the backoff. */
+void	retry_later(struct retry *r, const struct client_result *res);
+/* The attempt succeeded: the next failure starts from the first delay. */
+void	retry_reset(struct retry *r);
+/* Stop a pending backoff (its fn does not run). */
+void	retry_cancel(struct retry *r);
+int	retry_pending(const struct retry *r);
+/* The delay after the n-th failure in a row, honouring Retry-After. */
+int64_t	retry_delay_ms(unsigned n, const char *retry_after);
+
+/*
+ * record.c: the local inbox file of work and listen: one JSON line per
+ * accepted event, appended and fsynced before the event is acknowledged.
+ */
+struct record_file;
+/*
+ * Open (creating) path and read back the keys of its records: envelope
+ * ids, and (source, id) pairs.  A torn last line (a crash in the middle of
+ * an append) is ignored and the next append starts on a new line; lines
+ * that are not records are skipped with a notice.  NULL with a message.
+ */
+struct record_file *record_open(const char *path);
+void	record_close(struct record_file *f);
+/* 1 when the file has a record with this envelope id (inbox-scoped). */
+int	record_has_envelope(struct record_file *f, const char *inbox,
+	    const char *id);
+/* 1 when the file has a record of the event (source, id). */
+int	record_has_event(struct record_file *f, const char *source,
+	    const char *id);
+/*
+ * Append the record of ev (with its envelope id and inbox when it came
+ * from an inbox, NULL for a push) and its delivery count.  sync: fsync
+ * now; otherwise record_sync must follow before anyone is told.  On a
+ * failed or short write the file is cut back to its previous length.
+ * 0, or -1 with errno.
+ */
+int	record_append(struct record_file *f, const struct cevent *ev,
+	    const char *inbox, const char *envelope_id, long long count,
+	    int sync);
+int	record_sync(struct record_file *f);
+
+/*
+ * dedup.c: the (inbox, id) cache of work: completed deliveries for 10
+ * minutes, at most a fixed number of entries (16,384).
+ */
+struct dedup;
+struct dedup *dedup_new(size_t cap, int64_t ttl_ms);
+void	dedup_free(struct dedup *d);
+/* 1 when (inbox, id) completed within the ttl. */
+int	dedup_has(struct dedup *d, const char *inbox, const char *id,
+	    int64_t now);
+/* Remember a completed delivery; -1 when full (fail closed). */
+int	dedup_add(struct dedup *d, const char *inbox, const char *id,
+	    int64_t now);
+/* Room left after expiring old entries. */
+size_t	dedup_room(struct dedup *d, int64_t now);
+/* When the oldest entry expires (ms, monotonic), or -1 when empty. */
+int64_t	dedup_next_expiry(struct dedup *d);
+
+/*
+ * spawn.c: commands run for events (--exec, --on-receive): sh -c CMD
+ * with the data on standard input (a memory file, so the loop never
+ * writes to a pipe) and the attributes in the environment (CE_ID,
+ * CE_SOURCE, ..., TREATY_INBOX, TREATY_DELIVERY_COUNT).
+ */
+typedef void (*spawn_cb)(void *arg, int status);	/* wait(2) status */
+/* 0, or -1 with errno; cb (when not NULL) runs when the child exits. */
+int	spawn_event(const char *cmd, const struct cevent *ev,
+	    const char *inbox, long long count, spawn_cb cb, void *arg);
+/* Children still running. */
+int	spawn_running(void);
 
 #endif

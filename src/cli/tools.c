@@ -4,7 +4,6 @@
  * standard input, never from the command line (it is visible to every
  * user in ps), and never printed.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,81 +15,7 @@
 #include "treaty.h"
 #include "cli.h"
 
-#define MAX_SECRETS	8
-#define STDIN_MAX	(16 * 1024 * 1024)	/* body or token on stdin */
 #define TOKEN_BYTES	32
-
-/* Read all of f (at most STDIN_MAX bytes) into a malloc'd buffer. */
-static char *
-read_all(FILE *f, size_t *len)
-{
-	size_t	 cap = 65536, n = 0, r;
-	char	*buf = malloc(cap + 1), *nb;
-
-	if (buf == NULL)
-		return NULL;
-	while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += r;
-		if (n == cap) {
-			if (cap >= STDIN_MAX ||
-			    (nb = realloc(buf, cap * 2 + 1)) == NULL) {
-				free(buf);
-				return NULL;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	if (ferror(f)) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
-/*
- * The secrets of a secret file: one per non-empty line, newest first
- * (rotation).  Returns how many, or -1 (with a message).
- */
-static int
-read_secrets(const char *path, char **text, struct treaty_secret *s)
-{
-	FILE	*f;
-	size_t	 len;
-	char	*line, *next;
-	int	 n = 0;
-
-	if ((f = fopen(path, "r")) == NULL) {
-		cli_err("%s: %s", path, strerror(errno));
-		return -1;
-	}
-	*text = read_all(f, &len);
-	fclose(f);
-	if (*text == NULL) {
-		cli_err("%s: cannot read", path);
-		return -1;
-	}
-	for (line = *text; line != NULL && *line != '\0'; line = next) {
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		len = strlen(line);
-		if (len > 0 && line[len - 1] == '\r')
-			line[--len] = '\0';
-		if (len == 0)
-			continue;
-		if (n == MAX_SECRETS) {
-			cli_err("%s: more than %d secrets", path, MAX_SECRETS);
-			return -1;
-		}
-		s[n].key = line;
-		s[n++].len = len;
-	}
-	if (n == 0)
-		cli_err("%s: no secret in it", path);
-	return n > 0 ? n : -1;
-}
 
 static const struct option sign_opts[] = {
 	{ "secret-file", required_argument, NULL, 's' },
@@ -101,20 +26,6 @@ static const struct option sign_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
-
-/* A non-negative decimal integer option, or -1. */
-static long long
-num_arg(const char *s)
-{
-	char		*end;
-	long long	 v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	return *end != '\0' || errno != 0 ? -1 : v;
-}
 
 /*
  * sign and verify share their options: --secret-file, --id, and --time
@@ -215,20 +126,9 @@ cmd_hash_token(int argc, char **argv)
 		    "command line)");
 		return EXIT_USAGE;
 	}
-	if ((tok = read_all(stdin, &len)) == NULL) {
-		cli_err("cannot read the token from standard input");
+	if ((tok = read_token_stdin()) == NULL)
 		return EXIT_FAILED;
-	}
-	/* One trailing newline (echo, a file) is not part of the token. */
-	if (len > 0 && tok[len - 1] == '\n')
-		tok[--len] = '\0';
-	if (len > 0 && tok[len - 1] == '\r')
-		tok[--len] = '\0';
-	if (len == 0 || memchr(tok, '\n', len) != NULL) {
-		cli_err("the token must be one non-empty line");
-		free(tok);
-		return EXIT_FAILED;
-	}
+	len = strlen(tok);
 	if (treaty_sha256_hex(tok, len, hex) != TREATY_OK) {
 		free(tok);
 		return EXIT_FAILED;

@@ -59,6 +59,7 @@ struct outbound_target {
 	int			 port;
 	int			 tls;
 	int			 max_idle;
+	size_t			 max_body;
 	/* Idle connections first (most recently used first), then busy. */
 	struct ob_conn_list	 conns;
 	int			 nconns;
@@ -217,9 +218,17 @@ outbound_target_new(const char *url, int max_idle)
 	t->port = port;
 	t->tls = tls;
 	t->max_idle = max_idle > 0 ? max_idle : 1;
+	t->max_body = MAX_RESPONSE_BODY;
 	TAILQ_INIT(&t->conns);
 	evhttp_uri_free(u);
 	return t;
+}
+
+/* The largest response body accepted from t. */
+void
+outbound_target_set_max_body(struct outbound_target *t, size_t bytes)
+{
+	t->max_body = bytes;
 }
 
 /* The host to resolve. */
@@ -330,7 +339,7 @@ ob_conn_new(struct outbound_target *t, const struct sockaddr *addr,
 	memcpy(&c->addr, addr, addrlen);
 	c->addrlen = addrlen;
 	evhttp_connection_set_timeout(c->evcon, ob.idle_s);
-	evhttp_connection_set_max_body_size(c->evcon, MAX_RESPONSE_BODY);
+	evhttp_connection_set_max_body_size(c->evcon, (ev_ssize_t)t->max_body);
 	evhttp_connection_set_closecb(c->evcon, ob_closed_cb, c);
 	TAILQ_INSERT_TAIL(&t->conns, c, entry);
 	t->nconns++;

@@ -63,6 +63,9 @@ int	outbound_init(struct event_base *base, const char *ca_file,
  * many idle connections to keep.  NULL when the URL cannot be parsed.
  */
 struct outbound_target *outbound_target_new(const char *url, int max_idle);
+/* Largest response body accepted (default 1 MiB; more is an error). */
+void		 outbound_target_set_max_body(struct outbound_target *t,
+		    size_t bytes);
 /* The URL's host (for resolve_host) and port. */
 const char	*outbound_target_host(const struct outbound_target *t);
 int		 outbound_target_port(const struct outbound_target *t);

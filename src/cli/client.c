@@ -1,0 +1,494 @@
+/*
+ * client.c: the loop of the network commands, their requests to the
+ * relay and the backoff between retries.
+ *
+ * Requests use the relay's own network code (src/common): the host is
+ * resolved by evdns within a bound (never the blocking getaddrinfo) and
+ * pinned, the connection goes to that address, and every request has the
+ * 45 s overall deadline and the 35 s idle timeout of the seed.  A
+ * timeout, of the lookup or of the request, is reported as ETIMEDOUT.
+ * The relay's address is the operator's choice, so private and loopback
+ * addresses are allowed (the refusal list protects the relay's
+ * deliveries, not this client).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <openssl/rand.h>
+#include <yajl/yajl_tree.h>
+
+#include "treaty.h"
+#include "cli.h"
+#include "log.h"
+#include "resolve.h"
+#include "util.h"
+
+#define DEADLINE_MS		45000
+#define IDLE_MS			35000
+#define DNS_TIMEOUT_MS		5000
+#define PIN_CACHE_MS		60000
+#define MAX_RESPONSE		(64 * 1024 * 1024)
+#define DEFAULT_URL		"http://127.0.0.1:8080"
+
+struct client_req {
+	enum outbound_method	 method;
+	char			*path;		/* full path?query */
+	struct outbound_header	 h[8];
+	size_t			 nh;
+	char			*hcopy[16];	/* the callers' keys and values */
+	size_t			 nhcopy;
+	char			*body;
+	size_t			 len;
+	client_cb		 cb;
+	void			*arg;
+	struct resolve_req	*rr;
+	struct outbound_req	*out;
+	struct resolve_result	 addrs;
+	int			 addr;		/* the address being tried */
+	struct event		 fail;		/* reports an early failure */
+	struct client_result	 early;
+	char			 why[96];
+};
+
+static struct {
+	struct event_base	*base;
+	const char		*url;
+	const char		*token_file;
+	const char		*ca_file;
+	char			*token;
+	char			*auth;		/* "Bearer <token>" */
+	char			*prefix;	/* the URL's path, no final / */
+	struct outbound_target	*target;
+	int64_t			 retry_base, retry_cap;
+	struct event		*sigint, *sigterm;
+	void			(*on_stop)(void *);
+	void			*on_stop_arg;
+	int			 stopping;
+	int			 status;
+} cl = { .retry_base = 250, .retry_cap = 30000 };
+
+/* One of the shared options. */
+int
+client_option(int c, const char *arg)
+{
+	long long	 v;
+
+	switch (c) {
+	case 1000: cl.url = arg; return 0;
+	case 1001: cl.token_file = arg; return 0;
+	case 1002: cl.ca_file = arg; return 0;
+	case 1003:
+	case 1004:
+		if ((v = num_arg(arg)) < 1 || v > 3600 * 1000) {
+			cli_err("--retry-%s: milliseconds, 1 to 3600000",
+			    c == 1003 ? "base" : "cap");
+			return -2;
+		}
+		if (c == 1003)
+			cl.retry_base = v;
+		else
+			cl.retry_cap = v;
+		return 0;
+	case 'v': log_init(1); return 0;
+	}
+	return -1;
+}
+
+/* SIGINT or SIGTERM: tell the command once; a second one exits now. */
+static void
+client_signal_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	if (cl.stopping) {
+		log_warnx("second signal: exiting now", "signal=%d", (int)sig);
+		exit(EXIT_TEMPFAIL);
+	}
+	cl.stopping = 1;
+	log_debug("stopping", "signal=%d", (int)sig);
+	if (cl.on_stop != NULL)
+		cl.on_stop(cl.on_stop_arg);
+}
+
+/* The loop, the resolver, the HTTP client and the relay's URL. */
+int
+client_init(int need_token)
+{
+	const char	*url = cl.url, *path;
+	char		*buf;
+	size_t		 n;
+
+	if (url == NULL && (url = getenv("TREATY_URL")) == NULL)
+		url = DEFAULT_URL;
+	if (cl.ca_file == NULL)
+		cl.ca_file = getenv("TREATY_CA_FILE");
+	if (cl.retry_cap < cl.retry_base) {
+		cli_err("--retry-cap is below --retry-base");
+		return -1;
+	}
+	if (need_token) {
+		if ((cl.token = read_token(cl.token_file)) == NULL)
+			return -1;
+		cl.auth = xjoin("Bearer", " ", cl.token);
+	}
+	if ((cl.target = outbound_target_new(url, 4)) == NULL) {
+		cli_err("%s: not an http or https URL", url);
+		return -1;
+	}
+	outbound_target_set_max_body(cl.target, MAX_RESPONSE);
+	/* The URL's path, if any, is a prefix of every request's. */
+	path = strstr(url, "://") + 3;
+	path = strchr(path, '/');
+	buf = xstrdup(path != NULL ? path : "");
+	if ((path = strpbrk(buf, "?#")) != NULL)
+		buf[path - buf] = '\0';
+	n = strlen(buf);
+	while (n > 0 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	cl.prefix = buf;
+	event_set_log_callback(log_libevent);
+	if ((cl.base = event_base_new()) == NULL) {
+		cli_err("cannot set up the event loop");
+		return -1;
+	}
+	resolve_init(cl.base, NULL, DNS_TIMEOUT_MS, PIN_CACHE_MS);
+	if (outbound_init(cl.base, cl.ca_file, DEADLINE_MS, IDLE_MS,
+	    "treaty/" TREATY_VERSION) == -1) {
+		cli_err("cannot set up TLS%s%s", cl.ca_file ? " with " : "",
+		    cl.ca_file ? cl.ca_file : "");
+		return -1;
+	}
+	cl.sigint = evsignal_new(cl.base, SIGINT, client_signal_cb, NULL);
+	cl.sigterm = evsignal_new(cl.base, SIGTERM, client_signal_cb, NULL);
+	evsignal_add(cl.sigint, NULL);
+	evsignal_add(cl.sigterm, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+/* The loop. */
+struct event_base *
+client_base(void)
+{
+	return cl.base;
+}
+
+/* Run until client_exit; the exit status. */
+int
+client_run(void)
+{
+	event_base_dispatch(cl.base);
+	return cl.status;
+}
+
+/* End the loop with status. */
+void
+client_exit(int status)
+{
+	cl.status = status;
+	event_base_loopbreak(cl.base);
+}
+
+/* Free what client_init made. */
+void
+client_free(void)
+{
+	if (cl.sigint != NULL)
+		event_free(cl.sigint);
+	if (cl.sigterm != NULL)
+		event_free(cl.sigterm);
+	if (cl.target != NULL)
+		outbound_target_free(cl.target);
+	outbound_free();
+	resolve_free();
+	if (cl.base != NULL)
+		event_base_free(cl.base);
+	if (cl.token != NULL)
+		OPENSSL_cleanse(cl.token, strlen(cl.token));
+	free(cl.token);
+	free(cl.auth);
+	free(cl.prefix);
+	memset(&cl, 0, sizeof(cl));
+}
+
+/* What to call at SIGINT/SIGTERM. */
+void
+client_on_stop(void (*fn)(void *), void *arg)
+{
+	cl.on_stop = fn;
+	cl.on_stop_arg = arg;
+}
+
+/* Whether a stop signal came. */
+int
+client_stopping(void)
+{
+	return cl.stopping;
+}
+
+/* Free a request. */
+static void
+creq_free(struct client_req *r)
+{
+	event_del(&r->fail);
+	while (r->nhcopy > 0)
+		free(r->hcopy[--r->nhcopy]);
+	free(r->path);
+	free(r->body);
+	free(r);
+}
+
+/* evhttp's answer, or its failure. */
+static void
+client_sent_cb(void *arg, const struct outbound_result *o)
+{
+	struct client_req	*r = arg;
+	struct client_result	 res;
+	void			 (*cb)(void *, const struct client_result *) = r->cb;
+	void			*cbarg = r->arg;
+	struct outbound_msg	 m;
+
+	r->out = NULL;
+	/* A refused connection: nothing was sent, try the next address. */
+	if (o->not_sent && r->addr + 1 < r->addrs.naddrs) {
+		r->addr++;
+		m = (struct outbound_msg){ r->method, r->path, r->h, r->nh,
+		    r->body, r->len };
+		r->out = outbound_send(cl.target,
+		    (const struct sockaddr *)&r->addrs.addrs[r->addr],
+		    r->addrs.addrlens[r->addr], &m, client_sent_cb, r);
+		if (r->out != NULL)
+			return;
+	}
+	memset(&res, 0, sizeof(res));
+	res.status = o->status;
+	res.error = o->timed_out ? "ETIMEDOUT" : o->error;
+	res.retry_after = o->retry_after;
+	res.body = o->body;
+	res.bodylen = o->bodylen;
+	creq_free(r);
+	cb(cbarg, &res);
+}
+
+/* A failure found before anything was sent, reported from the loop. */
+static void
+client_fail_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct client_req	*r = arg;
+	struct client_result	 res = r->early;
+	client_cb		 cb = r->cb;
+	void			*cbarg = r->arg;
+	char			 why[sizeof(r->why)];
+
+	(void)fd;
+	(void)ev;
+	memcpy(why, r->why, sizeof(why));
+	res.error = why;
+	creq_free(r);
+	cb(cbarg, &res);
+}
+
+/* Report a failure from a zero timer (never from inside a call). */
+static void
+creq_fail(struct client_req *r, const char *why, int permanent)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	snprintf(r->why, sizeof(r->why), "%s", why);
+	r->early.permanent = permanent;
+	evtimer_add(&r->fail, &tv);
+}
+
+/* The relay's addresses are known: send to the first. */
+static void
+client_resolved_cb(void *arg, const struct resolve_result *rr)
+{
+	struct client_req	*r = arg;
+	struct outbound_msg	 m;
+
+	r->rr = NULL;
+	if (rr->status != RESOLVE_OK) {
+		creq_fail(r, strstr(rr->why, "timed out") != NULL ?
+		    "ETIMEDOUT" : rr->why, rr->status != RESOLVE_TEMPORARY);
+		return;
+	}
+	r->addrs = *rr;
+	r->addr = 0;
+	m = (struct outbound_msg){ r->method, r->path, r->h, r->nh, r->body,
+	    r->len };
+	r->out = outbound_send(cl.target, (const struct sockaddr *)&rr->addrs[0],
+	    rr->addrlens[0], &m, client_sent_cb, r);
+	if (r->out == NULL)
+		creq_fail(r, "cannot connect", 0);
+}
+
+/* Send a request to the relay; see cli.h. */
+struct client_req *
+client_request(enum outbound_method m, const char *path,
+    const struct outbound_header *h, size_t nh, const void *body, size_t len,
+    client_cb cb, void *arg)
+{
+	struct client_req	*r = xcalloc(1, sizeof(*r));
+	size_t			 i;
+
+	r->method = m;
+	r->path = xjoin(cl.prefix, "", path);
+	if (cl.auth != NULL)
+		r->h[r->nh++] = (struct outbound_header){ "Authorization",
+		    cl.auth };
+	for (i = 0; i < nh && r->nh < sizeof(r->h) / sizeof(r->h[0]); i++) {
+		r->hcopy[r->nhcopy++] = xstrdup(h[i].key);
+		r->hcopy[r->nhcopy++] = xstrdup(h[i].value);
+		r->h[r->nh++] = (struct outbound_header){
+		    r->hcopy[r->nhcopy - 2], r->hcopy[r->nhcopy - 1] };
+	}
+	if (len > 0) {
+		r->body = xmalloc(len);
+		memcpy(r->body, body, len);
+	}
+	r->len = len;
+	r->cb = cb;
+	r->arg = arg;
+	evtimer_assign(&r->fail, cl.base, client_fail_cb, r);
+	r->rr = resolve_host(outbound_target_host(cl.target),
+	    outbound_target_port(cl.target), 1, client_resolved_cb, r);
+	return r;
+}
+
+/* Abandon a request. */
+void
+client_cancel(struct client_req *r)
+{
+	if (r->rr != NULL)
+		resolve_cancel(r->rr);
+	if (r->out != NULL)
+		outbound_cancel(r->out);
+	creq_free(r);
+}
+
+/* Worth retrying: no answer (unless it never can be), 429, 502-504. */
+int
+client_transient(const struct client_result *r)
+{
+	if (r->status == 0)
+		return !r->permanent;
+	return r->status == 429 || r->status == 502 || r->status == 503 ||
+	    r->status == 504;
+}
+
+/* "503", or the error without an answer. */
+const char *
+client_what(const struct client_result *r, char *buf, size_t len)
+{
+	if (r->status != 0)
+		snprintf(buf, len, "%d", r->status);
+	else
+		snprintf(buf, len, "%s", r->error != NULL ? r->error :
+		    "no answer");
+	return buf;
+}
+
+/* The "detail" (or "error") of the relay's JSON error body. */
+const char *
+client_detail(const struct client_result *r, char *buf, size_t len)
+{
+	static const char	*dpath[] = { "detail", NULL };
+	yajl_val		 root, v;
+	char			*text;
+
+	buf[0] = '\0';
+	if (r->body == NULL || r->bodylen == 0 || r->bodylen > 65536)
+		return buf;
+	text = xstrndup(r->body, r->bodylen);
+	root = yajl_tree_parse(text, NULL, 0);
+	free(text);
+	if (root != NULL && (v = yajl_tree_get(root, dpath, yajl_t_string))
+	    != NULL)
+		snprintf(buf, len, "%s", YAJL_GET_STRING(v));
+	yajl_tree_free(root);
+	return buf;
+}
+
+/* Backoff timer: run the retried request again. */
+static void
+retry_timer_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct retry	*r = arg;
+
+	(void)fd;
+	(void)ev;
+	r->fn(r->arg);
+}
+
+/* Set up a retry for requests of one kind. */
+void
+retry_init(struct retry *r, const char *what, void (*fn)(void *), void *arg)
+{
+	memset(r, 0, sizeof(*r));
+	r->what = what;
+	r->fn = fn;
+	r->arg = arg;
+	evtimer_assign(&r->timer, cl.base, retry_timer_cb, r);
+}
+
+/* The backoff after the n-th failure, at least Retry-After (capped). */
+int64_t
+retry_delay_ms(unsigned n, const char *retry_after)
+{
+	uint32_t	 rnd;
+	int64_t		 d, ra;
+
+	if (RAND_bytes((unsigned char *)&rnd, sizeof(rnd)) != 1)
+		rnd = (uint32_t)now_ms();
+	d = treaty_backoff_ms(n, cl.retry_base, cl.retry_cap, rnd);
+	if (retry_after != NULL && (ra = num_arg(retry_after)) > 0) {
+		ra = ra > cl.retry_cap / 1000 ? cl.retry_cap : ra * 1000;
+		if (ra > d)
+			d = ra;
+	}
+	return d;
+}
+
+/* One notice, then the next attempt after the backoff. */
+void
+retry_later(struct retry *r, const struct client_result *res)
+{
+	struct timeval	 tv;
+	int64_t		 d;
+	char		 what[96];
+
+	r->attempt++;
+	d = retry_delay_ms(r->attempt, res->retry_after);
+	/* Metadata only: never the body, the token or the event. */
+	log_warnx("attempt failed; retrying", "request=%s attempt=%u "
+	    "result=%s delay_ms=%lld", r->what, r->attempt,
+	    log_q(client_what(res, what, sizeof(what))), (long long)d);
+	tv.tv_sec = d / 1000;
+	tv.tv_usec = d % 1000 * 1000;
+	evtimer_add(&r->timer, &tv);
+}
+
+/* Success: start again from the first delay. */
+void
+retry_reset(struct retry *r)
+{
+	r->attempt = 0;
+}
+
+/* Cancel a pending backoff. */
+void
+retry_cancel(struct retry *r)
+{
+	event_del(&r->timer);
+}
+
+/* Whether a backoff is pending. */
+int
+retry_pending(const struct retry *r)
+{
+	return evtimer_pending(&r->timer, NULL);
+}

@@ -1,0 +1,171 @@
+/*
+ * input.c: what the commands read besides their flags: bodies and tokens
+ * from standard input or files, secret files, numbers.  Secrets and
+ * tokens never come from the command line (ps shows it to every user).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "treaty.h"
+#include "cli.h"
+
+#define STDIN_MAX	(16 * 1024 * 1024)	/* body or token on stdin */
+
+
+/* Read all of f (at most STDIN_MAX bytes) into a malloc'd buffer. */
+char *
+read_all(FILE *f, size_t *len)
+{
+	size_t	 cap = 65536, n = 0, r;
+	char	*buf = malloc(cap + 1), *nb;
+
+	if (buf == NULL)
+		return NULL;
+	while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap) {
+			if (cap >= STDIN_MAX ||
+			    (nb = realloc(buf, cap * 2 + 1)) == NULL) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (ferror(f)) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/*
+ * The secrets of a secret file: one per non-empty line, newest first
+ * (rotation).  Returns how many, or -1 (with a message).
+ */
+int
+read_secrets(const char *path, char **text, struct treaty_secret *s)
+{
+	FILE	*f;
+	size_t	 len;
+	char	*line, *next;
+	int	 n = 0;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		cli_err("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	*text = read_all(f, &len);
+	fclose(f);
+	if (*text == NULL) {
+		cli_err("%s: cannot read", path);
+		return -1;
+	}
+	for (line = *text; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		len = strlen(line);
+		if (len > 0 && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		if (n == MAX_SECRETS) {
+			cli_err("%s: more than %d secrets", path, MAX_SECRETS);
+			return -1;
+		}
+		s[n].key = line;
+		s[n++].len = len;
+	}
+	if (n == 0)
+		cli_err("%s: no secret in it", path);
+	return n > 0 ? n : -1;
+}
+
+/* A non-negative decimal integer option, or -1. */
+long long
+num_arg(const char *s)
+{
+	char		*end;
+	long long	 v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	return *end != '\0' || errno != 0 ? -1 : v;
+}
+
+
+/* Strip one trailing newline (echo, an editor) from a token. */
+static void
+chomp(char *s, size_t *len)
+{
+	if (*len > 0 && s[*len - 1] == '\n')
+		s[--*len] = '\0';
+	if (*len > 0 && s[*len - 1] == '\r')
+		s[--*len] = '\0';
+}
+
+/*
+ * The bearer token: the first line of path, or TREATY_TOKEN when path is
+ * NULL.  NULL (with a message) when neither gives one non-empty line.
+ */
+char *
+read_token(const char *path)
+{
+	FILE	*f;
+	char	*tok;
+	size_t	 len;
+
+	if (path == NULL) {
+		if ((tok = getenv("TREATY_TOKEN")) == NULL || *tok == '\0') {
+			cli_err("no token: use --token-file FILE or TREATY_TOKEN");
+			return NULL;
+		}
+		tok = strdup(tok);
+		len = tok != NULL ? strlen(tok) : 0;
+	} else {
+		if ((f = fopen(path, "r")) == NULL) {
+			cli_err("%s: %s", path, strerror(errno));
+			return NULL;
+		}
+		tok = read_all(f, &len);
+		fclose(f);
+	}
+	if (tok == NULL) {
+		cli_err("cannot read the token");
+		return NULL;
+	}
+	chomp(tok, &len);
+	if (len == 0 || strpbrk(tok, "\r\n") != NULL) {
+		cli_err("the token must be one non-empty line");
+		free(tok);
+		return NULL;
+	}
+	return tok;
+}
+
+/* Read a token from standard input (hash-token). */
+char *
+read_token_stdin(void)
+{
+	char	*tok;
+	size_t	 len;
+
+	if ((tok = read_all(stdin, &len)) == NULL) {
+		cli_err("cannot read the token from standard input");
+		return NULL;
+	}
+	chomp(tok, &len);
+	if (len == 0 || memchr(tok, '\n', len) != NULL) {
+		cli_err("the token must be one non-empty line");
+		free(tok);
+		return NULL;
+	}
+	return tok;
+}
