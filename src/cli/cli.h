@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <event2/event_struct.h>
@@ -140,6 +141,19 @@ int	retry_pending(const struct retry *r);
 /* The delay after the n-th failure in a row, honouring Retry-After. */
 int64_t	retry_delay_ms(unsigned n, const char *retry_after);
 
+/* strset.c: a set of byte strings. */
+struct strset;
+struct strset	*strset_new(void);
+void		 strset_free(struct strset *s);
+int		 strset_has(struct strset *s, const char *k, size_t len);
+int		 strset_add(struct strset *s, const char *k, size_t len);
+int		 strset_del(struct strset *s, const char *k, size_t len);
+size_t		 strset_count(const struct strset *s);
+/* The key of an id within a scope (inbox, or event source). */
+#define KEY_MAX		(2 * 4096 + 32)
+size_t		 strset_key2(char *buf, size_t bufsz, const char *scope,
+		    const char *id);
+
 /*
  * record.c: the local inbox file of work and listen: one JSON line per
  * accepted event, appended and fsynced before the event is acknowledged.
@@ -163,8 +177,9 @@ int	record_has_event(struct record_file *f, const char *source,
  * Append the record of ev (with its envelope id and inbox when it came
  * from an inbox, NULL for a push) and its delivery count.  sync: fsync
  * now; otherwise record_sync must follow before anyone is told.  On a
- * failed or short write the file is cut back to its previous length.
- * 0, or -1 with errno.
+ * failed write or sync, every record since the last good sync is cut off
+ * again and forgotten (none of them may be acknowledged).  0, or -1 with
+ * errno.
  */
 int	record_append(struct record_file *f, const struct cevent *ev,
 	    const char *inbox, const char *envelope_id, long long count,
@@ -201,5 +216,7 @@ int	spawn_event(const char *cmd, const struct cevent *ev,
 	    const char *inbox, long long count, spawn_cb cb, void *arg);
 /* Children still running. */
 int	spawn_running(void);
+/* Stop collecting exits (at the end). */
+void	spawn_free(void);
 
 #endif

@@ -16,6 +16,8 @@ static const struct {
 } cmds[] = {
 	{ "publish", cmd_publish, "publish one event (with retries, outbox)" },
 	{ "flush", cmd_flush, "send what is left in an outbox, oldest first" },
+	{ "work", cmd_work, "take events from an inbox: verify, record, "
+	  "acknowledge" },
 	{ "sign", cmd_sign, "sign a body: print an x-treaty-signature value" },
 	{ "verify", cmd_verify, "verify a body against an x-treaty-signature" },
 	{ "hash-token", cmd_hash_token, "print the SHA-256 of a token read "
