@@ -74,12 +74,14 @@ long long num_arg(const char *s);
 
 /* Handle one of CLIENT_LONGOPTS: 0, or -1 when c is not one of them. */
 int	client_option(int c, const char *arg);
+/* Set up the loop and SIGINT/SIGTERM handling (listen needs no more). */
+int	client_loop_init(void);
 /*
- * Set up the loop, resolver and HTTP client for the relay's URL (--url,
- * TREATY_URL, or http://127.0.0.1:8080).  need_token: read the token.
- * -1 with a message on failure.
+ * client_loop_init, then the resolver and HTTP client for the relay's URL
+ * (--url, TREATY_URL, or http://127.0.0.1:8080) and the token.  -1 with a
+ * message on failure.
  */
-int	client_init(int need_token);
+int	client_init(void);
 struct event_base *client_base(void);
 /* Run the loop until client_exit. */
 int	client_run(void);
@@ -175,7 +177,8 @@ int	record_has_event(struct record_file *f, const char *source,
 	    const char *id);
 /*
  * Append the record of ev (with its envelope id and inbox when it came
- * from an inbox, NULL for a push) and its delivery count.  sync: fsync
+ * from an inbox, NULL for a push) and its delivery count (-1: unknown,
+ * left out).  sync: fsync
  * now; otherwise record_sync must follow before anyone is told.  On a
  * failed write or sync, every record since the last good sync is cut off
  * again and forgotten (none of them may be acknowledged).  0, or -1 with

@@ -114,9 +114,26 @@ client_signal_cb(evutil_socket_t sig, short ev, void *arg)
 		cl.on_stop(cl.on_stop_arg);
 }
 
-/* The loop, the resolver, the HTTP client and the relay's URL. */
+/* The loop and the signals. */
 int
-client_init(int need_token)
+client_loop_init(void)
+{
+	event_set_log_callback(log_libevent);
+	if ((cl.base = event_base_new()) == NULL) {
+		cli_err("cannot set up the event loop");
+		return -1;
+	}
+	cl.sigint = evsignal_new(cl.base, SIGINT, client_signal_cb, NULL);
+	cl.sigterm = evsignal_new(cl.base, SIGTERM, client_signal_cb, NULL);
+	evsignal_add(cl.sigint, NULL);
+	evsignal_add(cl.sigterm, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+/* The loop, the resolver, the HTTP client, the relay's URL and token. */
+int
+client_init(void)
 {
 	const char	*url = cl.url, *path;
 	char		*buf;
@@ -130,11 +147,9 @@ client_init(int need_token)
 		cli_err("--retry-cap is below --retry-base");
 		return -1;
 	}
-	if (need_token) {
-		if ((cl.token = read_token(cl.token_file)) == NULL)
-			return -1;
-		cl.auth = xjoin("Bearer", " ", cl.token);
-	}
+	if ((cl.token = read_token(cl.token_file)) == NULL)
+		return -1;
+	cl.auth = xjoin("Bearer", " ", cl.token);
 	if ((cl.target = outbound_target_new(url, 4)) == NULL) {
 		cli_err("%s: not an http or https URL", url);
 		return -1;
@@ -150,11 +165,8 @@ client_init(int need_token)
 	while (n > 0 && buf[n - 1] == '/')
 		buf[--n] = '\0';
 	cl.prefix = buf;
-	event_set_log_callback(log_libevent);
-	if ((cl.base = event_base_new()) == NULL) {
-		cli_err("cannot set up the event loop");
+	if (client_loop_init() == -1)
 		return -1;
-	}
 	resolve_init(cl.base, NULL, DNS_TIMEOUT_MS, PIN_CACHE_MS);
 	if (outbound_init(cl.base, cl.ca_file, DEADLINE_MS, IDLE_MS,
 	    "treaty/" TREATY_VERSION) == -1) {
@@ -162,11 +174,6 @@ client_init(int need_token)
 		    cl.ca_file ? cl.ca_file : "");
 		return -1;
 	}
-	cl.sigint = evsignal_new(cl.base, SIGINT, client_signal_cb, NULL);
-	cl.sigterm = evsignal_new(cl.base, SIGTERM, client_signal_cb, NULL);
-	evsignal_add(cl.sigint, NULL);
-	evsignal_add(cl.sigterm, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	return 0;
 }
 
@@ -201,10 +208,11 @@ client_free(void)
 		event_free(cl.sigint);
 	if (cl.sigterm != NULL)
 		event_free(cl.sigterm);
-	if (cl.target != NULL)
+	if (cl.target != NULL) {
 		outbound_target_free(cl.target);
-	outbound_free();
-	resolve_free();
+		outbound_free();
+		resolve_free();
+	}
 	if (cl.base != NULL)
 		event_base_free(cl.base);
 	if (cl.token != NULL)

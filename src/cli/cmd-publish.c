@@ -415,7 +415,7 @@ cmd_publish(int argc, char **argv)
 	s.subject = xstrdup(subject);
 	if ((s.body = publish_body(&ev, &s.len)) == NULL)
 		goto out;
-	if (client_init(1) == -1)
+	if (client_init() == -1)
 		goto out;
 	if (outbox != NULL && (s.file = outbox_write(outbox, &s)) == NULL)
 		goto out_client;
@@ -583,7 +583,7 @@ cmd_flush(int argc, char **argv)
 	}
 	fl.attempts = (int)attempts;
 	fl.rc = EXIT_OK;
-	if (client_init(1) == -1) {
+	if (client_init() == -1) {
 		fl.rc = EXIT_FAILED;
 		goto out;
 	}

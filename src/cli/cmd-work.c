@@ -662,7 +662,7 @@ cmd_work(int argc, char **argv)
 	if ((wk.nsecrets = read_secrets(secret_file, &wk.secret_text,
 	    wk.secrets)) < 0)
 		return EXIT_FAILED;
-	if (client_init(1) == -1)
+	if (client_init() == -1)
 		goto out;
 	if (inbox_file != NULL && (wk.rf = record_open(inbox_file)) == NULL)
 		goto out_client;

@@ -295,8 +295,10 @@ record_append(struct record_file *f, const struct cevent *ev,
 		KEY("inbox");
 		KEY(inbox);
 	}
-	KEY("deliveryCount");
-	yajl_gen_integer(f->g, count);
+	if (count >= 0) {
+		KEY("deliveryCount");
+		yajl_gen_integer(f->g, count);
+	}
 	KEY("receivedAt");
 	KEY(ts);
 	KEY("event");

@@ -1,0 +1,251 @@
+/*
+ * cmd-listen.c: treaty listen, the push receiver of SPEC 7, on evhttp in
+ * one thread.
+ *
+ * For each POST: the event id (ce-id, or the id of a structured-mode
+ * body) and x-treaty-signature over the body are checked first (401 when
+ * the signature is missing, malformed, stale or wrong; the relay counts
+ * that as a refusal), then the CloudEvent is parsed with the relay's own
+ * parser (400 when it is not one), then (source, id) is looked up in the
+ * inbox file: an event already recorded is answered 204 again without a
+ * second record; a new one is appended and fsynced before the 204, so a
+ * 204 always means "on disk".  A failed write answers 500, and the relay
+ * tries again later.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "treaty.h"
+#include "cevent.h"
+#include "cli.h"
+#include "json.h"
+#include "log.h"
+#include "util.h"
+
+#define MAX_BODY	(1024 * 1024 + 64 * 1024)	/* the relay's limit, and room */
+
+static struct {
+	struct evhttp		*http;
+	struct treaty_secret	 secrets[MAX_SECRETS];
+	int			 nsecrets;
+	char			*secret_text;
+	int64_t			 tolerance;
+	struct record_file	*rf;
+	const char		*inbox_file;
+	const char		*on_receive;
+	long long		 recorded, duplicates, refused;
+} ls;
+
+/* Answer with a JSON error body. */
+static void
+listen_error(struct evhttp_request *req, int status, const char *code,
+    const char *detail)
+{
+	struct evbuffer	*out = evbuffer_new();
+
+	json_error_body(out, code, detail);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/json");
+	evhttp_send_reply(req, status, NULL, out);
+	evbuffer_free(out);
+	log_info("refused", "status=%d error=%s detail=%s", status, code,
+	    log_q(detail));
+	ls.refused++;
+}
+
+/* --on-receive finished: only worth a line when it failed. */
+static void
+listen_hook_cb(void *arg, int status)
+{
+	(void)arg;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		log_warnx("--on-receive command failed (ignored)", "status=%d",
+		    WIFEXITED(status) ? WEXITSTATUS(status) :
+		    128 + WTERMSIG(status));
+}
+
+/* One request. */
+static void
+listen_request_cb(struct evhttp_request *req, void *arg)
+{
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	struct evbuffer		*in = evhttp_request_get_input_buffer(req);
+	struct cevent		 ev;
+	const char		*sig, *rawid, *ct, *body;
+	char			 id[CEVENT_MAX_VALUE + 1];
+	size_t			 len, idlen;
+	int			 structured, v;
+
+	(void)arg;
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "POST");
+		listen_error(req, 405, "method_not_allowed", "POST only");
+		return;
+	}
+	len = evbuffer_get_length(in);
+	body = (const char *)evbuffer_pullup(in, -1);
+	if (body == NULL)
+		body = "";
+	ct = evhttp_find_header(h, "Content-Type");
+	structured = cevent_is_structured(ct);
+	memset(&ev, 0, sizeof(ev));
+	/* The id the signature covers. */
+	if (structured) {
+		if (cevent_from_structured(&ev, body, len) == -1) {
+			listen_error(req, 400, "bad_event", ev.detail);
+			goto out;
+		}
+		snprintf(id, sizeof(id), "%s", ev.id);
+	} else {
+		rawid = evhttp_find_header(h, "ce-id");
+		if (rawid == NULL || treaty_pct_decode(rawid, strlen(rawid),
+		    id, sizeof(id), &idlen) != TREATY_OK) {
+			listen_error(req, 400, "bad_event",
+			    "not a CloudEvent: no valid ce-id header");
+			goto out;
+		}
+	}
+	sig = evhttp_find_header(h, TREATY_SIG_HEADER);
+	v = treaty_sig_verify(ls.secrets, (size_t)ls.nsecrets, sig, id, body,
+	    len, (int64_t)time(NULL), ls.tolerance);
+	if (v != TREATY_OK) {
+		listen_error(req, 401, "bad_signature", treaty_strerror(v));
+		goto out;
+	}
+	if (!structured && cevent_from_binary(&ev, h, body, len) == -1) {
+		listen_error(req, 400, "bad_event", ev.detail);
+		goto out;
+	}
+	if (record_has_event(ls.rf, ev.source, ev.id)) {
+		ls.duplicates++;
+		log_info("already recorded", "source=%s id=%s",
+		    log_q(ev.source), log_q(ev.id));
+		evhttp_send_reply(req, 204, NULL, NULL);
+		goto out;
+	}
+	if (record_append(ls.rf, &ev, NULL, NULL, -1, 1) == -1) {
+		log_warn("cannot write the inbox file", "file=%s",
+		    log_q(ls.inbox_file));
+		listen_error(req, 500, "not_recorded", strerror(errno));
+		goto out;
+	}
+	ls.recorded++;
+	log_info("recorded", "source=%s id=%s", log_q(ev.source),
+	    log_q(ev.id));
+	evhttp_send_reply(req, 204, NULL, NULL);
+	if (ls.on_receive != NULL && spawn_event(ls.on_receive, &ev, NULL, -1,
+	    listen_hook_cb, NULL) == -1)
+		log_warn("cannot run --on-receive (ignored)", NULL);
+out:
+	cevent_free(&ev);
+}
+
+/* SIGINT/SIGTERM: stop listening and exit. */
+static void
+listen_stop_cb(void *arg)
+{
+	(void)arg;
+	log_info("listener stopped", "recorded=%lld duplicates=%lld "
+	    "refused=%lld", ls.recorded, ls.duplicates, ls.refused);
+	client_exit(EXIT_OK);
+}
+
+static const struct option listen_opts[] = {
+	{ "port", required_argument, NULL, 'p' },
+	{ "address", required_argument, NULL, 'a' },
+	{ "secret-file", required_argument, NULL, 's' },
+	{ "inbox", required_argument, NULL, 'i' },
+	{ "on-receive", required_argument, NULL, 'r' },
+	{ "tolerance", required_argument, NULL, 'T' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+#define LISTEN_USAGE							\
+	"usage: treaty listen --port PORT --secret-file FILE --inbox FILE\n" \
+	"  [--address ADDR] [--on-receive CMD] [--tolerance S] [--verbose]"
+
+/* treaty listen: see man/treaty.1. */
+int
+cmd_listen(int argc, char **argv)
+{
+	const char	*address = "0.0.0.0", *secret_file = NULL;
+	long long	 port = -1, v;
+	int		 c, rc = EXIT_FAILED;
+
+	memset(&ls, 0, sizeof(ls));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "hv", listen_opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if ((port = num_arg(optarg)) < 1 || port > 65535) {
+				cli_err("--port: 1 to 65535");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'a': address = optarg; break;
+		case 's': secret_file = optarg; break;
+		case 'i': ls.inbox_file = optarg; break;
+		case 'r': ls.on_receive = optarg; break;
+		case 'T':
+			if ((v = num_arg(optarg)) < 1 || v > 86400) {
+				cli_err("--tolerance: 1 to 86400 seconds");
+				return EXIT_USAGE;
+			}
+			ls.tolerance = v;
+			break;
+		case 'v': log_init(1); break;
+		case 'h':
+			puts(LISTEN_USAGE);
+			return EXIT_OK;
+		default:
+			cli_err("%s", LISTEN_USAGE);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc || port < 0 || secret_file == NULL ||
+	    ls.inbox_file == NULL) {
+		cli_err("%s", LISTEN_USAGE);
+		return EXIT_USAGE;
+	}
+	if ((ls.nsecrets = read_secrets(secret_file, &ls.secret_text,
+	    ls.secrets)) < 0)
+		return EXIT_FAILED;
+	if ((ls.rf = record_open(ls.inbox_file)) == NULL)
+		goto out;
+	if (client_loop_init() == -1)
+		goto out;
+	ls.http = evhttp_new(client_base());
+	evhttp_set_max_body_size(ls.http, MAX_BODY);
+	evhttp_set_timeout(ls.http, 35);
+	evhttp_set_gencb(ls.http, listen_request_cb, NULL);
+	if (evhttp_bind_socket(ls.http, address, (ev_uint16_t)port) != 0) {
+		cli_err("cannot listen on %s port %lld: %s", address, port,
+		    strerror(errno));
+		goto out_http;
+	}
+	client_on_stop(listen_stop_cb, NULL);
+	log_info("listening", "address=%s port=%lld inbox=%s", log_q(address),
+	    port, log_q(ls.inbox_file));
+	rc = client_run();
+out_http:
+	evhttp_free(ls.http);
+	spawn_free();
+	client_free();
+out:
+	record_close(ls.rf);
+	free(ls.secret_text);
+	return rc;
+}

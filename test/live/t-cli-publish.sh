@@ -1,0 +1,392 @@
+#!/usr/bin/env bash
+# treaty publish and treaty flush: against the real relay and nats-server
+# (what is stored, duplicates, tokens, refusals, retries of the same id
+# through a NATS outage, the outbox through a relay outage and its flush in
+# order, *.rejected), and against test/live/status.py, a scripted HTTP
+# server on 127.0.0.1, for what the relay cannot be made to do: the status
+# classes, the backoff windows measured between request arrivals, the cap,
+# Retry-After, and SIGTERM/SIGINT during a long backoff or a request.
+. "$(dirname "$0")/lib.sh"
+TR=$ROOT/$O/treaty
+S=evt.acme.shop.order.created
+TY=dev.shop.order.created.v1
+unset TREATY_URL TREATY_CA_FILE
+export TREATY_TOKEN=$TOKEN
+NOTICE='msg="attempt failed; retrying"'
+
+start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
+
+# The scripted server: http://127.0.0.1:SPORT/KEY/SCRIPT (see status.py).
+: > "$T/st.log"
+python3 "$ROOT/test/live/status.py" "$T/st.port" "$T/st.log" 2> "$T/st.stderr" &
+PIDS+=($!)
+wait_until 10 '[ -s "$T/st.port" ]' || { fail start "status.py did not start"; finish; }
+SURL=http://127.0.0.1:$(cat "$T/st.port")
+
+# run NAME ARGS...: treaty ARGS, stdout in $T/NAME.out, stderr in
+# $T/NAME.err.  Sets RC, OUT, ERR and MS (wall time).  NOTOK=1: without
+# TREATY_TOKEN in the environment.
+run() {
+	local name=$1 t0
+	shift
+	t0=$(now_ms)
+	if [ -n "${NOTOK-}" ]; then
+		env -u TREATY_TOKEN "$TR" "$@" > "$T/$name.out" 2> "$T/$name.err"
+	else
+		"$TR" "$@" > "$T/$name.out" 2> "$T/$name.err"
+	fi
+	RC=$?
+	MS=$(($(now_ms) - t0))
+	OUT=$(cat "$T/$name.out")
+	ERR=$(cat "$T/$name.err")
+}
+# pub NAME ARGS...: run NAME publish of a $S event to the relay (a later
+# --url or --subject in ARGS wins).
+pub() {
+	local name=$1
+	shift
+	run "$name" publish --url "$RELAY_URL" --subject $S --type $TY --source /cli "$@"
+}
+# reqs KEY: requests the scripted server got for KEY.
+reqs() { awk -F'\t' -v k="$1" '$1 == k' "$T/st.log" | wc -l; }
+# gaps KEY: the gaps between KEY's request arrivals, whole ms, one a line.
+gaps() {
+	awk -F'\t' -v k="$1" '$1 == k { if (n++) printf "%d\n", $3 - p + 0.5; p = $3 }' "$T/st.log"
+}
+# distinct KEY: "ids=<event ids> bodies=<distinct bodies>" of KEY's requests.
+distinct() {
+	echo "ids=$(awk -F'\t' -v k="$1" '$1 == k { print $4 }' "$T/st.log" | sort -u | tr '\n' ' ')bodies=$(awk -F'\t' -v k="$1" '$1 == k { print $5 }' "$T/st.log" | sort -u | wc -l)"
+}
+# notices FILE: the number of retry notices in FILE.
+notices() { grep -c "$NOTICE" "$1"; }
+# nfiles DIR PATTERN: files in DIR whose name matches PATTERN (glob).
+nfiles() { find "$1" -maxdepth 1 -type f -name "$2" | wc -l; }
+# within NAME LO HI G: check LO-5 <= G <= HI+60 (scheduling slack).
+within() {
+	if [[ $4 =~ ^[0-9]+$ ]] && [ "$4" -ge $(($2 - 5)) ] && [ "$4" -le $(($3 + 60)) ]; then
+		ok "$1"
+	else
+		fail "$1" "gap [$4] ms not within [$2,$3] (-5/+60)"
+	fi
+}
+# ids_at FIRST N: the ce-id of WORK messages FIRST..FIRST+N-1, space-separated.
+ids_at() {
+	local i out=
+	for i in $(seq "$1" $(($1 + $2 - 1))); do
+		out+="$("$JSGET" "$NATS_URL_T" msg WORK "$i" | sed -n 's/^ce-id: //p') "
+	done
+	echo "${out% }"
+}
+
+# --- 1. publish: answer, what is stored, data sources, duplicates -------
+W=$(count WORK)
+pub p1 --id cli-1 --data hello
+check "publish: exit 0, the relay's 202 answer on stdout" \
+    'rc=0 {"id":"cli-1","duplicate":false}' "rc=$RC $OUT"
+check "publish: the event is in WORK" $((W + 1)) "$(count WORK)"
+last WORK $S
+check "publish: stored with its attributes, data as given" "Nats-Msg-Id: alpha:cli-1
+Treaty-Producer: alpha
+ce-id: cli-1
+ce-source: /cli
+ce-specversion: 1.0
+ce-type: $TY
+subject: $S|hello" "$HDRS|$(cat "$T/payload")"
+
+printf 'line 1 "q" \\ caf\303\251 {"x":1}\n\tline 2\n\n' > "$T/data-file"
+pub p2 --id cli-file --data "@$T/data-file"
+check "publish --data @FILE: exit 0" 'rc=0 {"id":"cli-file","duplicate":false}' "rc=$RC $OUT"
+last WORK $S
+if [ "$(shdr ce-id)" = cli-file ] && cmp -s "$T/data-file" "$T/payload"; then
+	ok "publish --data @FILE: the file's bytes stored exactly"
+else
+	fail "publish --data @FILE: the file's bytes stored exactly" \
+	    "id [$(shdr ce-id)], payload $(od -c "$T/payload" | head -3 | tr '\n' ' ')"
+fi
+
+printf 'x\0y\377\376\200\r\n\0' > "$T/data-bin"
+pub p3 --id cli-stdin --data - < "$T/data-bin"
+check "publish --data -: exit 0" 'rc=0 {"id":"cli-stdin","duplicate":false}' "rc=$RC $OUT"
+last WORK $S
+if [ "$(shdr ce-id)" = cli-stdin ] && cmp -s "$T/data-bin" "$T/payload"; then
+	ok "publish --data -: binary stdin (NUL, 0xff) stored exactly"
+else
+	fail "publish --data -: binary stdin (NUL, 0xff) stored exactly" \
+	    "id [$(shdr ce-id)], payload $(od -c "$T/payload" | head -3 | tr '\n' ' ')"
+fi
+
+pub p4 --id cli-attrs --data '{"n":1}' --content-type application/json \
+    --time 2024-05-01T10:00:00Z --attr region=eu
+last WORK $S
+check "publish --content-type --time --attr: stored as content-type, ce-time, ce-region" \
+    "rc=0 application/json 2024-05-01T10:00:00Z eu alpha:cli-attrs {\"n\":1}" \
+    "rc=$RC $(shdr content-type) $(shdr ce-time) $(shdr ce-region) $(shdr Nats-Msg-Id) $(cat "$T/payload")"
+
+W=$(count WORK)
+pub p5 --id cli-1 --data hello
+check "publish the same --id again: exit 0, duplicate:true" \
+    'rc=0 {"id":"cli-1","duplicate":true}' "rc=$RC $OUT"
+check "publish the same --id again: WORK count unchanged" "$W" "$(count WORK)"
+
+pub p6 --data a; o1=$OUT r1=$RC
+pub p7 --data b; o2=$OUT r2=$RC
+uuid='[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
+check_match "publish without --id: a random UUID id, exit 0" \
+    "^rc=0 \\{\"id\":\"$uuid\",\"duplicate\":false\\}\$" "rc=$r1 $o1"
+if [ "$o1" != "$o2" ] && [ "$r2" = 0 ] && [ "$(count WORK)" = $((W + 2)) ]; then
+	ok "publish without --id: another id each time, both stored"
+else
+	fail "publish without --id: another id each time, both stored" \
+	    "[$o1] [$o2] rc=$r2 WORK $(count WORK), was $W"
+fi
+
+# --- 2. tokens ----------------------------------------------------------
+printf '%s\n' "$TOKEN" > "$T/token"
+NOTOK=1 pub t1 --id tok-file --token-file "$T/token"
+last WORK $S
+check "--token-file (TREATY_TOKEN unset): accepted, stored as its producer" \
+    "rc=0 alpha:tok-file" "rc=$RC $(shdr Nats-Msg-Id)"
+TREATY_TOKEN=$OTHER_TOKEN pub t2 --id tok-env
+last WORK $S
+check "TREATY_TOKEN: accepted, stored as that token's producer (beta)" \
+    "rc=0 beta:tok-env" "rc=$RC $(shdr Nats-Msg-Id)"
+NOTOK=1 pub t3 --id tok-none --url "$SURL/notoken/202"
+check_match "no token: exit non-zero with a message, nothing sent" \
+    '^rc=[1-9][0-9]* sent=0 .*token' "rc=$RC sent=$(reqs notoken) $ERR"
+W=$(count WORK)
+TREATY_TOKEN=wrong-token-0123456789 pub t4 --id tok-wrong
+check_match "wrong token: exit 1, the 401 said" '^rc=1 .*401' "rc=$RC $(echo $ERR)"
+check "wrong token: one attempt (no retry notice, < 1 s), nothing stored" \
+    "notices=0 fast=1 WORK=$W" "notices=$(notices "$T/t4.err") fast=$((MS < 1000)) WORK=$(count WORK)"
+
+# --- 3. refusals and validation ------------------------------------------
+W=$(count WORK)
+pub r1 --id ref-403 --subject evt.acme.other.order.created --type dev.other.order.created.v1
+check_match "subject not allowed: exit 1, the 403 said" '^rc=1 .*403' "rc=$RC $(echo $ERR)"
+check "subject not allowed: at once (no retry notice, < 1 s), nothing stored" \
+    "notices=0 fast=1 WORK=$W" "notices=$(notices "$T/r1.err") fast=$((MS < 1000)) WORK=$(count WORK)"
+
+mkdir -p "$T/ob-bad"
+n=0
+for bad in evt.acme.shop.order evt.acme.shop.order.created.x 'evt.*.shop.order.created' \
+    foo.acme.shop.order.created evt..shop.order.created; do
+	n=$((n + 1))
+	pub r2-$n --id bad-$n --subject "$bad" --url "$SURL/badsubj/202" --outbox "$T/ob-bad"
+	check_match "bad subject [$bad]: exit 1 with a message, nothing sent or kept" \
+	    "^rc=1 sent=0 kept=0 .*$bad" "rc=$RC sent=$(reqs badsubj) kept=$(ls -A "$T/ob-bad" | wc -l) $ERR"
+done
+for flag in --subject --type --source; do
+	args=(--subject $S --type $TY --source /cli)
+	for i in 0 2 4; do [ "${args[i]}" = $flag ] && unset "args[i]" "args[i+1]"; done
+	run u${flag#--} publish --url "$SURL/usage/202" "${args[@]}" --id usage-1
+	check_match "publish without $flag: exit 2 with the usage, nothing sent" \
+	    '^rc=2 sent=0 .*usage: treaty publish' "rc=$RC sent=$(reqs usage) $(echo $ERR)"
+done
+pub u-attempts --url "$SURL/usage/202" --attempts 0
+check_match "--attempts 0: exit 2, nothing sent" '^rc=2 sent=0 ' "rc=$RC sent=$(reqs usage) $ERR"
+pub nodir --id nodir-1 --url "$SURL/nodir/202" --outbox "$T/no-such-dir"
+check "--outbox to a missing directory: exit 1, nothing sent, one message (nothing else on stderr)" \
+    "rc=1 sent=0 treaty: outbox $T/no-such-dir: No such file or directory" \
+    "rc=$RC sent=$(reqs nodir) $ERR"
+
+# --- status classes (scripted server): final ones once, transient retried
+for st in 400 401 403 404 413 422 500; do
+	pub perm-$st --id perm-$st --url "$SURL/perm$st/$st" --retry-base 1 --retry-cap 2
+	check_match "answer $st: exit 1 after one request, the status said, no retry notice" \
+	    "^rc=1 sent=1 notices=0 .*$st" "rc=$RC sent=$(reqs perm$st) notices=$(notices "$T/perm-$st.err") $(echo $ERR)"
+done
+for st in 429 502 503 504; do
+	pub tr-$st --id tr-$st --url "$SURL/tr$st/$st" --attempts 3 --retry-base 1 --retry-cap 2
+	check "answer $st: retried, exit 75 after --attempts 3 (3 requests of one id, 2 notices)" \
+	    "rc=75 sent=3 ids=tr-$st bodies=1 notices=2" \
+	    "rc=$RC sent=$(reqs tr$st) $(distinct tr$st) notices=$(notices "$T/tr-$st.err")"
+done
+pub tr-conn --id tr-conn --url "http://127.0.0.1:$(free_port)" --attempts 3 --retry-base 1 --retry-cap 2
+check_match "connection refused: retried, exit 75 after --attempts 3 (2 notices)" \
+    '^rc=75 notices=2 ' "rc=$RC notices=$(notices "$T/tr-conn.err") $(echo $ERR)"
+pub tr-ok --id tr-ok --url "$SURL/trok/503.429.502.504.202" --retry-base 1 --retry-cap 2
+check "503, 429, 502, 504 then 202: exit 0 with the answer, 5 requests of one event" \
+    'rc=0 {"id":"tr-ok","duplicate":false} sent=5 ids=tr-ok bodies=1' \
+    "rc=$RC $OUT sent=$(reqs trok) $(distinct trok)"
+
+# --- 4. retries with the same id through a NATS outage ----------------------
+W=$(count WORK)
+stop_nats
+wait_until 15 healthz_503 || fail "outage" "the relay's /healthz did not turn 503"
+"$TR" publish --url "$RELAY_URL" --subject $S --type $TY --source /cli --id outage-1 \
+    --data outage --retry-cap 1000 --attempts 30 > "$T/outage.out" 2> "$T/outage.err" &
+P=$!
+PIDS+=($P)
+sleep 2
+if kill -0 $P 2>/dev/null; then ok "outage: publish still retrying after 2 s"
+else fail "outage: publish still retrying after 2 s" "it exited: $(cat "$T/outage.err")"; fi
+restart_nats || fail "outage" "nats-server did not restart"
+wait_until 35 "! kill -0 $P" || kill -KILL $P
+wait $P
+rc=$?
+check "outage: publish exits 0 once NATS is back, with the relay's answer" \
+    'rc=0 {"id":"outage-1","duplicate":false}' "rc=$rc $(cat "$T/outage.out")"
+n503=$(grep "$NOTICE" "$T/outage.err" | grep -c 'result="\?503')
+if [ "$n503" -ge 1 ]; then ok "outage: the 503 answers were retried ($n503 notices)"
+else fail "outage: the 503 answers were retried" "no 503 notice: $(cat "$T/outage.err")"; fi
+check "outage: every 503 retry waited Retry-After 2 s capped at --retry-cap 1000" "" \
+    "$(grep "$NOTICE" "$T/outage.err" | grep 'result="\?503' | grep -v 'delay_ms=1000$')"
+wait_until 10 '[ "$(count WORK)" = $((W + 1)) ]'
+last WORK $S
+check "outage: WORK holds the event exactly once" "$((W + 1)) alpha:outage-1 outage" \
+    "$(count WORK) $(shdr Nats-Msg-Id) $(cat "$T/payload")"
+wait_until 15 healthz_ok || fail "outage" "the relay did not become healthy again"
+
+# --- 5, 6. the outbox through a relay outage, flush --------------------------
+kill -TERM $RELAY_PID
+wait $RELAY_PID
+DOWN=$RELAY_URL
+mkdir -p "$T/ob" "$T/ob2"
+pub o1 --url "$DOWN" --outbox "$T/ob" --attempts 2 --retry-cap 200 --id z-first --data "first"
+f=$(ls "$T/ob")
+check_match "outbox, relay down: exit 75 after 2 attempts (1 notice), the file named" \
+    "^rc=75 notices=1 .*kept in $T/ob/$f" "rc=$RC notices=$(notices "$T/o1.err") $(echo $ERR)"
+check_match "outbox: one file, <20-digit ns time>-<8 hex>.event" '^[0-9]{20}-[0-9a-f]{8}\.event$' "$f"
+body=$(tail -n +2 "$T/ob/$f")
+check "outbox file: line 1 the subject, then the JSON event" "$S|z-first|$TY|/cli|first" \
+    "$(head -1 "$T/ob/$f")|$(printf '%s' "$body" | python3 -c 'import json,sys; e=json.load(sys.stdin); print("%s|%s|%s|%s" % (e["id"], e["type"], e["source"], e.get("data")))' 2>&1)"
+pub o2 --url "$DOWN" --outbox "$T/ob" --attempts 2 --retry-cap 200 --id m-second --data "second"
+r2=$RC
+pub o3 --url "$DOWN" --outbox "$T/ob" --attempts 2 --retry-cap 200 --id a-third --data "third"
+check "outbox: two more publishes exit 75, 3 .event files, no temporary left" "75 75 3 3" \
+    "$r2 $RC $(nfiles "$T/ob" '*.event') $(ls -A "$T/ob" | wc -l)"
+check "outbox: file names sort in the order written" "z-first m-second a-third" \
+    "$(for x in $(ls "$T/ob"); do tail -n +2 "$T/ob/$x" | sed 's/.*"id":"\([^"]*\)".*/\1/'; done | tr '\n' ' ' | sed 's/ $//')"
+
+# ob2: allowed, not allowed for alpha (403 at flush), allowed.
+pub q1 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-cap 200 --id r-1
+pub q2 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-cap 200 --id r-2 \
+    --subject evt.acme.other.order.created --type dev.other.order.created.v1
+pub q3 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-cap 200 --id r-3
+check "outbox: 3 more files in a second outbox" 3 "$(nfiles "$T/ob2" '*.event')"
+
+start_relay || { fail start "the relay did not start again"; finish; }
+W=$(count WORK)
+run f1 flush --outbox "$T/ob" --url "$RELAY_URL"
+check "flush: exit 0, no .event left" "rc=0 left=0" "rc=$RC left=$(ls -A "$T/ob" | wc -l)"
+check "flush: the 3 events stored" $((W + 3)) "$(count WORK)"
+check "flush: stored oldest first (stream order = write order)" \
+    "z-first m-second a-third" "$(ids_at $((W + 1)) 3)"
+last WORK $S
+check "flush: the last one stored as published" "alpha:a-third third" "$(shdr Nats-Msg-Id) $(cat "$T/payload")"
+
+W=$(count WORK)
+run f2 flush --outbox "$T/ob2" --url "$RELAY_URL"
+rej=$(find "$T/ob2" -maxdepth 1 -name '*.rejected')
+check_match "flush with a refused file: exit 1, the 403 said" '^rc=1 .*403' "rc=$RC $(echo $ERR)"
+check "flush: the refused file renamed *.rejected, no .event left" \
+    "rejected=1 event=0 evt.acme.other.order.created" \
+    "rejected=$(nfiles "$T/ob2" '*.rejected') event=$(nfiles "$T/ob2" '*.event') $(head -1 "$rej" 2>/dev/null)"
+check_match "flush: the .rejected file is the .event file renamed" \
+    '^[0-9]{20}-[0-9a-f]{8}\.event\.rejected$' "$(basename "$rej")"
+check "flush: the other two files still sent, in order" "$((W + 2)) r-1 r-3" \
+    "$(count WORK) $(ids_at $((W + 1)) 2)"
+run f3 flush --outbox "$T/ob2" --url "$RELAY_URL"
+check "flush again: exit 0, the .rejected file not sent again" \
+    "rc=0 WORK=$((W + 2)) rejected=1" "rc=$RC WORK=$(count WORK) rejected=$(nfiles "$T/ob2" '*.rejected')"
+
+# A file still failing: flush stops with 75 and keeps it and the rest.
+mkdir -p "$T/ob3"
+for i in 1 2 3; do
+	pub w$i --url "$SURL/obw/503" --outbox "$T/ob3" --attempts 1 --id w-$i
+done
+check "--attempts 1: no retry, exit 75, file kept (3 files)" "75 0 3" \
+    "$RC $(notices "$T/w3.err") $(nfiles "$T/ob3" '*.event')"
+keep=$(ls "$T/ob3" | tail -2 | tr '\n' ' ')
+run f4 flush --outbox "$T/ob3" --url "$SURL/obf/202.503" --attempts 2 --retry-base 1 --retry-cap 2
+check "flush, 2nd file still failing: exit 75, the 1st sent, 2nd and 3rd kept, 3rd not tried" \
+    "rc=75 sent=3 kept=$keep" "rc=$RC sent=$(reqs obf) kept=$(ls "$T/ob3" | tr '\n' ' ')"
+check "flush sent w-1, then w-2 twice" "w-1 w-2 w-2" \
+    "$(awk -F'\t' '$1 == "obf" { print $4 }' "$T/st.log" | tr '\n' ' ' | sed 's/ $//')"
+
+# --- 7. backoff windows (always 503, no Retry-After) --------------------------
+pub bo --id bo-1 --url "$SURL/bo/503" --attempts 6
+check "backoff: exit 75 after 6 requests of one event" "rc=75 sent=6 ids=bo-1 bodies=1" \
+    "rc=$RC sent=$(reqs bo) $(distinct bo)"
+mapfile -t G < <(gaps bo)
+n=0
+for w in 125:250 250:500 500:1000 1000:2000 2000:4000; do
+	within "backoff: gap $((n + 1)) within [${w%:*},${w#*:}] ms" "${w%:*}" "${w#*:}" "${G[n]-none}"
+	n=$((n + 1))
+done
+check "backoff: one notice per retried failure, attempt=1..5, result 503" "1 2 3 4 5" \
+    "$(grep "$NOTICE" "$T/bo.err" | grep 'result="\?503' | sed -n 's/.* attempt=\([0-9]*\) .*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
+mapfile -t D < <(sed -n 's/.*delay_ms=\([0-9]*\).*/\1/p' "$T/bo.err")
+bad=
+for i in 0 1 2 3 4; do
+	lo=$((125 << i)) hi=$((250 << i))
+	d=${D[i]-x} g=${G[i]-x}
+	if ! [[ $d =~ ^[0-9]+$ && $g =~ ^[0-9]+$ ]] || [ "$d" -lt $lo ] || [ "$d" -gt $hi ] ||
+	    [ "$g" -lt $((d - 5)) ]; then
+		bad+=" notice $((i + 1)): delay_ms=$d gap=$g window [$lo,$hi];"
+	fi
+done
+check "backoff: each notice's delay_ms in its window, and waited (gap >= delay)" "" "$bad"
+check_match "backoff: after the last attempt, the reason" 'still failing after 6 attempts: 503' "$ERR"
+
+pub cap --id cap-1 --url "$SURL/cap/503" --attempts 6 --retry-cap 400
+mapfile -t G < <(gaps cap)
+check "cap: exit 75 after 6 requests" "rc=75 sent=6" "rc=$RC sent=$(reqs cap)"
+within "cap: gap 1 within [125,250] ms" 125 250 "${G[0]-none}"
+for i in 1 2 3 4; do
+	within "cap --retry-cap 400: gap $((i + 1)) within [200,400] ms" 200 400 "${G[i]-none}"
+done
+
+# --- 9. Retry-After -----------------------------------------------------------
+pub ra --id ra-1 --url "$SURL/ra/503ra1.202"
+g=$(gaps ra)
+check "Retry-After: 1: exit 0 with the answer, 2 requests" \
+    'rc=0 {"id":"ra-1","duplicate":false} sent=2' "rc=$RC $OUT sent=$(reqs ra)"
+within "Retry-After: 1: the retry waited 1 s" 1000 1000 "${g:-none}"
+check_match "Retry-After: 1: notice with delay_ms=1000" 'delay_ms=1000$' "$ERR"
+pub racap --id racap-1 --url "$SURL/racap/503ra5.202" --retry-cap 300
+g=$(gaps racap)
+check "Retry-After: 5 with --retry-cap 300: exit 0" "rc=0 sent=2" "rc=$RC sent=$(reqs racap)"
+within "Retry-After: 5 with --retry-cap 300: waited the cap" 300 300 "${g:-none}"
+
+# --- 8. SIGTERM / SIGINT during a long backoff or a request ------------------
+# sigtest NAME SIGNAL SCRIPT WAITFOR [ARGS...]: start a publish to the
+# scripted server, wait until WAITFOR (an expression), send SIGNAL; sets
+# RC and MS (from the signal to the exit).
+sigtest() {
+	local name=$1 sig=$2 script=$3 cond=$4 p t0 n
+	shift 4
+	"$TR" publish --url "$SURL/$name/$script" --subject $S --type $TY --source /cli \
+	    --id "$name" "$@" > "$T/$name.out" 2> "$T/$name.err" &
+	p=$!
+	PIDS+=($p)
+	if ! wait_until 10 "$cond"; then
+		fail "$name" "did not reach the state to interrupt: $(cat "$T/$name.err")"
+	fi
+	t0=$(now_ms)
+	kill -$sig $p
+	for n in $(seq 1 150); do
+		kill -0 $p 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -0 $p 2>/dev/null && kill -KILL $p
+	wait $p
+	RC=$?
+	MS=$(($(now_ms) - t0))
+}
+for sig in TERM INT; do
+	sigtest sig$sig $sig 503 "grep -q '$NOTICE' '$T/sig$sig.err'" \
+	    --retry-base 40000 --retry-cap 40000 --attempts 5
+	check "SIG$sig during a 20-40 s backoff: exit 75 within 1 s, no further request" \
+	    "rc=75 fast=1 sent=1" "rc=$RC fast=$((MS < 1000)) sent=$(reqs sig$sig)"
+done
+mkdir -p "$T/obsig"
+sigtest sighang TERM hang '[ "$(reqs sighang)" = 1 ]' --outbox "$T/obsig"
+check "SIGTERM during an unanswered request: exit 75 within 1 s, outbox file kept" \
+    "rc=75 fast=1 kept=1" "rc=$RC fast=$((MS < 1000)) kept=$(nfiles "$T/obsig" '*.event')"
+
+# --- sanitizer reports from the client (SANITIZE=1 builds) -------------------
+san=$(grep -lE 'AddressSanitizer|LeakSanitizer|runtime error:' "$T"/*.err 2>/dev/null | xargs -r -n1 basename | tr '\n' ' ')
+check "no sanitizer report from treaty" "" "$san"
+[ -z "$san" ] || grep -hE -A12 'AddressSanitizer|LeakSanitizer|runtime error:' "$T"/*.err | head -40 >&2
+finish
