@@ -49,6 +49,7 @@ TOOL_BIN = $(TOOL_SRC:test/tools/%.c=$(O)/test/%)
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/fz-%.c=$(O)/test/t-fuzz-%)
 
 all: $(O)/treaty-relay $(O)/libtreaty.a $(O)/libtreaty.so $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_BIN) \
+	$(O)/test/fault.so \
 	$(O)/bench/sink $(O)/bench/load $(O)/bench/pull $(if $(CLI_SRC),$(O)/treaty)
 
 $(O)/obj/%.o: %.c
@@ -112,6 +113,12 @@ $(O)/test/%: $(O)/obj/test/tools/%.o $(RELAY_LIBOBJ) $(O)/libcommon.a \
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(RELAY_LIBOBJ) $(O)/libcommon.a \
 	    $(O)/libtreaty.a $(LIBS)
+
+# LD_PRELOAD fault injection for live tests (no sanitizer: it is loaded
+# into processes before their own runtime).
+$(O)/test/fault.so: test/fault/fault.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -shared -o $@ $< -ldl
 
 $(O)/bench/%: $(O)/obj/bench/%.o
 	@mkdir -p $(@D)

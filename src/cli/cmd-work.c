@@ -131,8 +131,10 @@ work_fatal(const char *what, const struct client_result *r)
 static void
 work_maybe_done(void)
 {
+	/* Hooks still running are waited for, so their failure is noted. */
 	if ((client_stopping() || (wk.once && wk.polled)) && wk.njobs == 0 &&
-	    wk.poll == NULL && !retry_pending(&wk.poll_retry)) {
+	    wk.poll == NULL && !retry_pending(&wk.poll_retry) &&
+	    spawn_running() == 0) {
 		log_info("worker stopped", "inbox=%s recorded=%lld "
 		    "duplicates=%lld acknowledged=%lld unverified=%lld",
 		    log_q(wk.inbox), wk.recorded, wk.duplicates, wk.acked,
@@ -281,6 +283,7 @@ on_receive_cb(void *arg, int status)
 		log_warnx("--on-receive command failed (ignored)", "status=%d",
 		    WIFEXITED(status) ? WEXITSTATUS(status) :
 		    128 + WTERMSIG(status));
+	work_maybe_done();
 }
 
 /* Persist every new job in the inbox file, then acknowledge them. */

@@ -39,9 +39,10 @@ cleanup() {
 		done
 		kill -KILL "$p" 2>/dev/null
 	done
-	# A sanitizer report in any relay log (SANITIZE=1 builds) fails the test.
+	# A sanitizer report in any relay log or client stderr file (*.err)
+	# of a SANITIZE=1 build fails the test.
 	local f
-	for f in "$T"/relay.*.log "$T"/*/relay*.log; do
+	for f in "$T"/relay.*.log "$T"/*/relay*.log "$T"/*.err; do
 		[ -f "$f" ] || continue
 		if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$f"; then
 			echo "FAIL - $SUITE: sanitizer report in $(basename "$f")"

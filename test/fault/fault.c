@@ -1,0 +1,71 @@
+/*
+ * fault.c: fault injection for live tests, as an LD_PRELOAD library, so
+ * the binaries under test carry no test hooks.  Only files whose path
+ * ends with $FAULT_SUFFIX are affected:
+ *   FAULT_WRITE_ENOSPC=1      write(2) to such a file fails with ENOSPC
+ *   FAULT_KILL_AFTER_FSYNC=1  the process is killed (SIGKILL) right after
+ *                             a successful fsync(2) of such a file: the
+ *                             state of a crash between a durable write
+ *                             and whatever the program does next
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+ssize_t	write(int, const void *, size_t);
+int	fsync(int);
+
+/* Whether fd is a file the test aims at. */
+static int
+targeted(int fd)
+{
+	const char	*suffix = getenv("FAULT_SUFFIX");
+	char		 link[64], path[4096];
+	ssize_t		 n;
+	size_t		 k;
+
+	if (suffix == NULL || *suffix == '\0')
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, path, sizeof(path) - 1)) <= 0)
+		return 0;
+	path[n] = '\0';
+	k = strlen(suffix);
+	return (size_t)n >= k && strcmp(path + n - k, suffix) == 0;
+}
+
+/* write(2), failing for the target when asked. */
+ssize_t
+write(int fd, const void *buf, size_t len)
+{
+	static ssize_t	(*real)(int, const void *, size_t);
+
+	if (real == NULL)
+		real = (ssize_t (*)(int, const void *, size_t))
+		    dlsym(RTLD_NEXT, "write");
+	if (getenv("FAULT_WRITE_ENOSPC") != NULL && targeted(fd)) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return real(fd, buf, len);
+}
+
+/* fsync(2), then a crash for the target when asked. */
+int
+fsync(int fd)
+{
+	static int	(*real)(int);
+	int		 rc;
+
+	if (real == NULL)
+		real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+	rc = real(fd);
+	if (rc == 0 && getenv("FAULT_KILL_AFTER_FSYNC") != NULL &&
+	    targeted(fd))
+		raise(SIGKILL);
+	return rc;
+}

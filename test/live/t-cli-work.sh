@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# treaty work (SPEC 7): lease polling, signature check before dedup, the
+# inbox file appended and fsynced before the acknowledgement, restart after
+# a crash between the two, failed writes, the dedup cache failing closed,
+# --exec and --on-receive.  Real relay, nats-server and binaries; crashes
+# and full disks come from an LD_PRELOAD fault library, not from hooks in
+# the client.
+. "$(dirname "$0")/lib.sh"
+TREATY=$ROOT/$O/treaty
+FAULT=$ROOT/build/test/fault.so
+# Each inbox has its own token: tok INBOX.
+tok() { printf '%s-token-0123456789' "$1"; }
+sha() { tok "$1" | sha256sum | cut -c1-64; }
+S=work-secret-0123456789
+export TREATY_RELAY_SUBSCRIBERS='[
+ {"name":"work","tokenSha256":"'$(sha work)'","secret":"'$S'","filter":"evt.*.shop.order.>"},
+ {"name":"jobs","tokenSha256":"'$(sha jobs)'","secret":"'$S'","filter":"evt.*.shop.job.>"},
+ {"name":"many","tokenSha256":"'$(sha many)'","secret":"'$S'","filter":"evt.*.shop.bulk.>"}]'
+export TREATY_RELAY_LEASE_SECONDS=2
+start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
+printf '%s\n' "$S" > "$T/secret"
+printf 'another-secret-000000\n' > "$T/badsecret"
+printf '%s\n' "$TOKEN" > "$T/ptoken"
+for i in work jobs many; do tok $i > "$T/itoken-$i"; done
+export TREATY_URL=$RELAY_URL
+
+# pub ENTITY ID [publish args...]: publish one event with the client.
+pub() {
+	local ent=$1 id=$2
+	shift 2
+	"$TREATY" publish --token-file "$T/ptoken" --subject "evt.acme.shop.$ent.created" \
+	    --type "dev.shop.$ent.created.v1" --source /t-cli-work --id "$id" "$@" >/dev/null
+}
+# work INBOX [args...]: one pass of the worker (--once) with the inbox token.
+work() {
+	local inbox=$1
+	shift
+	"$TREATY" work --token-file "$T/itoken-$inbox" --secret-file "$T/secret" --once --wait 300 "$@" "$inbox"
+}
+# lines FILE: records in an inbox file.
+lines() { [ -f "$1" ] && wc -l < "$1" | tr -d ' ' || echo 0; }
+# pending INBOX: ids a lease GET hands out now (takes leases; 2 s each).
+pending() {
+	curl -s -H "Authorization: Bearer $(tok "$1")" "$RELAY_URL/v1/inbox/$1?lease=true&max=100" |
+	    python3 -c 'import json,sys; print(" ".join(sorted(e["id"] for e in json.load(sys.stdin)["envelopes"])))'
+}
+# field FILE N KEY...: a field of the N-th record (0-based) of an inbox file.
+field() { python3 - "$@" <<'PY'
+import json, sys
+v = json.loads(open(sys.argv[1]).read().splitlines()[int(sys.argv[2])])
+for k in sys.argv[3:]:
+    v = v[k]
+print(v)
+PY
+}
+
+# 1. End to end: published, received, recorded with envelopeId, acknowledged.
+printf '\x00\x01\xfe\xff binary' > "$T/bin"
+pub order o-json --data '{"n": 1, "s": "x"}' --content-type application/json
+pub order o-compact --data '{"n":2}' --content-type application/json
+pub order o-text --data 'plain text' --content-type text/plain
+pub order o-bin --data @"$T/bin" --content-type application/octet-stream
+pub order o-none --data 'no type at all'
+F=$T/inbox.jsonl
+work work --inbox "$F" 2> "$T/w1.err"
+check "work --once exits 0" 0 $?
+check "five records" 5 "$(lines "$F")"
+check "records carry envelopeId, in order" "o-json o-compact o-text o-bin o-none" \
+    "$(for i in 0 1 2 3 4; do field "$F" $i envelopeId; done | tr '\n' ' ' | sed 's/ $//')"
+check "and the inbox name" work "$(field "$F" 0 inbox)"
+# Every record's data is the published bytes exactly.
+same=$(python3 - "$F" "$T/bin" <<'PY'
+import base64, json, sys
+want = {"o-json": b'{"n": 1, "s": "x"}', "o-compact": b'{"n":2}', "o-text": b"plain text",
+        "o-bin": open(sys.argv[2], "rb").read(), "o-none": b"no type at all"}
+ok = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line); e = r["event"]
+    if "data_base64" in e: d = base64.b64decode(e["data_base64"])
+    elif isinstance(e.get("data"), str): d = e["data"].encode()
+    else: d = json.dumps(e["data"], separators=(",", ":")).encode()
+    ok += d == want[r["envelopeId"]]
+print(ok)
+PY
+)
+check "every record's data is byte for byte what was published" 5 "$same"
+check "each acknowledged: nothing comes back after the lease" "" "$(sleep 2.5; pending work)"
+check "a second pass records nothing" "0 5" "$(work work --inbox "$F" 2>/dev/null; echo $? "$(lines "$F")")"
+
+# 2. Signatures are checked before anything else: a worker with the wrong
+# secret records nothing and acknowledges nothing.
+pub order o-forged --data 'x'
+"$TREATY" work --token-file "$T/itoken-work" --secret-file "$T/badsecret" --once --wait 300 \
+    --inbox "$T/forged.jsonl" work 2> "$T/w2.err"
+check "wrong secret: nothing recorded" 0 "$(lines "$T/forged.jsonl")"
+check_match "and it says why, without the body" 'envelope not verified.*id=o-forged reason="signature does not match"' "$(cat "$T/w2.err")"
+check "the event was not acknowledged: it comes back" o-forged "$(sleep 2.5; pending work)"
+sleep 2.5	# that lease ends; a worker with the right secret takes it
+work work --inbox "$T/drain.jsonl" 2>/dev/null
+check "the right secret records it" o-forged "$(field "$T/drain.jsonl" 0 envelopeId)"
+
+# 3. kill -9 between the append (fsynced) and the acknowledgement.
+pub order o-crash --data 'crash me'
+FAULT_SUFFIX=crash.jsonl FAULT_KILL_AFTER_FSYNC=1 ASAN_OPTIONS=verify_asan_link_order=0 \
+    LD_PRELOAD=$FAULT work work --inbox "$T/crash.jsonl" 2>/dev/null
+check "killed right after the fsync (signal 9)" 137 $?
+check "the record is on disk" "1 o-crash" "$(lines "$T/crash.jsonl") $(field "$T/crash.jsonl" 0 envelopeId)"
+sleep 2.5	# the lease ends; the relay hands the event out again
+work work --inbox "$T/crash.jsonl" 2> "$T/w3.err"
+check "restarted worker: exit 0" 0 $?
+check "no second append" 1 "$(lines "$T/crash.jsonl")"
+check_match "the redelivery was acknowledged as already completed" 'already completed; acknowledging again.*id=o-crash count=2' "$(cat "$T/w3.err")"
+check "and is gone from the inbox" "" "$(sleep 2.5; pending work)"
+
+# 4. Old lines without envelopeId and a torn last line are read.
+{
+	echo '{"receivedAt":"2026-01-01T00:00:00Z","event":{"specversion":"1.0","id":"legacy-1","source":"/old","type":"dev.shop.order.created.v1"}}'
+	printf '{"envelopeId":"o-torn","inbox":"work","event":{"specv'
+} > "$T/old.jsonl"
+pub order o-torn --data 'after a torn line'
+work work --inbox "$T/old.jsonl" 2> "$T/w4.err"
+check "old file: exit 0" 0 $?
+check "the old line is kept, the torn one cut, the new one appended" "2 legacy-1 o-torn" \
+    "$(lines "$T/old.jsonl") $(field "$T/old.jsonl" 0 event id) $(field "$T/old.jsonl" 1 envelopeId)"
+check "every line is JSON" ok "$(python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]; print("ok")' "$T/old.jsonl" 2>&1)"
+
+# 5. A failed write leaves the event unacknowledged and nothing half-written.
+pub order o-full --data 'disk full'
+FAULT_SUFFIX=full.jsonl FAULT_WRITE_ENOSPC=1 ASAN_OPTIONS=verify_asan_link_order=0 \
+    LD_PRELOAD=$FAULT timeout 10 "$TREATY" work --token-file "$T/itoken-work" --secret-file "$T/secret" \
+    --wait 300 --inbox "$T/full.jsonl" work 2> "$T/w5.err" &
+wpid=$!
+PIDS+=($wpid)
+wait_until 5 'grep -q "cannot write the inbox file" "$T/w5.err"'
+check_match "the failure is reported" 'cannot write the inbox file; events left unacknowledged.*err=' "$(cat "$T/w5.err")"
+check_match "and the next poll backs off" 'attempt failed; retrying" request=poll' "$(cat "$T/w5.err")"
+kill -TERM $wpid; wait $wpid
+check "stopped by SIGTERM: exit 0" 0 $?
+check "nothing written" 0 "$(stat -c %s "$T/full.jsonl")"
+sleep 2.2
+work work --inbox "$T/full2.jsonl" 2>/dev/null
+check "the event came back and is recorded by a healthy worker" "o-full 2" \
+    "$(field "$T/full2.jsonl" 0 envelopeId) $(field "$T/full2.jsonl" 0 deliveryCount)"
+
+# 6. The dedup cache fails closed when full, and resumes as entries age out.
+for i in 1 2 3 4 5; do pub bulk "b-$i" --data "$i"; done
+"$TREATY" work --token-file "$T/itoken-many" --secret-file "$T/secret" --wait 300 \
+    --dedup-max 3 --dedup-ttl 4 --inbox "$T/bulk.jsonl" many 2> "$T/w6.err" &
+wpid=$!
+PIDS+=($wpid)
+wait_until 5 'grep -q "dedup cache full" "$T/w6.err"'
+check_match "full cache: says so" 'dedup cache full; taking no new work until entries age out" inbox=many entries=3' "$(cat "$T/w6.err")"
+sleep 1
+check "only three taken while full" 3 "$(lines "$T/bulk.jsonl")"
+wait_until 10 '[ "$(lines "$T/bulk.jsonl")" = 5 ]'
+check "after the entries age out: the other two" 5 "$(lines "$T/bulk.jsonl")"
+check_match "and it says it resumed" 'dedup cache has room again' "$(cat "$T/w6.err")"
+kill -TERM $wpid; wait $wpid
+check "SIGTERM: exit 0" 0 $?
+
+# 7. --exec: acknowledged only after the command exits 0.
+pub job j-ok --data 'job data' --content-type text/plain --attr subject=order-7
+"$TREATY" work --token-file "$T/itoken-jobs" --secret-file "$T/secret" --once --wait 300 \
+    --exec 'printf "%s %s %s %s|" "$CE_ID" "$CE_SOURCE" "$CE_SUBJECT" "$TREATY_DELIVERY_COUNT" >> '"$T"'/exec.out; cat >> '"$T"'/exec.out; echo >> '"$T"'/exec.out' \
+    jobs 2>/dev/null
+check "--exec: exit 0" 0 $?
+check "the command saw the attributes and the data" "j-ok /t-cli-work order-7 1|job data" "$(cat "$T/exec.out")"
+check "and the event was acknowledged" "" "$(sleep 2.5; pending jobs)"
+pub job j-fail --data 'fails'
+"$TREATY" work --token-file "$T/itoken-jobs" --secret-file "$T/secret" --once --wait 300 \
+    --exec 'exit 3' jobs 2> "$T/w7.err"
+check_match "a failing command is reported" 'command failed; event left unacknowledged" inbox=jobs id=j-fail status=3' "$(cat "$T/w7.err")"
+check "and its event comes back" j-fail "$(sleep 2.5; pending jobs)"
+check "the token is not passed to the command" "" \
+    "$(sleep 2.5; TREATY_TOKEN=$(tok jobs) "$TREATY" work --secret-file "$T/secret" --once --wait 300 --exec 'printf %s "$TREATY_TOKEN"' jobs 2>/dev/null)"
+
+# 8. --on-receive runs after the record is written; its failure changes nothing.
+pub order o-hook --data 'hook'
+work work --inbox "$T/hook.jsonl" --on-receive 'grep -c o-hook '"$T"'/hook.jsonl > '"$T"'/hook.out; exit 1' 2> "$T/w8.err"
+wait_until 5 '[ -s "$T/hook.out" ]'
+check "the hook ran after the record was on disk" 1 "$(cat "$T/hook.out" 2>/dev/null)"
+check_match "its failure is only noted" 'on-receive command failed \(ignored\)' "$(cat "$T/w8.err")"
+check "and the event was acknowledged anyway" "" "$(sleep 2.5; pending work)"
+
+# 9. Permanent refusals stop the worker at once.
+printf 'nobody-0123456789\n' > "$T/nobody"
+"$TREATY" work --token-file "$T/nobody" --secret-file "$T/secret" --once --inbox "$T/x.jsonl" work 2> "$T/w9.err"
+check "unknown token: exit 1" 1 $?
+check_match "with the relay's answer" '401' "$(cat "$T/w9.err")"
+"$TREATY" work --secret-file "$T/secret" --inbox "$T/x.jsonl" --exec true work 2>/dev/null
+check "--inbox and --exec together: usage" 2 $?
+finish
