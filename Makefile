@@ -44,6 +44,7 @@ LIB_PIC	 = $(LIB_SRC:%.c=$(O)/pic/%.o)
 COMMON_OBJ = $(COMMON_SRC:%.c=$(O)/obj/%.o)
 RELAY_OBJ = $(RELAY_SRC:%.c=$(O)/obj/%.o)
 RELAY_LIBOBJ = $(filter-out $(O)/obj/src/relay/main.o,$(RELAY_OBJ))
+CLI_LIBOBJ = $(filter-out $(O)/obj/src/cli/main.o,$(CLI_SRC:%.c=$(O)/obj/%.o))
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(O)/test/%)
 TOOL_BIN = $(TOOL_SRC:test/tools/%.c=$(O)/test/%)
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/fz-%.c=$(O)/test/t-fuzz-%)
@@ -81,12 +82,18 @@ $(O)/treaty: $(CLI_SRC:%.c=$(O)/obj/%.o) $(O)/libcommon.a $(O)/libtreaty.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(O)/obj/%.o) $(O)/libcommon.a \
 	    $(O)/libtreaty.a $(LIBS)
 
-# Unit tests link the relay's modules (all but main.c) and libtreaty.
+# The client's modules (all but main.c), for the unit tests.
+$(O)/libcli.a: $(CLI_LIBOBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# Unit tests link the relay's modules (all but main.c), the client's and
+# libtreaty.
 $(O)/test/t-%: $(O)/obj/test/unit/t-%.o $(O)/obj/test/unit/harness.o \
-	    $(RELAY_LIBOBJ) $(O)/libcommon.a $(O)/libtreaty.a
+	    $(RELAY_LIBOBJ) $(O)/libcli.a $(O)/libcommon.a $(O)/libtreaty.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(O)/obj/test/unit/harness.o $(RELAY_LIBOBJ) \
-	    $(O)/libcommon.a $(O)/libtreaty.a $(LIBS)
+	    $(O)/libcli.a $(O)/libcommon.a $(O)/libtreaty.a $(LIBS)
 
 # Fuzz targets: replayed over their corpus by test/fuzz/replay.c in make check.
 $(O)/test/t-fuzz-%: $(O)/obj/test/fuzz/fz-%.o $(O)/obj/test/fuzz/replay.o \
