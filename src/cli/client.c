@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include <event2/event.h>
 #include <openssl/rand.h>
@@ -33,6 +34,12 @@
 #define PIN_CACHE_MS		60000
 #define MAX_RESPONSE		(64 * 1024 * 1024)
 #define DEFAULT_URL		"http://127.0.0.1:8080"
+/*
+ * Requests under way at once; more wait in a queue.  As many connections
+ * stay open for reuse, so a worker acknowledging a batch of 100 does not
+ * open (and leave in TIME_WAIT) 100 connections each time.
+ */
+#define MAX_INFLIGHT		16
 
 struct client_req {
 	enum outbound_method	 method;
@@ -52,7 +59,10 @@ struct client_req {
 	struct event		 fail;		/* reports an early failure */
 	struct client_result	 early;
 	char			 why[96];
+	int			 queued;	/* waiting for a free slot */
+	TAILQ_ENTRY(client_req)	 entry;
 };
+TAILQ_HEAD(client_req_list, client_req);
 
 static struct {
 	struct event_base	*base;
@@ -69,6 +79,8 @@ static struct {
 	void			*on_stop_arg;
 	int			 stopping;
 	int			 status;
+	int			 inflight;
+	struct client_req_list	 queue;
 } cl = { .retry_base = 250, .retry_cap = 30000 };
 
 /* One of the shared options. */
@@ -150,7 +162,8 @@ client_init(void)
 	if ((cl.token = read_token(cl.token_file)) == NULL)
 		return -1;
 	cl.auth = xjoin("Bearer", " ", cl.token);
-	if ((cl.target = outbound_target_new(url, 4)) == NULL) {
+	TAILQ_INIT(&cl.queue);
+	if ((cl.target = outbound_target_new(url, MAX_INFLIGHT)) == NULL) {
 		cli_err("%s: not an http or https URL", url);
 		return -1;
 	}
@@ -238,10 +251,22 @@ client_stopping(void)
 	return cl.stopping;
 }
 
-/* Free a request. */
+static void	creq_start(struct client_req *);
+
+/* Free a request; start a queued one in its slot. */
 static void
 creq_free(struct client_req *r)
 {
+	struct client_req	*next;
+
+	if (r->queued)
+		TAILQ_REMOVE(&cl.queue, r, entry);
+	else if (--cl.inflight < MAX_INFLIGHT &&
+	    (next = TAILQ_FIRST(&cl.queue)) != NULL) {
+		TAILQ_REMOVE(&cl.queue, next, entry);
+		next->queued = 0;
+		creq_start(next);
+	}
 	event_del(&r->fail);
 	while (r->nhcopy > 0)
 		free(r->hcopy[--r->nhcopy]);
@@ -362,9 +387,21 @@ client_request(enum outbound_method m, const char *path,
 	r->cb = cb;
 	r->arg = arg;
 	evtimer_assign(&r->fail, cl.base, client_fail_cb, r);
+	if (cl.inflight >= MAX_INFLIGHT) {
+		r->queued = 1;
+		TAILQ_INSERT_TAIL(&cl.queue, r, entry);
+	} else
+		creq_start(r);
+	return r;
+}
+
+/* Take a slot: resolve (usually from the pin cache), then send. */
+static void
+creq_start(struct client_req *r)
+{
+	cl.inflight++;
 	r->rr = resolve_host(outbound_target_host(cl.target),
 	    outbound_target_port(cl.target), 1, client_resolved_cb, r);
-	return r;
 }
 
 /* Abandon a request. */
