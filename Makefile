@@ -6,6 +6,7 @@
 #   make bench      benchmark (wrk), see docs/BENCHMARKS.md
 #   make bench-deliver  end-to-end delivery benchmark (bench/deliver.sh)
 #   make bench-pull     inbox workers fetching and acknowledging (bench/pull.sh)
+#   make bench-work     treaty work --inbox end to end, and verify cost (bench/work.sh)
 #   make fuzz       libFuzzer run of test/fuzz/fz-*.c (needs clang)
 #   make install    binary, header, library, man page, unit (PREFIX, DESTDIR)
 #   make SANITIZE=1 ...  the same with AddressSanitizer and UBSan
@@ -51,7 +52,7 @@ FUZZ_BIN = $(FUZZ_SRC:test/fuzz/fz-%.c=$(O)/test/t-fuzz-%)
 
 all: $(O)/treaty-relay $(O)/libtreaty.a $(O)/libtreaty.so $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_BIN) \
 	$(O)/test/fault.so \
-	$(O)/bench/sink $(O)/bench/load $(O)/bench/pull $(if $(CLI_SRC),$(O)/treaty)
+	$(O)/bench/sink $(O)/bench/load $(O)/bench/pull $(O)/bench/verify $(O)/treaty
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -131,6 +132,10 @@ $(O)/bench/%: $(O)/obj/bench/%.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBS)
 
+$(O)/bench/verify: $(O)/obj/bench/verify.o $(O)/libtreaty.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(O)/libtreaty.a $(LIBS)
+
 check: all
 	@O=$(O) test/run-unit.sh
 
@@ -153,6 +158,9 @@ bench-deliver: all
 bench-pull: all
 	@O=$(O) bench/pull.sh
 
+bench-work: all
+	@O=$(O) bench/work.sh
+
 PREFIX	?= /usr/local
 install: all
 	install -D -m 0755 $(O)/treaty-relay $(DESTDIR)$(PREFIX)/bin/treaty-relay
@@ -173,7 +181,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all check test deps run bench bench-deliver bench-pull fuzz install lint-man clean
+.PHONY: all check test deps run bench bench-deliver bench-pull bench-work fuzz install lint-man clean
 # Keep test and bench objects: they are not intermediates to throw away.
 .SECONDARY:
 

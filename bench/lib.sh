@@ -17,6 +17,7 @@ bench_init() {
 	done
 	command -v nats-server >/dev/null || { echo "bench: nats-server is not installed"; exit 1; }
 	cp "$O/treaty-relay" "$T/treaty-relay"
+	[ -x "$O/treaty" ] && cp "$O/treaty" "$T/treaty"
 }
 
 # Only the processes started here, by pid; then the temporary folder.
