@@ -148,6 +148,16 @@ the receipt to acknowledge it, see treaty-relay(8), PULL INBOXES):
 curl -s -H 'Authorization: Bearer demo-inbox-token-change-me' \\
   '$URL/v1/inbox/demo?lease=true&wait=5000'; echo
 
+Or the same with the treaty client (man/treaty.1): publish, then work
+through the inbox into a local file (verified, fsynced, acknowledged):
+
+TREATY_URL=$URL TREATY_TOKEN=demo-token-change-me $PWD/$O/treaty publish \\
+  --subject evt.local.demo.order.created --type dev.demo.order.created.v1 \\
+  --source /local/demo --content-type application/json --data '{"order":2}'
+printf 'demo-secret-change-me-0123\\n' > /tmp/demo.secret
+TREATY_URL=$URL TREATY_TOKEN=demo-inbox-token-change-me $PWD/$O/treaty work \\
+  --secret-file /tmp/demo.secret --inbox /tmp/demo.jsonl --once --wait 5000 demo
+
 Health: curl -s $URL/healthz    Metrics: curl -s $URL/metrics
 Press Ctrl-C to stop the relay${NATS_PID:+ and nats-server}.
 

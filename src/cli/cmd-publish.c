@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,6 +94,11 @@ outbox_write(const char *dir, const struct send *s)
 	size_t		 off = 0, slen = strlen(s->subject);
 	int		 fd;
 
+	/* A missing outbox is made (private: events may be). */
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
+		cli_err("outbox %s: %s", dir, strerror(errno));
+		return NULL;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (RAND_bytes((unsigned char *)&rnd, sizeof(rnd)) != 1)
 		rnd = (uint32_t)ts.tv_nsec;
