@@ -67,10 +67,13 @@ long long num_arg(const char *s);
 	{ "ca-file", required_argument, NULL, 1002 },			\
 	{ "retry-base", required_argument, NULL, 1003 },		\
 	{ "retry-cap", required_argument, NULL, 1004 },			\
+	{ "deadline", required_argument, NULL, 1005 },			\
+	{ "idle-timeout", required_argument, NULL, 1006 },		\
 	{ "verbose", no_argument, NULL, 'v' }
 #define CLIENT_USAGE							\
 	"  [--url URL] [--token-file FILE] [--ca-file FILE]\n"		\
-	"  [--retry-base MS] [--retry-cap MS] [--verbose]"
+	"  [--retry-base MS] [--retry-cap MS] [--deadline S] [--idle-timeout S]\n" \
+	"  [--verbose]"
 
 /* Handle one of CLIENT_LONGOPTS: 0, or -1 when c is not one of them. */
 int	client_option(int c, const char *arg);

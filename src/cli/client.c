@@ -28,8 +28,8 @@
 #include "resolve.h"
 #include "util.h"
 
-#define DEADLINE_MS		45000
-#define IDLE_MS			35000
+#define DEADLINE_S		45
+#define IDLE_S			35
 #define DNS_TIMEOUT_MS		5000
 #define PIN_CACHE_MS		60000
 #define MAX_RESPONSE		(64 * 1024 * 1024)
@@ -74,6 +74,7 @@ static struct {
 	char			*prefix;	/* the URL's path, no final / */
 	struct outbound_target	*target;
 	int64_t			 retry_base, retry_cap;
+	int			 deadline_s, idle_s;
 	struct event		*sigint, *sigterm;
 	void			(*on_stop)(void *);
 	void			*on_stop_arg;
@@ -81,7 +82,8 @@ static struct {
 	int			 status;
 	int			 inflight;
 	struct client_req_list	 queue;
-} cl = { .retry_base = 250, .retry_cap = 30000 };
+} cl = { .retry_base = 250, .retry_cap = 30000, .deadline_s = DEADLINE_S,
+    .idle_s = IDLE_S };
 
 /* One of the shared options. */
 int
@@ -104,6 +106,18 @@ client_option(int c, const char *arg)
 			cl.retry_base = v;
 		else
 			cl.retry_cap = v;
+		return 0;
+	case 1005:
+	case 1006:
+		if ((v = num_arg(arg)) < 1 || v > 3600) {
+			cli_err("--%s: seconds, 1 to 3600",
+			    c == 1005 ? "deadline" : "idle-timeout");
+			return -2;
+		}
+		if (c == 1005)
+			cl.deadline_s = (int)v;
+		else
+			cl.idle_s = (int)v;
 		return 0;
 	case 'v': log_init(1); return 0;
 	}
@@ -181,7 +195,8 @@ client_init(void)
 	if (client_loop_init() == -1)
 		return -1;
 	resolve_init(cl.base, NULL, DNS_TIMEOUT_MS, PIN_CACHE_MS);
-	if (outbound_init(cl.base, cl.ca_file, DEADLINE_MS, IDLE_MS,
+	if (outbound_init(cl.base, cl.ca_file, cl.deadline_s * 1000,
+	    cl.idle_s * 1000,
 	    "treaty/" TREATY_VERSION) == -1) {
 		cli_err("cannot set up TLS%s%s", cl.ca_file ? " with " : "",
 		    cl.ca_file ? cl.ca_file : "");
@@ -234,6 +249,10 @@ client_free(void)
 	free(cl.auth);
 	free(cl.prefix);
 	memset(&cl, 0, sizeof(cl));
+	cl.retry_base = 250;
+	cl.retry_cap = 30000;
+	cl.deadline_s = DEADLINE_S;
+	cl.idle_s = IDLE_S;
 }
 
 /* What to call at SIGINT/SIGTERM. */

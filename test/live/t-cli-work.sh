@@ -189,4 +189,26 @@ check "unknown token: exit 1" 1 $?
 check_match "with the relay's answer" '401' "$(cat "$T/w9.err")"
 "$TREATY" work --secret-file "$T/secret" --inbox "$T/x.jsonl" --exec true work 2>/dev/null
 check "--inbox and --exec together: usage" 2 $?
+
+# 10. A relay that accepts but never answers: the deadline, reported as
+# ETIMEDOUT, retried with backoff; SIGTERM ends the worker's backoff at once.
+kill -STOP "$RELAY_PID"
+t0=$(now_ms)
+pub order o-slow --data x --deadline 1 --attempts 2 --retry-base 100 --retry-cap 100 2> "$T/w10.err"
+rc=$? t1=$(now_ms)
+check "publish: gives up after its attempts (75)" 75 $rc
+check_match "each attempt timed out: ETIMEDOUT" 'request=publish attempt=1 result=ETIMEDOUT' "$(cat "$T/w10.err")"
+check_match "and the final message says so" 'still failing after 2 attempts: ETIMEDOUT' "$(cat "$T/w10.err")"
+check "two 1 s deadlines, not more" 1 "$(( t1 - t0 >= 2000 && t1 - t0 < 4000 ))"
+"$TREATY" work --token-file "$T/itoken-work" --secret-file "$T/secret" --deadline 1 \
+    --retry-base 20000 --retry-cap 20000 --inbox "$T/slow.jsonl" work 2> "$T/w11.err" &
+wpid=$!
+PIDS+=($wpid)
+wait_until 5 'grep -q "request=poll attempt=1 result=ETIMEDOUT" "$T/w11.err"'
+check_match "the worker's poll timed out too" 'request=poll attempt=1 result=ETIMEDOUT delay_ms=1[0-9]{4}' "$(cat "$T/w11.err")"
+t0=$(now_ms)
+kill -TERM $wpid; wait $wpid
+rc=$? t1=$(now_ms)
+check "SIGTERM during its 10-20 s backoff: exit 0 at once" "0 1" "$rc $(( t1 - t0 < 1000 ))"
+kill -CONT "$RELAY_PID"
 finish
