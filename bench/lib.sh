@@ -41,3 +41,25 @@ up() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && re
 # cpu PID: its user and system time so far, in clock ticks.
 cpu() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; }
 HZ=$(getconf CLK_TCK)
+
+# bench_nats: a nats-server with JetStream (file store under $T) on a free
+# port: sets NP (its port) and NATS (its pid); exits when it does not start.
+bench_nats() {
+	NP=$(port)
+	cat > "$T/nats.conf" <<CONF
+listen: 127.0.0.1:$NP
+max_payload: 2MB
+jetstream { store_dir: "$T/js" }
+CONF
+	nats-server -c "$T/nats.conf" > "$T/nats.log" 2>&1 & NATS=$!; PIDS+=($NATS)
+	up $NP || { echo "bench: nats-server did not start"; exit 1; }
+}
+
+# healthy PORT: wait (10 s at most) until the relay on PORT answers /healthz 200.
+healthy() {
+	for _ in $(seq 100); do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$1/healthz)" = 200 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}

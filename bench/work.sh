@@ -22,15 +22,9 @@ bench_init work bench/load bench/verify treaty
 D=$(mktemp -d "$PWD/$O/bench-work.XXXXXX")
 trap 'bench_cleanup; rm -rf "$D"' EXIT
 
-NP=$(port); RP=$(port)
+bench_nats
+RP=$(port)
 while [ $RP = $NP ]; do RP=$(port); done
-cat > "$T/nats.conf" <<CONF
-listen: 127.0.0.1:$NP
-max_payload: 2MB
-jetstream { store_dir: "$T/js" }
-CONF
-nats-server -c "$T/nats.conf" > "$T/nats.log" 2>&1 & NATS=$!; PIDS+=($NATS)
-up $NP || { echo "bench: nats-server did not start"; exit 1; }
 export BENCH_TOKEN=bench-token-0123456789
 IT=bench-inbox-token-0123456789
 SECRET=bench-secret-0123456789abcdef
@@ -40,10 +34,7 @@ NATS_URL=nats://127.0.0.1:$NP PORT=$RP TREATY_RELAY_LISTEN=127.0.0.1 \
     TREATY_RELAY_PRODUCERS='[{"name":"bench","tokenSha256":"'$SHA'","subjects":["evt.bench.>"]}]' \
     TREATY_RELAY_SUBSCRIBERS='[{"name":"work","tokenSha256":"'$ISHA'","secret":"'$SECRET'","filter":"evt.bench.>"}]' \
     "$T/treaty-relay" > "$T/relay.log" 2>&1 & RELAY=$!; PIDS+=($RELAY)
-for _ in $(seq 100); do
-	[ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$RP/healthz)" = 200 ] && break
-	sleep 0.1
-done
+healthy $RP || { echo "bench: the relay did not become healthy"; exit 1; }
 printf '%s\n' "$IT" > "$T/token"
 printf '%s\n' "$SECRET" > "$T/secret"
 

@@ -220,6 +220,10 @@ typedef void (*spawn_cb)(void *arg, int status);	/* wait(2) status */
 /* 0, or -1 with errno; cb (when not NULL) runs when the child exits. */
 int	spawn_event(const char *cmd, const struct cevent *ev,
 	    const char *inbox, long long count, spawn_cb cb, void *arg);
+/* The exit code of a wait(2) status, 128 + signal when killed. */
+int	spawn_code(int status);
+/* A spawn_cb for best-effort hooks: a failure is noted, nothing else. */
+void	spawn_hook_done(void *arg, int status);
 /* Children still running. */
 int	spawn_running(void);
 /* Stop collecting exits (at the end). */

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include <event2/buffer.h>
@@ -61,17 +60,6 @@ listen_error(struct evhttp_request *req, int status, const char *code,
 	log_info("refused", "status=%d error=%s detail=%s", status, code,
 	    log_q(detail));
 	ls.refused++;
-}
-
-/* --on-receive finished: only worth a line when it failed. */
-static void
-listen_hook_cb(void *arg, int status)
-{
-	(void)arg;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		log_warnx("--on-receive command failed (ignored)", "status=%d",
-		    WIFEXITED(status) ? WEXITSTATUS(status) :
-		    128 + WTERMSIG(status));
 }
 
 /* One request. */
@@ -145,7 +133,7 @@ listen_request_cb(struct evhttp_request *req, void *arg)
 	    log_q(ev.id));
 	evhttp_send_reply(req, 204, NULL, NULL);
 	if (ls.on_receive != NULL && spawn_event(ls.on_receive, &ev, NULL, -1,
-	    listen_hook_cb, NULL) == -1)
+	    spawn_hook_done, NULL) == -1)
 		log_warn("cannot run --on-receive (ignored)", NULL);
 out:
 	cevent_free(&ev);

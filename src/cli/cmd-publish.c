@@ -241,6 +241,19 @@ send_run(struct send *s)
 	return client_run();
 }
 
+/* --attempts: 1 to 1000, or -1 with a message. */
+static long long
+attempts_arg(const char *s)
+{
+	long long	 n = num_arg(s);
+
+	if (n < 1 || n > 1000) {
+		cli_err("--attempts: 1 to 1000");
+		return -1;
+	}
+	return n;
+}
+
 static const struct option publish_opts[] = {
 	{ "subject", required_argument, NULL, 's' },
 	{ "type", required_argument, NULL, 't' },
@@ -364,10 +377,8 @@ cmd_publish(int argc, char **argv)
 			extra[nextra++] = optarg;
 			break;
 		case 'n':
-			if ((attempts = num_arg(optarg)) < 1 || attempts > 1000) {
-				cli_err("--attempts: 1 to 1000");
+			if ((attempts = attempts_arg(optarg)) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			puts(PUBLISH_USAGE);
@@ -563,10 +574,8 @@ cmd_flush(int argc, char **argv)
 		switch (c) {
 		case 'o': fl.dir = optarg; break;
 		case 'n':
-			if ((attempts = num_arg(optarg)) < 1 || attempts > 1000) {
-				cli_err("--attempts: 1 to 1000");
+			if ((attempts = attempts_arg(optarg)) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			puts(FLUSH_USAGE);

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include <event2/event.h>
@@ -261,28 +260,23 @@ job_exec_cb(void *arg, int status)
 
 	wk.exec_running = 0;
 	event_del(&j->heartbeat);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+	if (spawn_code(status) == 0) {
 		wk.recorded++;
 		job_complete(j);
 	} else {
 		log_warnx("command failed; event left unacknowledged",
 		    "inbox=%s id=%s status=%d", log_q(wk.inbox), log_q(j->id),
-		    WIFEXITED(status) ? WEXITSTATUS(status) :
-		    128 + WTERMSIG(status));
+		    spawn_code(status));
 		job_free(j);
 	}
 	work_next();
 }
 
-/* --on-receive finished: only worth a line when it failed. */
+/* --on-receive finished: a failure is only noted. */
 static void
 on_receive_cb(void *arg, int status)
 {
-	(void)arg;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		log_warnx("--on-receive command failed (ignored)", "status=%d",
-		    WIFEXITED(status) ? WEXITSTATUS(status) :
-		    128 + WTERMSIG(status));
+	spawn_hook_done(arg, status);
 	work_maybe_done();
 }
 

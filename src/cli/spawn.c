@@ -174,6 +174,23 @@ spawn_event(const char *cmd, const struct cevent *ev, const char *inbox,
 	return 0;
 }
 
+/* A best-effort hook ended: note a failure, nothing else. */
+void
+spawn_hook_done(void *arg, int status)
+{
+	(void)arg;
+	if (spawn_code(status) != 0)
+		log_warnx("--on-receive command failed (ignored)", "status=%d",
+		    spawn_code(status));
+}
+
+/* The shell's exit code for a wait(2) status: 128 + signal when killed. */
+int
+spawn_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* Children still running. */
 int
 spawn_running(void)
