@@ -82,7 +82,7 @@ int	client_loop_init(void);
 /*
  * client_loop_init, then the resolver and HTTP client for the relay's URL
  * (--url, TREATY_URL, or http://127.0.0.1:8080) and the token.  -1 with a
- * message on failure.
+ * message on failure, -2 for options that do not go together (usage).
  */
 int	client_init(void);
 struct event_base *client_base(void);

@@ -171,7 +171,7 @@ client_init(void)
 		cl.ca_file = getenv("TREATY_CA_FILE");
 	if (cl.retry_cap < cl.retry_base) {
 		cli_err("--retry-cap is below --retry-base");
-		return -1;
+		return -2;
 	}
 	if ((cl.token = read_token(cl.token_file)) == NULL)
 		return -1;
@@ -220,12 +220,15 @@ client_run(void)
 	return cl.status;
 }
 
-/* End the loop with status. */
+/*
+ * End the loop with status.  loopexit, not loopbreak: it also holds when
+ * called before the loop runs (a flush with nothing to send).
+ */
 void
 client_exit(int status)
 {
 	cl.status = status;
-	event_base_loopbreak(cl.base);
+	event_base_loopexit(cl.base, NULL);
 }
 
 /* Free what client_init made. */
@@ -543,16 +546,17 @@ retry_reset(struct retry *r)
 	r->attempt = 0;
 }
 
-/* Cancel a pending backoff. */
+/* Cancel a pending backoff (nothing when r was never set up). */
 void
 retry_cancel(struct retry *r)
 {
-	event_del(&r->timer);
+	if (r->fn != NULL)
+		event_del(&r->timer);
 }
 
 /* Whether a backoff is pending. */
 int
 retry_pending(const struct retry *r)
 {
-	return evtimer_pending(&r->timer, NULL);
+	return r->fn != NULL && evtimer_pending(&r->timer, NULL);
 }

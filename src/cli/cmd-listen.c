@@ -210,7 +210,7 @@ cmd_listen(int argc, char **argv)
 	}
 	if ((ls.nsecrets = read_secrets(secret_file, &ls.secret_text,
 	    ls.secrets)) < 0)
-		return EXIT_FAILED;
+		goto out;
 	if ((ls.rf = record_open(ls.inbox_file)) == NULL)
 		goto out;
 	if (client_loop_init() == -1)

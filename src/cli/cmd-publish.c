@@ -212,6 +212,10 @@ send_stop_cb(void *arg)
 {
 	struct send	*s = arg;
 
+	if (s->subject == NULL) {	/* flush, between two files */
+		client_exit(EXIT_TEMPFAIL);
+		return;
+	}
 	retry_cancel(&s->retry);
 	if (s->req != NULL) {
 		client_cancel(s->req);
@@ -235,7 +239,6 @@ publish_done(struct send *s, int status)
 static int
 send_run(struct send *s)
 {
-	retry_init(&s->retry, "publish", send_attempt, s);
 	client_on_stop(send_stop_cb, s);
 	send_attempt(s);
 	return client_run();
@@ -432,8 +435,11 @@ cmd_publish(int argc, char **argv)
 	s.subject = xstrdup(subject);
 	if ((s.body = publish_body(&ev, &s.len)) == NULL)
 		goto out;
-	if (client_init() == -1)
-		goto out;
+	if ((c = client_init()) != 0) {
+		rc = c == -2 ? EXIT_USAGE : EXIT_FAILED;
+		goto out_client;
+	}
+	retry_init(&s.retry, "publish", send_attempt, &s);
 	if (outbox != NULL && (s.file = outbox_write(outbox, &s)) == NULL)
 		goto out_client;
 	s.attempts = (int)attempts;
@@ -598,11 +604,13 @@ cmd_flush(int argc, char **argv)
 	}
 	fl.attempts = (int)attempts;
 	fl.rc = EXIT_OK;
-	if (client_init() == -1) {
-		fl.rc = EXIT_FAILED;
+	if ((c = client_init()) != 0) {
+		fl.rc = c == -2 ? EXIT_USAGE : EXIT_FAILED;
+		client_free();
 		goto out;
 	}
 	retry_init(&fl.s.retry, "publish", send_attempt, &fl.s);
+	fl.s.done = flush_done;
 	client_on_stop(send_stop_cb, &fl.s);
 	flush_next();
 	client_run();

@@ -658,9 +658,11 @@ cmd_work(int argc, char **argv)
 	wk.inbox_file = inbox_file;
 	if ((wk.nsecrets = read_secrets(secret_file, &wk.secret_text,
 	    wk.secrets)) < 0)
-		return EXIT_FAILED;
-	if (client_init() == -1)
 		goto out;
+	if ((c = client_init()) != 0) {
+		rc = c == -2 ? EXIT_USAGE : EXIT_FAILED;
+		goto out_client;
+	}
 	if (inbox_file != NULL && (wk.rf = record_open(inbox_file)) == NULL)
 		goto out_client;
 	wk.dd = dedup_new(wk.dedup_cap, wk.dedup_ttl_ms);

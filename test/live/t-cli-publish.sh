@@ -25,15 +25,16 @@ SURL=http://127.0.0.1:$(cat "$T/st.port")
 
 # run NAME ARGS...: treaty ARGS, stdout in $T/NAME.out, stderr in
 # $T/NAME.err.  Sets RC, OUT, ERR and MS (wall time).  NOTOK=1: without
-# TREATY_TOKEN in the environment.
+# TREATY_TOKEN in the environment.  Bounded: after TMO seconds (default
+# 20) treaty gets SIGTERM and RC is 124.
 run() {
 	local name=$1 t0
 	shift
 	t0=$(now_ms)
 	if [ -n "${NOTOK-}" ]; then
-		env -u TREATY_TOKEN "$TR" "$@" > "$T/$name.out" 2> "$T/$name.err"
+		timeout -k 2 "${TMO:-20}" env -u TREATY_TOKEN "$TR" "$@" > "$T/$name.out" 2> "$T/$name.err"
 	else
-		"$TR" "$@" > "$T/$name.out" 2> "$T/$name.err"
+		timeout -k 2 "${TMO:-20}" "$TR" "$@" > "$T/$name.out" 2> "$T/$name.err"
 	fi
 	RC=$?
 	MS=$(($(now_ms) - t0))
@@ -69,6 +70,16 @@ within() {
 		fail "$1" "gap [$4] ms not within [$2,$3] (-5/+60)"
 	fi
 }
+# ob_ids DIR: the ids of DIR's .event files in name order, space-separated.
+ob_ids() {
+	local x out=
+	for x in $(ls "$1" | grep '\.event$'); do
+		out+="$(tail -n +2 "$1/$x" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' 2>&1) "
+	done
+	echo "${out% }"
+}
+# summary FILE: the sent= rejected= left= of flush's summary in FILE.
+summary() { grep -o 'sent=[0-9]* rejected=[0-9]* left=[0-9]*' "$1"; }
 # ids_at FIRST N: the ce-id of WORK messages FIRST..FIRST+N-1, space-separated.
 ids_at() {
 	local i out=
@@ -184,10 +195,17 @@ for flag in --subject --type --source; do
 done
 pub u-attempts --url "$SURL/usage/202" --attempts 0
 check_match "--attempts 0: exit 2, nothing sent" '^rc=2 sent=0 ' "rc=$RC sent=$(reqs usage) $ERR"
-pub nodir --id nodir-1 --url "$SURL/nodir/202" --outbox "$T/no-such-dir"
-check "--outbox to a missing directory: exit 1, nothing sent, one message (nothing else on stderr)" \
-    "rc=1 sent=0 treaty: outbox $T/no-such-dir: No such file or directory" \
+pub mkdir --id mkdir-1 --url "$SURL/mkdir/202" --outbox "$T/new-outbox"
+check "--outbox to a missing directory: made (mode 700), sent, the file removed after 202" \
+    'rc=0 {"id":"mkdir-1","duplicate":false} sent=1 mode=700 files=0' \
+    "rc=$RC $OUT sent=$(reqs mkdir) mode=$(stat -c %a "$T/new-outbox" 2>&1) files=$(ls -A "$T/new-outbox" 2>/dev/null | wc -l)"
+pub nodir --id nodir-1 --url "$SURL/nodir/202" --outbox "$T/no-such-dir/outbox"
+check "--outbox whose parent is missing: exit 1, nothing sent, one message (nothing else on stderr)" \
+    "rc=1 sent=0 treaty: outbox $T/no-such-dir/outbox: No such file or directory" \
     "rc=$RC sent=$(reqs nodir) $ERR"
+pub capbelow --id capbelow-1 --url "$SURL/capbelow/202" --retry-cap 200
+check_match "--retry-cap below --retry-base (200 < default 250): refused, nothing sent" \
+    '^rc=[1-9][0-9]* sent=0 .*retry-cap' "rc=$RC sent=$(reqs capbelow) $ERR"
 
 # --- status classes (scripted server): final ones once, transient retried
 for st in 400 401 403 404 413 422 500; do
@@ -242,34 +260,39 @@ kill -TERM $RELAY_PID
 wait $RELAY_PID
 DOWN=$RELAY_URL
 mkdir -p "$T/ob" "$T/ob2"
-pub o1 --url "$DOWN" --outbox "$T/ob" --attempts 2 --retry-cap 200 --id z-first --data "first"
+pub o1 --url "$DOWN" --outbox "$T/ob" --attempts 2 --retry-base 100 --retry-cap 200 --id z-first --data "first"
 f=$(ls "$T/ob")
 check_match "outbox, relay down: exit 75 after 2 attempts (1 notice), the file named" \
     "^rc=75 notices=1 .*kept in $T/ob/$f" "rc=$RC notices=$(notices "$T/o1.err") $(echo $ERR)"
 check_match "outbox: one file, <20-digit ns time>-<8 hex>.event" '^[0-9]{20}-[0-9a-f]{8}\.event$' "$f"
-body=$(tail -n +2 "$T/ob/$f")
+body=$(tail -n +2 "$T/ob/${f:-none}" 2>/dev/null)
 check "outbox file: line 1 the subject, then the JSON event" "$S|z-first|$TY|/cli|first" \
-    "$(head -1 "$T/ob/$f")|$(printf '%s' "$body" | python3 -c 'import json,sys; e=json.load(sys.stdin); print("%s|%s|%s|%s" % (e["id"], e["type"], e["source"], e.get("data")))' 2>&1)"
-pub o2 --url "$DOWN" --outbox "$T/ob" --attempts 2 --retry-cap 200 --id m-second --data "second"
+    "$(head -1 "$T/ob/${f:-none}" 2>/dev/null)|$(printf '%s' "$body" | python3 -c '
+import base64, json, sys
+e = json.load(sys.stdin)
+d = e["data"] if "data" in e else base64.b64decode(e["data_base64"]).decode()
+print("%s|%s|%s|%s" % (e["id"], e["type"], e["source"], d))' 2>&1)"
+pub o2 --url "$DOWN" --outbox "$T/ob" --attempts 2 --retry-base 100 --retry-cap 200 --id m-second --data "second"
 r2=$RC
-pub o3 --url "$DOWN" --outbox "$T/ob" --attempts 2 --retry-cap 200 --id a-third --data "third"
+pub o3 --url "$DOWN" --outbox "$T/ob" --attempts 2 --retry-base 100 --retry-cap 200 --id a-third --data "third"
 check "outbox: two more publishes exit 75, 3 .event files, no temporary left" "75 75 3 3" \
     "$r2 $RC $(nfiles "$T/ob" '*.event') $(ls -A "$T/ob" | wc -l)"
 check "outbox: file names sort in the order written" "z-first m-second a-third" \
-    "$(for x in $(ls "$T/ob"); do tail -n +2 "$T/ob/$x" | sed 's/.*"id":"\([^"]*\)".*/\1/'; done | tr '\n' ' ' | sed 's/ $//')"
+    "$(ob_ids "$T/ob")"
 
 # ob2: allowed, not allowed for alpha (403 at flush), allowed.
-pub q1 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-cap 200 --id r-1
-pub q2 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-cap 200 --id r-2 \
+pub q1 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-base 100 --retry-cap 200 --id r-1
+pub q2 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-base 100 --retry-cap 200 --id r-2 \
     --subject evt.acme.other.order.created --type dev.other.order.created.v1
-pub q3 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-cap 200 --id r-3
+pub q3 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-base 100 --retry-cap 200 --id r-3
 check "outbox: 3 more files in a second outbox" 3 "$(nfiles "$T/ob2" '*.event')"
 
 start_relay || { fail start "the relay did not start again"; finish; }
 W=$(count WORK)
 run f1 flush --outbox "$T/ob" --url "$RELAY_URL"
 check "flush: exit 0, no .event left" "rc=0 left=0" "rc=$RC left=$(ls -A "$T/ob" | wc -l)"
-check "flush: the 3 events stored" $((W + 3)) "$(count WORK)"
+check "flush: the 3 events stored, summary sent=3 rejected=0 left=0" \
+    "$((W + 3)) sent=3 rejected=0 left=0" "$(count WORK) $(summary "$T/f1.err")"
 check "flush: stored oldest first (stream order = write order)" \
     "z-first m-second a-third" "$(ids_at $((W + 1)) 3)"
 last WORK $S
@@ -284,11 +307,38 @@ check "flush: the refused file renamed *.rejected, no .event left" \
     "rejected=$(nfiles "$T/ob2" '*.rejected') event=$(nfiles "$T/ob2" '*.event') $(head -1 "$rej" 2>/dev/null)"
 check_match "flush: the .rejected file is the .event file renamed" \
     '^[0-9]{20}-[0-9a-f]{8}\.event\.rejected$' "$(basename "$rej")"
-check "flush: the other two files still sent, in order" "$((W + 2)) r-1 r-3" \
-    "$(count WORK) $(ids_at $((W + 1)) 2)"
-run f3 flush --outbox "$T/ob2" --url "$RELAY_URL"
-check "flush again: exit 0, the .rejected file not sent again" \
+check "flush: the other two files still sent, in order; summary sent=2 rejected=1 left=0" \
+    "$((W + 2)) r-1 r-3 sent=2 rejected=1 left=0" \
+    "$(count WORK) $(ids_at $((W + 1)) 2) $(summary "$T/f2.err")"
+# idle_flush NAME DIR: flush DIR, which has no .event file, to the relay.
+# Sets RC (or "hung" when still running after 3 s; then it gets SIGTERM,
+# which must end it with 75 like any interrupted flush) and MS.
+idle_flush() {
+	local p t0 rc
+	t0=$(now_ms)
+	"$TR" flush --outbox "$2" --url "$RELAY_URL" > "$T/$1.out" 2> "$T/$1.err" &
+	p=$!
+	PIDS+=($p)
+	wait_until 3 "! kill -0 $p"
+	MS=$(($(now_ms) - t0))
+	if kill -0 $p 2>/dev/null; then
+		RC=hung
+		kill -TERM $p
+		wait_until 3 "! kill -0 $p" || kill -KILL $p
+		wait $p
+		rc=$?
+		check "$1: flush still running, SIGTERM: exit 75 (no crash)" 75 "$rc"
+	else
+		wait $p
+		RC=$?
+	fi
+}
+idle_flush f3 "$T/ob2"
+check "flush again (only the .rejected file left): exit 0, it is not sent again" \
     "rc=0 WORK=$((W + 2)) rejected=1" "rc=$RC WORK=$(count WORK) rejected=$(nfiles "$T/ob2" '*.rejected')"
+mkdir -p "$T/ob-empty"
+idle_flush f5 "$T/ob-empty"
+check "flush of an empty outbox: exit 0 at once" "rc=0 fast=1" "rc=$RC fast=$((MS < 1000))"
 
 # A file still failing: flush stops with 75 and keeps it and the rest.
 mkdir -p "$T/ob3"
@@ -301,8 +351,9 @@ keep=$(ls "$T/ob3" | tail -2 | tr '\n' ' ')
 run f4 flush --outbox "$T/ob3" --url "$SURL/obf/202.503" --attempts 2 --retry-base 1 --retry-cap 2
 check "flush, 2nd file still failing: exit 75, the 1st sent, 2nd and 3rd kept, 3rd not tried" \
     "rc=75 sent=3 kept=$keep" "rc=$RC sent=$(reqs obf) kept=$(ls "$T/ob3" | tr '\n' ' ')"
-check "flush sent w-1, then w-2 twice" "w-1 w-2 w-2" \
-    "$(awk -F'\t' '$1 == "obf" { print $4 }' "$T/st.log" | tr '\n' ' ' | sed 's/ $//')"
+check "flush sent w-1, then w-2 twice; summary sent=1 rejected=0 left=2" \
+    "w-1 w-2 w-2 sent=1 rejected=0 left=2" \
+    "$(awk -F'\t' '$1 == "obf" { print $4 }' "$T/st.log" | tr '\n' ' ')$(summary "$T/f4.err")"
 
 # --- 7. backoff windows (always 503, no Retry-After) --------------------------
 pub bo --id bo-1 --url "$SURL/bo/503" --attempts 6
@@ -350,14 +401,12 @@ check "Retry-After: 5 with --retry-cap 300: exit 0" "rc=0 sent=2" "rc=$RC sent=$
 within "Retry-After: 5 with --retry-cap 300: waited the cap" 300 300 "${g:-none}"
 
 # --- 8. SIGTERM / SIGINT during a long backoff or a request ------------------
-# sigtest NAME SIGNAL SCRIPT WAITFOR [ARGS...]: start a publish to the
-# scripted server, wait until WAITFOR (an expression), send SIGNAL; sets
-# RC and MS (from the signal to the exit).
+# sigtest NAME SIGNAL WAITFOR ARGS...: start treaty ARGS, wait until WAITFOR
+# (an expression), send SIGNAL; sets RC and MS (from the signal to the exit).
 sigtest() {
-	local name=$1 sig=$2 script=$3 cond=$4 p t0 n
-	shift 4
-	"$TR" publish --url "$SURL/$name/$script" --subject $S --type $TY --source /cli \
-	    --id "$name" "$@" > "$T/$name.out" 2> "$T/$name.err" &
+	local name=$1 sig=$2 cond=$3 p t0 n
+	shift 3
+	"$TR" "$@" > "$T/$name.out" 2> "$T/$name.err" &
 	p=$!
 	PIDS+=($p)
 	if ! wait_until 10 "$cond"; then
@@ -374,19 +423,23 @@ sigtest() {
 	RC=$?
 	MS=$(($(now_ms) - t0))
 }
+LONG=(--retry-base 40000 --retry-cap 40000)
 for sig in TERM INT; do
-	sigtest sig$sig $sig 503 "grep -q '$NOTICE' '$T/sig$sig.err'" \
-	    --retry-base 40000 --retry-cap 40000 --attempts 5
+	sigtest sig$sig $sig "grep -q '$NOTICE' '$T/sig$sig.err'" publish \
+	    --url "$SURL/sig$sig/503" --subject $S --type $TY --source /cli --id sig$sig \
+	    "${LONG[@]}" --attempts 5
 	check "SIG$sig during a 20-40 s backoff: exit 75 within 1 s, no further request" \
 	    "rc=75 fast=1 sent=1" "rc=$RC fast=$((MS < 1000)) sent=$(reqs sig$sig)"
 done
 mkdir -p "$T/obsig"
-sigtest sighang TERM hang '[ "$(reqs sighang)" = 1 ]' --outbox "$T/obsig"
+sigtest sighang TERM '[ "$(reqs sighang)" = 1 ]' publish --url "$SURL/sighang/hang" \
+    --subject $S --type $TY --source /cli --id sighang --outbox "$T/obsig"
 check "SIGTERM during an unanswered request: exit 75 within 1 s, outbox file kept" \
     "rc=75 fast=1 kept=1" "rc=$RC fast=$((MS < 1000)) kept=$(nfiles "$T/obsig" '*.event')"
-
-# --- sanitizer reports from the client (SANITIZE=1 builds) -------------------
-san=$(grep -lE 'AddressSanitizer|LeakSanitizer|runtime error:' "$T"/*.err 2>/dev/null | xargs -r -n1 basename | tr '\n' ' ')
-check "no sanitizer report from treaty" "" "$san"
-[ -z "$san" ] || grep -hE -A12 'AddressSanitizer|LeakSanitizer|runtime error:' "$T"/*.err | head -40 >&2
+keep=$(ls "$T/ob3" | tr '\n' ' ')
+sigtest sigflush TERM "grep -q '$NOTICE' '$T/sigflush.err'" flush --outbox "$T/ob3" \
+    --url "$SURL/sigflush/503" "${LONG[@]}"
+check "SIGTERM during flush's 20-40 s backoff: exit 75 within 1 s, the files kept" \
+    "rc=75 fast=1 sent=1 kept=$keep" \
+    "rc=$RC fast=$((MS < 1000)) sent=$(reqs sigflush) kept=$(ls "$T/ob3" | tr '\n' ' ')"
 finish
