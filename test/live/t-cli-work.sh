@@ -7,7 +7,7 @@
 # the client.
 . "$(dirname "$0")/lib.sh"
 TREATY=$ROOT/$O/treaty
-FAULT=$ROOT/build/test/fault.so
+FAULT=$ROOT/$O/test/fault.so
 # Each inbox has its own token: tok INBOX.
 tok() { printf '%s-token-0123456789' "$1"; }
 sha() { tok "$1" | sha256sum | cut -c1-64; }
