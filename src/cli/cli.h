@@ -50,6 +50,8 @@ void	cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char	*read_all(FILE *f, size_t *len);
 /* Secrets of a file, one per line, newest first; count or -1. */
 int	 read_secrets(const char *path, char **text, struct treaty_secret *s);
+/* Wipe and free what read_secrets read. */
+void	 secrets_free(char *text);
 /* The bearer token from path, or TREATY_TOKEN when path is NULL. */
 char	*read_token(const char *path);
 char	*read_token_stdin(void);

@@ -234,6 +234,6 @@ out_http:
 	client_free();
 out:
 	record_close(ls.rf);
-	free(ls.secret_text);
+	secrets_free(ls.secret_text);
 	return rc;
 }

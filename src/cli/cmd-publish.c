@@ -37,6 +37,9 @@
 #define DEFAULT_ATTEMPTS	8
 #define MAX_EXTRA_ATTRS		16
 #define OUTBOX_SUFFIX		".event"
+/* A send's end besides the exit statuses: the relay refuses us (token,
+ * URL), not the event, so an outbox is kept whole. */
+#define SEND_REFUSED		(-1)
 
 /* One event on its way: from flags (publish) or an outbox file (flush). */
 struct send {
@@ -132,8 +135,11 @@ outbox_write(const char *dir, const struct send *s)
 		goto fail_unlink;
 	if (rename(tmp, path) == -1)
 		goto fail_unlink;
-	if (sync_dir(dir) == -1)
+	if (sync_dir(dir) == -1) {
+		/* Not durable, so not kept: nothing is sent, exit 1. */
+		unlink(path);
 		goto fail;
+	}
 	free(tmp);
 	return path;
 fail_unlink:
@@ -181,13 +187,23 @@ send_answer_cb(void *arg, const struct client_result *r)
 	cli_err("publish %s refused: %s %s", s->subject,
 	    client_what(r, what, sizeof(what)),
 	    client_detail(r, detail, sizeof(detail)));
-	if (s->file != NULL) {
+	/*
+	 * Only a refusal of the event itself sets its file aside; a bad
+	 * token, URL or relay (401, 403, 404, 5xx, no such host) is no
+	 * reason to give up the outbox: the file stays for a later flush.
+	 */
+	if (s->file != NULL && (r->status == 400 || r->status == 413 ||
+	    r->status == 422)) {
 		rej = xjoin(s->file, "", ".rejected");
 		if (rename(s->file, rej) == 0)
 			cli_err("kept as %s", rej);
 		free(rej);
+		s->done(s, EXIT_FAILED);
+		return;
 	}
-	s->done(s, EXIT_FAILED);
+	if (s->file != NULL)
+		cli_err("kept in %s", s->file);
+	s->done(s, SEND_REFUSED);
 }
 
 /* Send (again). */
@@ -227,12 +243,13 @@ send_stop_cb(void *arg)
 	s->done(s, EXIT_TEMPFAIL);
 }
 
-/* publish: one send, then exit. */
+/* publish: one send, then exit (a late signal changes nothing now). */
 static void
 publish_done(struct send *s, int status)
 {
 	(void)s;
-	client_exit(status);
+	client_on_stop(NULL, NULL);
+	client_exit(status == SEND_REFUSED ? EXIT_FAILED : status);
 }
 
 /* Send s with retries; the exit status. */
@@ -529,6 +546,11 @@ flush_done(struct send *s, int status)
 	else if (status == EXIT_FAILED) {
 		fl.rejected++;
 		fl.rc = EXIT_FAILED;
+	} else if (status == SEND_REFUSED) {
+		/* The relay refuses us, not the event: stop, keep the rest. */
+		fl.rc = EXIT_FAILED;
+		client_exit(fl.rc);
+		return;
 	} else {
 		/* Still failing, or interrupted: keep the rest for later. */
 		fl.rc = EXIT_TEMPFAIL;

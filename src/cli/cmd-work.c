@@ -79,6 +79,7 @@ static struct {
 	size_t			 dedup_cap;
 	int64_t			 dedup_ttl_ms;
 	int			 max, wait_ms;
+	size_t			 asked;		/* max of the poll under way */
 	int			 lease_s;
 	struct client_req	*poll;
 	struct retry		 poll_retry;
@@ -268,6 +269,8 @@ job_exec_cb(void *arg, int status)
 		    "inbox=%s id=%s status=%d", log_q(wk.inbox), log_q(j->id),
 		    spawn_code(status));
 		job_free(j);
+		if (wk.once)
+			wk.rc = EXIT_TEMPFAIL;
 	}
 	work_next();
 }
@@ -280,11 +283,30 @@ on_receive_cb(void *arg, int status)
 	work_maybe_done();
 }
 
+/*
+ * Recording or running failed: nothing new is acknowledged (it all comes
+ * back after its lease), the next poll backs off, and --once exits 75.
+ */
+static void
+work_drop_new(void)
+{
+	struct job	*j, *next;
+
+	for (j = TAILQ_FIRST(&wk.jobs); j != NULL; j = next) {
+		next = TAILQ_NEXT(j, entry);
+		if (j->state == JOB_NEW)
+			job_free(j);
+	}
+	wk.write_failed = 1;
+	if (wk.once)
+		wk.rc = EXIT_TEMPFAIL;
+}
+
 /* Persist every new job in the inbox file, then acknowledge them. */
 static void
 work_persist(void)
 {
-	struct job	*j, *next;
+	struct job	*j;
 	int		 failed = 0;
 
 	TAILQ_FOREACH(j, &wk.jobs, entry) {
@@ -302,12 +324,7 @@ work_persist(void)
 		/* Nothing new is acknowledged: it all comes back later. */
 		log_warn("cannot write the inbox file; events left "
 		    "unacknowledged", "file=%s", log_q(wk.inbox_file));
-		for (j = TAILQ_FIRST(&wk.jobs); j != NULL; j = next) {
-			next = TAILQ_NEXT(j, entry);
-			if (j->state == JOB_NEW)
-				job_free(j);
-		}
-		wk.write_failed = 1;
+		work_drop_new();
 		return;
 	}
 	TAILQ_FOREACH(j, &wk.jobs, entry) {
@@ -340,10 +357,9 @@ work_next(void)
 		if (j != NULL) {
 			if (spawn_event(wk.exec, &j->ev, wk.inbox, j->count,
 			    job_exec_cb, j) == -1) {
-				log_warn("cannot run --exec; event left "
+				log_warn("cannot run --exec; events left "
 				    "unacknowledged", NULL);
-				job_free(j);
-				wk.write_failed = 1;
+				work_drop_new();
 			} else {
 				j->state = JOB_RUNNING;
 				wk.exec_running = 1;
@@ -356,7 +372,8 @@ work_next(void)
 	TAILQ_FOREACH(j, &wk.jobs, entry)
 		if (j->state != JOB_ACKING)
 			waiting++;
-	if (waiting > 0 || wk.poll != NULL || retry_pending(&wk.poll_retry))
+	if (waiting > 0 || wk.poll != NULL || retry_pending(&wk.poll_retry) ||
+	    evtimer_pending(&wk.resume, NULL))
 		return;
 	if (client_stopping() || (wk.once && wk.polled)) {
 		work_maybe_done();
@@ -383,7 +400,7 @@ work_envelope(yajl_val e)
 	static const char	*pev[] = { "event", NULL };
 	static const char	*psig[] = { "signature", NULL };
 	yajl_val		 id, rc, cnt, ev, sig;
-	struct job		*j;
+	struct job		*j, *o;
 	int			 v;
 
 	id = yajl_tree_get(e, pid, yajl_t_string);
@@ -414,12 +431,23 @@ work_envelope(yajl_val e)
 		    sig != NULL ? YAJL_GET_STRING(sig) : NULL, j->id,
 		    j->ev.data, j->ev.datalen, (int64_t)time(NULL),
 		    wk.tolerance);
+	/* The signature binds the envelope id: the event must carry it. */
+	if (v == TREATY_OK && strcmp(j->ev.id, j->id) != 0)
+		v = TREATY_E_INVALID;
 	if (v != TREATY_OK) {
 		wk.unverified++;
 		log_warnx("envelope not verified; left unacknowledged",
 		    "inbox=%s id=%s reason=%s", log_q(wk.inbox), log_q(j->id),
 		    log_q(v == TREATY_E_INVALID ? "not a valid event" :
 		    treaty_strerror(v)));
+		job_free(j);
+		return;
+	}
+	/* The same envelope twice in one answer: the first one is enough. */
+	TAILQ_FOREACH(o, &wk.jobs, entry)
+		if (o != j && strcmp(o->id, j->id) == 0)
+			break;
+	if (o != NULL) {
 		job_free(j);
 		return;
 	}
@@ -446,7 +474,7 @@ work_polled_cb(void *arg, const struct client_result *r)
 	static const char	*pls[] = { "leaseSeconds", NULL };
 	yajl_val		 root, envs, ls;
 	char			*text;
-	size_t			 i;
+	size_t			 i, n;
 
 	(void)arg;
 	wk.poll = NULL;
@@ -480,9 +508,18 @@ work_polled_cb(void *arg, const struct client_result *r)
 	if ((ls = yajl_tree_get(root, pls, yajl_t_number)) != NULL &&
 	    YAJL_IS_INTEGER(ls) && YAJL_GET_INTEGER(ls) > 0)
 		wk.lease_s = (int)YAJL_GET_INTEGER(ls);
-	for (i = 0; i < YAJL_GET_ARRAY(envs)->len; i++)
+	/* Never more than was asked for: the cache's room was counted. */
+	for (i = 0; i < YAJL_GET_ARRAY(envs)->len && i < wk.asked; i++)
 		work_envelope(YAJL_GET_ARRAY(envs)->values[i]);
+	n = YAJL_GET_ARRAY(envs)->len;
 	yajl_tree_free(root);
+	/* An empty answer to a poll that did not wait: pause before the next. */
+	if (n == 0 && wk.wait_ms == 0 && !client_stopping() && !wk.once) {
+		struct timeval	 tv = { 1, 0 };
+
+		evtimer_add(&wk.resume, &tv);
+		return;
+	}
 	work_next();
 }
 
@@ -533,8 +570,9 @@ work_poll(void *arg)
 	}
 	n = strlen(wk.poll_path) + 64;
 	path = xmalloc(n);
-	snprintf(path, n, "%s&max=%lld&wait=%d", wk.poll_path,
-	    (long long)(room < wk.max ? room : wk.max), wk.wait_ms);
+	wk.asked = (size_t)(room < wk.max ? room : wk.max);
+	snprintf(path, n, "%s&max=%zu&wait=%d", wk.poll_path, wk.asked,
+	    wk.wait_ms);
 	wk.poll = client_request(OUTBOUND_GET, path, NULL, 0, NULL, 0,
 	    work_polled_cb, NULL);
 	free(path);
@@ -689,7 +727,7 @@ out_client:
 	record_close(wk.rf);
 	client_free();
 out:
-	free(wk.secret_text);
+	secrets_free(wk.secret_text);
 	return rc;
 
 bad_num:

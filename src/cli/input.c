@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "treaty.h"
 #include "cli.h"
 
@@ -119,7 +121,7 @@ char *
 read_token(const char *path)
 {
 	FILE	*f;
-	char	*tok;
+	char	*tok, *nl;
 	size_t	 len;
 
 	if (path == NULL) {
@@ -136,6 +138,11 @@ read_token(const char *path)
 		}
 		tok = read_all(f, &len);
 		fclose(f);
+		/* The first line is the token; the rest is not read as one. */
+		if (tok != NULL && (nl = memchr(tok, '\n', len)) != NULL) {
+			len = (size_t)(nl - tok) + 1;
+			tok[len] = '\0';
+		}
 	}
 	if (tok == NULL) {
 		cli_err("cannot read the token");
@@ -168,4 +175,14 @@ read_token_stdin(void)
 		return NULL;
 	}
 	return tok;
+}
+
+/* Wipe and free the text of a secret file. */
+void
+secrets_free(char *text)
+{
+	if (text == NULL)
+		return;
+	OPENSSL_cleanse(text, strlen(text));
+	free(text);
 }

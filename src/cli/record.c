@@ -137,6 +137,15 @@ record_open(const char *path)
 	if (skipped > 0)
 		log_warnx("inbox file: lines that are not records were skipped",
 		    "file=%s skipped=%lld", log_q(path), skipped);
+	/*
+	 * What a crash left may sit in the page cache only: flush it before
+	 * its ids are trusted to acknowledge redeliveries.
+	 */
+	if (fsync(f->fd) == -1) {
+		cli_err("%s: %s", path, strerror(errno));
+		record_close(f);
+		return NULL;
+	}
 	f->size = f->synced = at;
 	f->synced_nl = f->need_nl;
 	f->g = yajl_gen_alloc(NULL);
@@ -233,12 +242,21 @@ record_write(struct record_file *f, const char *buf, size_t len)
 static void
 record_undo(struct record_file *f)
 {
-	int	 saved = errno;
-
+	int		 saved = errno;
 	/* Best effort: a half record must not stay for the next one to follow. */
+	struct stat	 st;
+
 	if (ftruncate(f->fd, f->synced) == 0) {
 		f->size = f->synced;
 		f->need_nl = f->synced_nl;
+	} else if (fstat(f->fd, &st) == 0) {
+		/*
+		 * The fragment stays: end it with a newline before the next
+		 * record, so it is one unreadable line (skipped at start), not
+		 * glued to a good one.
+		 */
+		f->size = f->synced = st.st_size;
+		f->need_nl = f->synced_nl = 1;
 	}
 	while (f->npending > 0) {
 		f->npending--;
@@ -278,7 +296,7 @@ record_append(struct record_file *f, const struct cevent *ev,
 	struct tm		 tm;
 	int			 rc = 0;
 
-	if (f->npending == PENDING_MAX - 2 && record_sync(f) == -1)
+	if (f->npending >= PENDING_MAX - 2 && record_sync(f) == -1)
 		return -1;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);

@@ -114,6 +114,8 @@ spawn_event(const char *cmd, const struct cevent *ev, const char *inbox,
     long long count, spawn_cb cb, void *arg)
 {
 	posix_spawn_file_actions_t	 fa;
+	posix_spawnattr_t		 attr;
+	sigset_t			 dfl, mask;
 	struct child			*c;
 	char				**env, *argv[4], num[24];
 	size_t				 nenv = 0, i, k = 0;
@@ -152,10 +154,25 @@ spawn_event(const char *cmd, const struct cevent *ev, const char *inbox,
 	argv[1] = (char *)(uintptr_t)"-c";
 	argv[2] = (char *)(uintptr_t)cmd;
 	argv[3] = NULL;
+	/*
+	 * The child gets the data as stdin, our stdout and stderr, nothing
+	 * else (libevent's sockets are not all close-on-exec), and SIGPIPE
+	 * back at its default: we ignore it, a shell pipeline must not.
+	 */
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fd, 0);
-	rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, env);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	sigemptyset(&mask);
+	posix_spawnattr_setsigmask(&attr, &mask);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF |
+	    POSIX_SPAWN_SETSIGMASK);
+	rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, env);
 	saved = rc;
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(fd);
 	for (i = 0; i < k; i++)

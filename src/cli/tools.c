@@ -86,7 +86,7 @@ sign_or_verify(int argc, char **argv, int verify)
 			cli_err("cannot sign: %s", treaty_strerror(c));
 	}
 out:
-	free(text);
+	secrets_free(text);
 	free(body);
 	return rc;
 usage:

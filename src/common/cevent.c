@@ -463,7 +463,13 @@ cevent_gen_data(yajl_gen g, const char *ct, const char *data, size_t len)
 
 	if (len == 0)
 		return;
-	if (cevent_media_is_json(ct) && (scratch = yajl_gen_alloc(NULL)) != NULL) {
+	/*
+	 * Not as JSON: a top-level null (the JSON format reads it as no
+	 * data) or a \u0000 escape (yajl's tree cuts the string there).
+	 */
+	if (cevent_media_is_json(ct) && !(len == 4 && memcmp(data, "null", 4)
+	    == 0) && !json_has_nul_escape(data, len) &&
+	    (scratch = yajl_gen_alloc(NULL)) != NULL) {
 		exact = json_copy(scratch, data, len) == 0 &&
 		    yajl_gen_get_buf(scratch, &buf, &blen) ==
 		    yajl_gen_status_ok && blen == len &&

@@ -75,7 +75,8 @@ struct outbound_req {
 	long long		 start;
 	enum evhttp_request_error err;
 	int			 have_err;
-	int			 not_started;	/* evhttp_make_request failed */
+	int			 not_started;	/* failed inside evhttp_make_request */
+	int			 in_send;	/* inside evhttp_make_request */
 };
 
 static struct {
@@ -428,6 +429,17 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 	struct evbuffer		*in;
 	int			 reusable;
 
+	/*
+	 * A connect that fails at once (no route, no descriptor) fails the
+	 * request from inside evhttp_make_request: report it later, from
+	 * the zero timer outbound_send sets, never inside the call.  evhttp
+	 * frees the request when this returns.
+	 */
+	if (r->in_send) {
+		r->not_started = 1;
+		r->req = NULL;
+		return;
+	}
 	memset(&res, 0, sizeof(res));
 	event_del(&r->deadline);
 	res.ms = now_ms() - r->start;
@@ -534,9 +546,12 @@ outbound_send(struct outbound_target *t, const struct sockaddr *addr,
 	 * -1 here means evhttp could not even start (out of memory): report
 	 * that from the deadline timer, at once, without touching the request.
 	 */
+	r->in_send = 1;
 	if (evhttp_make_request(r->conn->evcon, r->req, cmd[m->method],
-	    m->path != NULL ? m->path : t->target) == -1) {
+	    m->path != NULL ? m->path : t->target) == -1)
 		r->not_started = 1;
+	r->in_send = 0;
+	if (r->not_started) {
 		event_del(&r->deadline);
 		tv.tv_sec = 0;
 		tv.tv_usec = 0;
@@ -553,7 +568,8 @@ outbound_cancel(struct outbound_req *r)
 
 	event_del(&r->deadline);
 	/* The request is the connection's only one: cancelling resets it. */
-	evhttp_cancel_request(r->req);
+	if (!r->not_started)
+		evhttp_cancel_request(r->req);
 	c->busy = 0;
 	c->dead = 1;
 	ob_conn_bury(c);

@@ -3,9 +3,9 @@
  * the binaries under test carry no test hooks.  Only files whose path
  * ends with $FAULT_SUFFIX are affected:
  *   FAULT_WRITE_ENOSPC=1      write(2) to such a file fails with ENOSPC
- *   FAULT_KILL_AFTER_FSYNC=1  the process is killed (SIGKILL) right after
- *                             a successful fsync(2) of such a file: the
- *                             state of a crash between a durable write
+ *   FAULT_KILL_AFTER_FSYNC=N  the process is killed (SIGKILL) right after
+ *                             the N-th successful fsync(2) of such a file:
+ *                             the state of a crash between a durable write
  *                             and whatever the program does next
  */
 #include <dlfcn.h>
@@ -59,13 +59,14 @@ int
 fsync(int fd)
 {
 	static int	(*real)(int);
+	static int	 n;
+	const char	*kill_at = getenv("FAULT_KILL_AFTER_FSYNC");
 	int		 rc;
 
 	if (real == NULL)
 		real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
 	rc = real(fd);
-	if (rc == 0 && getenv("FAULT_KILL_AFTER_FSYNC") != NULL &&
-	    targeted(fd))
+	if (rc == 0 && kill_at != NULL && targeted(fd) && ++n == atoi(kill_at))
 		raise(SIGKILL);
 	return rc;
 }

@@ -280,10 +280,10 @@ check "outbox: two more publishes exit 75, 3 .event files, no temporary left" "7
 check "outbox: file names sort in the order written" "z-first m-second a-third" \
     "$(ob_ids "$T/ob")"
 
-# ob2: allowed, not allowed for alpha (403 at flush), allowed.
+# ob2: allowed, a type that does not match its subject (422 at flush), allowed.
 pub q1 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-base 100 --retry-cap 200 --id r-1
 pub q2 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-base 100 --retry-cap 200 --id r-2 \
-    --subject evt.acme.other.order.created --type dev.other.order.created.v1
+    --subject evt.acme.shop.order.created --type dev.shop.order.deleted.v1
 pub q3 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-base 100 --retry-cap 200 --id r-3
 check "outbox: 3 more files in a second outbox" 3 "$(nfiles "$T/ob2" '*.event')"
 
@@ -301,9 +301,9 @@ check "flush: the last one stored as published" "alpha:a-third third" "$(shdr Na
 W=$(count WORK)
 run f2 flush --outbox "$T/ob2" --url "$RELAY_URL"
 rej=$(find "$T/ob2" -maxdepth 1 -name '*.rejected')
-check_match "flush with a refused file: exit 1, the 403 said" '^rc=1 .*403' "rc=$RC $(echo $ERR)"
+check_match "flush with a refused file: exit 1, the 422 said" '^rc=1 .*422' "rc=$RC $(echo $ERR)"
 check "flush: the refused file renamed *.rejected, no .event left" \
-    "rejected=1 event=0 evt.acme.other.order.created" \
+    "rejected=1 event=0 evt.acme.shop.order.created" \
     "rejected=$(nfiles "$T/ob2" '*.rejected') event=$(nfiles "$T/ob2" '*.event') $(head -1 "$rej" 2>/dev/null)"
 check_match "flush: the .rejected file is the .event file renamed" \
     '^[0-9]{20}-[0-9a-f]{8}\.event\.rejected$' "$(basename "$rej")"
@@ -354,6 +354,19 @@ check "flush, 2nd file still failing: exit 75, the 1st sent, 2nd and 3rd kept, 3
 check "flush sent w-1, then w-2 twice; summary sent=1 rejected=0 left=2" \
     "w-1 w-2 w-2 sent=1 rejected=0 left=2" \
     "$(awk -F'\t' '$1 == "obf" { print $4 }' "$T/st.log" | tr '\n' ' ')$(summary "$T/f4.err")"
+
+# A bad token is no reason to give up the outbox: flush stops, files stay.
+for i in 1 2; do
+	pub k$i --url "$DOWN" --outbox "$T/ob4" --attempts 1 --id k-$i
+done
+W=$(count WORK)
+TREATY_TOKEN=wrong-token-0123456789 run f6 flush --outbox "$T/ob4" --url "$RELAY_URL"
+check "flush with a bad token: exit 1 at the first file, both kept as .event, none rejected" \
+    "rc=1 event=2 rejected=0 WORK=$W" \
+    "rc=$RC event=$(nfiles "$T/ob4" '*.event') rejected=$(nfiles "$T/ob4" '*.rejected') WORK=$(count WORK)"
+run f7 flush --outbox "$T/ob4" --url "$RELAY_URL"
+check "the same files flushed with the right token afterwards" "rc=0 event=0 WORK=$((W + 2))" \
+    "rc=$RC event=$(nfiles "$T/ob4" '*.event') WORK=$(count WORK)"
 
 # --- 7. backoff windows (always 503, no Retry-After) --------------------------
 pub bo --id bo-1 --url "$SURL/bo/503" --attempts 6

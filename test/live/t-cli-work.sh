@@ -61,18 +61,21 @@ pub order o-compact --data '{"n":2}' --content-type application/json
 pub order o-text --data 'plain text' --content-type text/plain
 pub order o-bin --data @"$T/bin" --content-type application/octet-stream
 pub order o-none --data 'no type at all'
+pub order o-null --data 'null' --content-type application/json
+pub order o-nul --data '{"a":"x\u0000y"}' --content-type application/json
 F=$T/inbox.jsonl
 work work --inbox "$F" 2> "$T/w1.err"
 check "work --once exits 0" 0 $?
-check "five records" 5 "$(lines "$F")"
-check "records carry envelopeId, in order" "o-json o-compact o-text o-bin o-none" \
-    "$(for i in 0 1 2 3 4; do field "$F" $i envelopeId; done | tr '\n' ' ' | sed 's/ $//')"
+check "seven records" 7 "$(lines "$F")"
+check "records carry envelopeId, in order" "o-json o-compact o-text o-bin o-none o-null o-nul" \
+    "$(for i in 0 1 2 3 4 5 6; do field "$F" $i envelopeId; done | tr '\n' ' ' | sed 's/ $//')"
 check "and the inbox name" work "$(field "$F" 0 inbox)"
 # Every record's data is the published bytes exactly.
 same=$(python3 - "$F" "$T/bin" <<'PY'
 import base64, json, sys
 want = {"o-json": b'{"n": 1, "s": "x"}', "o-compact": b'{"n":2}', "o-text": b"plain text",
-        "o-bin": open(sys.argv[2], "rb").read(), "o-none": b"no type at all"}
+        "o-bin": open(sys.argv[2], "rb").read(), "o-none": b"no type at all",
+        "o-null": b"null", "o-nul": b'{"a":"x\\u0000y"}'}
 ok = 0
 for line in open(sys.argv[1]):
     r = json.loads(line); e = r["event"]
@@ -83,9 +86,9 @@ for line in open(sys.argv[1]):
 print(ok)
 PY
 )
-check "every record's data is byte for byte what was published" 5 "$same"
+check "every record's data is byte for byte what was published (null and \\u0000 too)" 7 "$same"
 check "each acknowledged: nothing comes back after the lease" "" "$(sleep 2.5; pending work)"
-check "a second pass records nothing" "0 5" "$(work work --inbox "$F" 2>/dev/null; echo $? "$(lines "$F")")"
+check "a second pass records nothing" "0 7" "$(work work --inbox "$F" 2>/dev/null; echo $? "$(lines "$F")")"
 
 # 2. Signatures are checked before anything else: a worker with the wrong
 # secret records nothing and acknowledges nothing.
@@ -99,9 +102,10 @@ sleep 2.5	# that lease ends; a worker with the right secret takes it
 work work --inbox "$T/drain.jsonl" 2>/dev/null
 check "the right secret records it" o-forged "$(field "$T/drain.jsonl" 0 envelopeId)"
 
-# 3. kill -9 between the append (fsynced) and the acknowledgement.
+# 3. kill -9 between the append (fsynced) and the acknowledgement: after
+# the second fsync of the file (the first is the one at start).
 pub order o-crash --data 'crash me'
-FAULT_SUFFIX=crash.jsonl FAULT_KILL_AFTER_FSYNC=1 ASAN_OPTIONS=verify_asan_link_order=0 \
+FAULT_SUFFIX=crash.jsonl FAULT_KILL_AFTER_FSYNC=2 ASAN_OPTIONS=verify_asan_link_order=0 \
     LD_PRELOAD=$FAULT work work --inbox "$T/crash.jsonl" 2>/dev/null
 check "killed right after the fsync (signal 9)" 137 $?
 check "the record is on disk" "1 o-crash" "$(lines "$T/crash.jsonl") $(field "$T/crash.jsonl" 0 envelopeId)"
