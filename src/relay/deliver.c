@@ -37,6 +37,7 @@
 #include "config.h"
 #include "deliver.h"
 #include "log.h"
+#include "audit.h"
 #include "metrics.h"
 #include "outbound.h"
 #include "resolve.h"
@@ -44,8 +45,6 @@
 #include "util.h"
 
 #define PIN_CACHE_MS		(10 * 60 * 1000)
-#define DROP_SUBJECT		"audit.relay.treaty.delivery.dropped"
-#define DROP_TYPE		"dev.treaty.delivery.dropped.v1"
 #define MAX_HEADERS		80
 #define MAX_IDLE_CONNS		1024	/* per subscriber */
 
@@ -53,11 +52,6 @@ enum delivery_state {
 	DS_RESOLVING,
 	DS_SENDING,
 	DS_DROPPING		/* recording the drop in AUDIT before term */
-};
-
-/* A drop record on its way to AUDIT; outlives its delivery if need be. */
-struct drop_pub {
-	struct delivery	*d;
 };
 
 struct hdrs {
@@ -85,10 +79,7 @@ struct delivery {
 	struct resolve_req	*rr;
 	struct outbound_req	*out;
 	struct event		 progress;
-	struct event		 retry;		/* next try of the drop record */
-	struct drop_pub		*dp;		/* drop record being stored */
-	char			*record;	/* the drop record's JSON */
-	char			 drop_id[160];
+	struct audit_drop	*ad;		/* drop record being stored */
 	char			*id;		/* decoded ce-id */
 	char			*source;	/* decoded ce-source */
 	char			 subject[TREATY_SUBJECT_MAX + 1];
@@ -112,10 +103,8 @@ static void
 delivery_close(struct delivery *d)
 {
 	event_del(&d->progress);
-	event_del(&d->retry);
-	if (d->dp != NULL)
-		d->dp->d = NULL;	/* its callback will find no delivery */
-	free(d->record);
+	if (d->ad != NULL)
+		audit_drop_cancel(d->ad);
 	if (d->rr != NULL)
 		resolve_cancel(d->rr);
 	if (d->out != NULL)
@@ -130,81 +119,18 @@ delivery_close(struct delivery *d)
 	free(d);
 }
 
-static void	drop_publish(struct delivery *d);
-
 /* The drop record is in AUDIT: now terminate the event. */
 static void
-deliver_drop_stored_cb(void *arg, enum store_result res, int dup)
+deliver_dropped_cb(void *arg, int stored)
 {
-	struct drop_pub	*dp = arg;
-	struct delivery	*d = dp->d;
-	struct timeval	 tv = { 2, 0 };
+	struct delivery	*d = arg;
 
-	(void)dup;
-	free(dp);
-	if (d == NULL)
-		return;			/* given back meanwhile */
-	d->dp = NULL;
-	if (res == STORE_OK) {
+	d->ad = NULL;
+	if (stored) {
 		store_msg_term(d->m);
 		d->m = NULL;
-		delivery_close(d);
-		return;
 	}
-	/* Keep holding the event (in progress) and try again. */
-	log_warnx("drop record not stored yet, retrying", "sub=%s id=%s "
-	    "result=%d", d->s->cfg->name, log_q(d->id), (int)res);
-	evtimer_add(&d->retry, &tv);
-}
-
-/* Timer: try storing the drop record again. */
-static void
-deliver_drop_retry_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	drop_publish(arg);
-}
-
-/* Publish the drop record (idempotent: same Nats-Msg-Id every try). */
-static void
-drop_publish(struct delivery *d)
-{
-	struct store_header	 h[6];
-	struct drop_pub		*dp = xcalloc(1, sizeof(*dp));
-	char			 msgid[180];
-	enum store_result	 res;
-	struct timeval		 tv = { 2, 0 };
-
-	/* '!' is in no producer name: no producer can collide with it. */
-	snprintf(msgid, sizeof(msgid), "relay!%s", d->drop_id);
-	h[0] = (struct store_header){ "ce-specversion", "1.0" };
-	h[1] = (struct store_header){ "ce-id", d->drop_id };
-	h[2] = (struct store_header){ "ce-source", "/treaty-relay" };
-	h[3] = (struct store_header){ "ce-type", DROP_TYPE };
-	h[4] = (struct store_header){ "content-type", "application/json" };
-	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
-	dp->d = d;
-	d->dp = dp;
-	res = store_publish(DROP_SUBJECT, h, 6, msgid, d->record,
-	    strlen(d->record), deliver_drop_stored_cb, dp);
-	if (res != STORE_OK) {
-		d->dp = NULL;
-		free(dp);
-		log_warnx("drop record not stored yet, retrying", "sub=%s id=%s "
-		    "result=%d", d->s->cfg->name, log_q(d->id), (int)res);
-		evtimer_add(&d->retry, &tv);
-	}
-}
-
-/* Add a string or null to a generator. */
-static void
-gen_str_or_null(yajl_gen g, const char *s)
-{
-	if (s == NULL ||
-	    yajl_gen_string(g, (const unsigned char *)s, strlen(s)) !=
-	    yajl_gen_status_ok)
-		yajl_gen_null(g);
+	delivery_close(d);
 }
 
 /*
@@ -216,44 +142,17 @@ static void
 delivery_drop(struct delivery *d, enum drop_reason why, int status,
     const char *error, long long ms)
 {
-	struct dsub		*s = d->s;
-	yajl_gen		 g = yajl_gen_alloc(NULL);
-	const unsigned char	*buf;
-	size_t			 len;
+	struct dsub	*s = d->s;
 
 	log_warnx("delivery dropped", "sub=%s id=%s subject=%s attempt=%llu "
 	    "status=%d error=%s", s->cfg->name, log_q(d->id), log_q(d->subject),
 	    (unsigned long long)d->attempt, status, log_q(error));
 	metrics_dropped(s->idx, why);
 	metrics_delivery(s->idx, DELIVERY_DROPPED, ms, d->attempt > 1);
-
-	snprintf(d->drop_id, sizeof(d->drop_id), "drop-%s-%llu", s->cfg->name,
-	    (unsigned long long)store_msg_seq(d->m));
-	yajl_gen_map_open(g);
-	yajl_gen_string(g, (const unsigned char *)"subscriber", 10);
-	gen_str_or_null(g, s->cfg->name);
-	yajl_gen_string(g, (const unsigned char *)"eventId", 7);
-	gen_str_or_null(g, d->id);
-	yajl_gen_string(g, (const unsigned char *)"source", 6);
-	gen_str_or_null(g, d->source);
-	yajl_gen_string(g, (const unsigned char *)"subject", 7);
-	gen_str_or_null(g, d->subject[0] ? d->subject : NULL);
-	yajl_gen_string(g, (const unsigned char *)"attempts", 8);
-	yajl_gen_integer(g, (long long)d->attempt);
-	yajl_gen_string(g, (const unsigned char *)"status", 6);
-	if (status > 0)
-		yajl_gen_integer(g, status);
-	else
-		yajl_gen_null(g);
-	yajl_gen_string(g, (const unsigned char *)"error", 5);
-	gen_str_or_null(g, error);
-	yajl_gen_map_close(g);
-	yajl_gen_get_buf(g, &buf, &len);
-	d->record = xstrndup((const char *)buf, len);
-	yajl_gen_free(g);
-
+	/* Until the record is stored the event stays held. */
 	d->state = DS_DROPPING;
-	drop_publish(d);
+	d->ad = audit_drop(s->cfg->name, d->m, d->attempt, status, error,
+	    deliver_dropped_cb, d);
 }
 
 /* Retry-After as milliseconds (seconds or an HTTP date), or -1. */
@@ -457,7 +356,6 @@ delivery_new(struct dsub *s, struct store_msg *m)
 	/* Every progress_seconds until the delivery ends. */
 	event_assign(&d->progress, dl.base, -1, EV_PERSIST,
 	    delivery_progress_cb, d);
-	evtimer_assign(&d->retry, dl.base, deliver_drop_retry_cb, d);
 	TAILQ_INSERT_TAIL(&s->live, d, entry);
 	dl.in_flight++;
 	metrics_in_flight(s->idx, 1);

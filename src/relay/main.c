@@ -21,6 +21,7 @@
 #include <event2/event_struct.h>
 
 #include "treaty.h"
+#include "audit.h"
 #include "bridge.h"
 #include "config.h"
 #include "deliver.h"
@@ -83,6 +84,8 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	inbox_fail_all();
 	/* Deliveries still under way go back to JetStream for another try. */
 	deliver_give_back_all();
+	/* Drop records not stored yet: JetStream will say so again. */
+	audit_close_all();
 	store_fail_all();
 	store_drain(relay_drained);
 }
@@ -197,6 +200,7 @@ main(int argc, char **argv)
 
 	http_init(relay.base, &relay.cfg);
 	ingest_init(&relay.cfg);
+	audit_init(relay.base);
 	deliver_init(relay.base, &relay.cfg);
 	inbox_init(relay.base, &relay.cfg);
 	store_init(relay.base, &relay.cfg);
@@ -207,6 +211,7 @@ main(int argc, char **argv)
 	inbox_free();
 	http_free();
 	deliver_free();
+	audit_close_all();
 	store_close();
 	bridge_stop_worker();
 	store_destroy();

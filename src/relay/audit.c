@@ -1,0 +1,217 @@
+/*
+ * audit.c: drop records in AUDIT, for push deliveries (deliver.c) and
+ * inbox events whose leases ran out (inbox.c): one implementation, so
+ * both read the same in AUDIT.  Loop thread only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include <event2/event.h>
+#include <event2/event_struct.h>
+#include <yajl/yajl_gen.h>
+
+#include "audit.h"
+#include "log.h"
+#include "store.h"
+#include "util.h"
+
+#define DROP_SUBJECT		"audit.relay.treaty.delivery.dropped"
+#define DROP_TYPE		"dev.treaty.delivery.dropped.v1"
+#define RETRY_SECONDS		2
+
+/* A publish in flight; outlives its record if that is cancelled. */
+struct audit_pub {
+	struct audit_drop	*a;
+};
+
+struct audit_drop {
+	char			*sub;
+	char			 drop_id[160];
+	char			*id;		/* for logs */
+	char			*record;	/* the JSON */
+	audit_cb		 cb;
+	void			*arg;
+	struct audit_pub	*pub;
+	struct event		 retry;
+	TAILQ_ENTRY(audit_drop)	 entry;
+};
+
+static struct {
+	struct event_base		*base;
+	TAILQ_HEAD(, audit_drop)	 live;
+} au;
+
+/* Set up. */
+void
+audit_init(struct event_base *base)
+{
+	au.base = base;
+	TAILQ_INIT(&au.live);
+}
+
+/* Free a record (timers off, an in-flight publish told). */
+static void
+audit_free(struct audit_drop *a)
+{
+	event_del(&a->retry);
+	if (a->pub != NULL)
+		a->pub->a = NULL;
+	TAILQ_REMOVE(&au.live, a, entry);
+	free(a->sub);
+	free(a->id);
+	free(a->record);
+	free(a);
+}
+
+static void	audit_publish(struct audit_drop *);
+
+/* JetStream's answer to a publish of the record. */
+static void
+audit_stored_cb(void *arg, enum store_result res, int dup)
+{
+	struct audit_pub	*p = arg;
+	struct audit_drop	*a = p->a;
+	struct timeval		 tv = { RETRY_SECONDS, 0 };
+	audit_cb		 cb;
+	void			*cbarg;
+
+	(void)dup;
+	free(p);
+	if (a == NULL)
+		return;			/* cancelled meanwhile */
+	a->pub = NULL;
+	if (res == STORE_OK) {
+		cb = a->cb;
+		cbarg = a->arg;
+		audit_free(a);
+		cb(cbarg, 1);
+		return;
+	}
+	log_warnx("drop record not stored yet, retrying", "sub=%s id=%s "
+	    "result=%d", a->sub, log_q(a->id), (int)res);
+	evtimer_add(&a->retry, &tv);
+}
+
+/* Timer: try storing the record again. */
+static void
+audit_retry_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	audit_publish(arg);
+}
+
+/* Publish the record (idempotent: the same Nats-Msg-Id every try). */
+static void
+audit_publish(struct audit_drop *a)
+{
+	struct store_header	 h[6];
+	struct audit_pub	*p = xcalloc(1, sizeof(*p));
+	char			 msgid[180];
+	enum store_result	 res;
+	struct timeval		 tv = { RETRY_SECONDS, 0 };
+
+	/* '!' is in no producer name: no producer can collide with it. */
+	snprintf(msgid, sizeof(msgid), "relay!%s", a->drop_id);
+	h[0] = (struct store_header){ "ce-specversion", "1.0" };
+	h[1] = (struct store_header){ "ce-id", a->drop_id };
+	h[2] = (struct store_header){ "ce-source", "/treaty-relay" };
+	h[3] = (struct store_header){ "ce-type", DROP_TYPE };
+	h[4] = (struct store_header){ "content-type", "application/json" };
+	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
+	p->a = a;
+	a->pub = p;
+	res = store_publish(DROP_SUBJECT, h, 6, msgid, a->record,
+	    strlen(a->record), audit_stored_cb, p);
+	if (res != STORE_OK) {
+		a->pub = NULL;
+		free(p);
+		log_warnx("drop record not stored yet, retrying", "sub=%s id=%s "
+		    "result=%d", a->sub, log_q(a->id), (int)res);
+		evtimer_add(&a->retry, &tv);
+	}
+}
+
+/* Add a string or null to a generator. */
+static void
+gen_str_or_null(yajl_gen g, const char *s)
+{
+	if (s == NULL ||
+	    yajl_gen_string(g, (const unsigned char *)s, strlen(s)) !=
+	    yajl_gen_status_ok)
+		yajl_gen_null(g);
+}
+
+/* Record a drop; see audit.h. */
+struct audit_drop *
+audit_drop(const char *subscriber, const struct store_msg *m,
+    uint64_t attempts, int status, const char *error, audit_cb cb, void *arg)
+{
+	struct audit_drop	*a = xcalloc(1, sizeof(*a));
+	yajl_gen		 g = yajl_gen_alloc(NULL);
+	const unsigned char	*buf;
+	const char		*subject = store_msg_subject(m);
+	char			*source;
+	size_t			 len;
+
+	a->sub = xstrdup(subscriber);
+	a->id = store_msg_header_decoded(m, "ce-id");
+	a->cb = cb;
+	a->arg = arg;
+	source = store_msg_header_decoded(m, "ce-source");
+	snprintf(a->drop_id, sizeof(a->drop_id), "drop-%s-%llu", subscriber,
+	    (unsigned long long)store_msg_seq(m));
+	yajl_gen_map_open(g);
+	yajl_gen_string(g, (const unsigned char *)"subscriber", 10);
+	gen_str_or_null(g, subscriber);
+	yajl_gen_string(g, (const unsigned char *)"eventId", 7);
+	gen_str_or_null(g, a->id);
+	yajl_gen_string(g, (const unsigned char *)"source", 6);
+	gen_str_or_null(g, source);
+	yajl_gen_string(g, (const unsigned char *)"subject", 7);
+	gen_str_or_null(g, subject != NULL && subject[0] != '\0' ?
+	    subject : NULL);
+	yajl_gen_string(g, (const unsigned char *)"attempts", 8);
+	yajl_gen_integer(g, (long long)attempts);
+	yajl_gen_string(g, (const unsigned char *)"status", 6);
+	if (status > 0)
+		yajl_gen_integer(g, status);
+	else
+		yajl_gen_null(g);
+	yajl_gen_string(g, (const unsigned char *)"error", 5);
+	gen_str_or_null(g, error);
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &len);
+	a->record = xstrndup((const char *)buf, len);
+	yajl_gen_free(g);
+	free(source);
+	evtimer_assign(&a->retry, au.base, audit_retry_cb, a);
+	TAILQ_INSERT_TAIL(&au.live, a, entry);
+	audit_publish(a);
+	return a;
+}
+
+/* Forget a record; its callback does not run. */
+void
+audit_drop_cancel(struct audit_drop *a)
+{
+	audit_free(a);
+}
+
+/* Shutdown: end every record not stored, telling its owner. */
+void
+audit_close_all(void)
+{
+	struct audit_drop	*a;
+	audit_cb		 cb;
+	void			*arg;
+
+	while ((a = TAILQ_FIRST(&au.live)) != NULL) {
+		cb = a->cb;
+		arg = a->arg;
+		audit_free(a);
+		cb(arg, 0);
+	}
+}

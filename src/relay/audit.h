@@ -1,0 +1,35 @@
+/*
+ * audit.h: drop records.  When a subscriber, push or pull, will never get
+ * an event, the relay says so in AUDIT as a CloudEvent of type
+ * dev.treaty.delivery.dropped.v1 on audit.relay.treaty.delivery.dropped
+ * (SPEC 3: no drop is silent).  Loop thread only.
+ */
+#ifndef AUDIT_H
+#define AUDIT_H
+
+#include <stdint.h>
+
+struct event_base;
+struct store_msg;
+struct audit_drop;
+
+/* Called once: stored is 1 when the record is in AUDIT, 0 at shutdown. */
+typedef void (*audit_cb)(void *arg, int stored);
+
+void	audit_init(struct event_base *base);
+/*
+ * Record that subscriber will never get the stored event m (its id,
+ * source and subject are read from m, which the caller keeps) after
+ * attempts, with the last HTTP status (0: none) and error.  Stored once
+ * (a fixed Nats-Msg-Id per subscriber and stream sequence), retried every
+ * 2 s until JetStream has it.  cb runs on the loop, never from inside.
+ */
+struct audit_drop *audit_drop(const char *subscriber,
+	    const struct store_msg *m, uint64_t attempts, int status,
+	    const char *error, audit_cb cb, void *arg);
+/* Forget a record not stored yet; its callback does not run. */
+void	audit_drop_cancel(struct audit_drop *a);
+/* Shutdown: every record not stored yet ends, callbacks with stored 0. */
+void	audit_close_all(void);
+
+#endif
