@@ -45,6 +45,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "treaty.h"
+#include "audit.h"
 #include "cevent.h"
 #include "config.h"
 #include "http.h"
@@ -977,6 +978,35 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 	evhttp_clear_headers(&q);
 }
 
+/* The drop record of an exhausted event is stored (or the relay stops). */
+static void
+inbox_dropped_cb(void *arg, int stored)
+{
+	(void)stored;
+	store_msg_free(arg);
+}
+
+/*
+ * JetStream stopped handing out an event of this inbox: its leases ran
+ * out maxDeliver times without an acknowledgement.  Record the drop like
+ * a push subscriber's (SPEC 3: no drop is silent).
+ */
+static void
+inbox_exhausted_cb(void *arg, struct store_msg *m)
+{
+	struct isub	*s = arg;
+	char		*id = store_msg_header_decoded(m, "ce-id");
+
+	log_warnx("inbox event dropped", "inbox=%s id=%s subject=%s "
+	    "attempts=%llu", s->cfg->name, log_q(id),
+	    log_q(store_msg_subject(m)),
+	    (unsigned long long)store_msg_delivered(m));
+	free(id);
+	metrics_inbox(s->idx, INBOX_DROPPED, 1);
+	audit_drop(s->cfg->name, m, store_msg_delivered(m), 0,
+	    "lease expired maxDeliver times", inbox_dropped_cb, m);
+}
+
 /* Register the pull consumers. */
 void
 inbox_init(struct event_base *base, const struct config *cfg)
@@ -1005,7 +1035,8 @@ inbox_init(struct event_base *base, const struct config *cfg)
 		s->secrets = config_secrets(sc);
 		names[ib.nsubs++] = sc->name;
 		store_pull_consumer_add(sc->name, sc->filter, sc->max_deliver,
-		    sc->max_in_flight, cfg->lease_seconds);
+		    sc->max_in_flight, cfg->lease_seconds, inbox_exhausted_cb,
+		    s);
 	}
 	metrics_inboxes(names, ib.nsubs);
 	free(names);

@@ -69,6 +69,8 @@ static const struct {
 	  "after a lease expired or was released, by inbox." },
 	{ "treaty_relay_inbox_extends_total", "Leases extended, by inbox." },
 	{ "treaty_relay_inbox_releases_total", "Leases released, by inbox." },
+	{ "treaty_relay_inbox_dropped_total", "Events whose leases ran out "
+	  "maxDeliver times (recorded in AUDIT), by inbox." },
 };
 
 /* Name the inboxes. */

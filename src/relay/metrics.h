@@ -70,6 +70,7 @@ enum inbox_counter {
 	INBOX_REDELIVERED,	/* handed out again after a lease ended */
 	INBOX_EXTENDED,
 	INBOX_RELEASED,
+	INBOX_DROPPED,		/* leases ran out maxDeliver times */
 	INBOX_COUNTER_MAX
 };
 

@@ -712,7 +712,8 @@ store_consumer_add(const char *name, const char *filter, int max_deliver,
 /* Register a pull consumer; see store.h. */
 void
 store_pull_consumer_add(const char *name, const char *filter,
-    int max_deliver, int max_ack_pending, int ack_wait_s)
+    int max_deliver, int max_ack_pending, int ack_wait_s,
+    store_msg_cb exhausted_cb, void *arg)
 {
 	struct consumer	*c = xcalloc(1, sizeof(*c));
 
@@ -723,6 +724,8 @@ store_pull_consumer_add(const char *name, const char *filter,
 	c->max_deliver = max_deliver;
 	c->max_ack_pending = max_ack_pending;
 	c->ack_wait_s = ack_wait_s;
+	c->exhausted_cb = exhausted_cb;
+	c->arg = arg;
 	c->idx = st.npull++;
 	TAILQ_INSERT_TAIL(&st.consumers, c, entry);
 }

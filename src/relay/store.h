@@ -122,10 +122,12 @@ void		 store_msg_lease(const struct store_msg *m,
 /*
  * Register a durable pull consumer relay-<name> on WORK (ack wait =
  * ack_wait_s, the lease), created and checked like the push consumers.
- * At start-up only.
+ * exhausted_cb gets each event JetStream stops handing out after
+ * max_deliver leases (as for push consumers).  At start-up only.
  */
 void		 store_pull_consumer_add(const char *name, const char *filter,
-		    int max_deliver, int max_ack_pending, int ack_wait_s);
+		    int max_deliver, int max_ack_pending, int ack_wait_s,
+		    store_msg_cb exhausted_cb, void *arg);
 
 /*
  * Requests answered on the loop thread.  cb gets each reply: a message m
