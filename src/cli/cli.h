@@ -52,6 +52,21 @@ char	*read_all(FILE *f, size_t *len);
 int	 read_secrets(const char *path, char **text, struct treaty_secret *s);
 /* Wipe and free what read_secrets read. */
 void	 secrets_free(char *text);
+/*
+ * What work and listen check signatures with: the secrets of a file and
+ * a tolerance (0: the default, 300 s).
+ */
+struct verifier {
+	struct treaty_secret	*secrets;	/* MAX_SECRETS of them */
+	int			 n;
+	char			*text;
+	int64_t			 tolerance;
+};
+int	 verifier_load(struct verifier *v, const char *path);
+/* TREATY_OK, or why sig is not good for id and body now. */
+int	 verifier_check(const struct verifier *v, const char *sig,
+	    const char *id, const void *body, size_t len);
+void	 verifier_free(struct verifier *v);
 /* The bearer token from path, or TREATY_TOKEN when path is NULL. */
 char	*read_token(const char *path);
 char	*read_token_stdin(void);

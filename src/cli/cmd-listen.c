@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -35,10 +34,7 @@
 
 static struct {
 	struct evhttp		*http;
-	struct treaty_secret	 secrets[MAX_SECRETS];
-	int			 nsecrets;
-	char			*secret_text;
-	int64_t			 tolerance;
+	struct verifier		 ver;
 	struct record_file	*rf;
 	const char		*inbox_file;
 	const char		*on_receive;
@@ -105,8 +101,7 @@ listen_request_cb(struct evhttp_request *req, void *arg)
 		}
 	}
 	sig = evhttp_find_header(h, TREATY_SIG_HEADER);
-	v = treaty_sig_verify(ls.secrets, (size_t)ls.nsecrets, sig, id, body,
-	    len, (int64_t)time(NULL), ls.tolerance);
+	v = verifier_check(&ls.ver, sig, id, body, len);
 	if (v != TREATY_OK) {
 		listen_error(req, 401, "bad_signature", treaty_strerror(v));
 		goto out;
@@ -192,7 +187,7 @@ cmd_listen(int argc, char **argv)
 				cli_err("--tolerance: 1 to 86400 seconds");
 				return EXIT_USAGE;
 			}
-			ls.tolerance = v;
+			ls.ver.tolerance = v;
 			break;
 		case 'v': log_init(1); break;
 		case 'h':
@@ -208,8 +203,7 @@ cmd_listen(int argc, char **argv)
 		cli_err("%s", LISTEN_USAGE);
 		return EXIT_USAGE;
 	}
-	if ((ls.nsecrets = read_secrets(secret_file, &ls.secret_text,
-	    ls.secrets)) < 0)
+	if (verifier_load(&ls.ver, secret_file) == -1)
 		goto out;
 	if ((ls.rf = record_open(ls.inbox_file)) == NULL)
 		goto out;
@@ -234,6 +228,6 @@ out_http:
 	client_free();
 out:
 	record_close(ls.rf);
-	secrets_free(ls.secret_text);
+	verifier_free(&ls.ver);
 	return rc;
 }

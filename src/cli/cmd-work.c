@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
-#include <time.h>
 
 #include <event2/event.h>
 #include <event2/http.h>
@@ -63,10 +62,7 @@ TAILQ_HEAD(job_list, job);
 static struct {
 	const char		*inbox;
 	char			*poll_path;
-	struct treaty_secret	 secrets[MAX_SECRETS];
-	int			 nsecrets;
-	char			*secret_text;
-	int64_t			 tolerance;
+	struct verifier		 ver;
 	struct record_file	*rf;
 	const char		*inbox_file;
 	int			 write_failed;	/* back off before polling */
@@ -427,10 +423,9 @@ work_envelope(yajl_val e)
 	if (cevent_from_value(&j->ev, ev) == -1)
 		v = TREATY_E_INVALID;
 	else
-		v = treaty_sig_verify(wk.secrets, (size_t)wk.nsecrets,
-		    sig != NULL ? YAJL_GET_STRING(sig) : NULL, j->id,
-		    j->ev.data, j->ev.datalen, (int64_t)time(NULL),
-		    wk.tolerance);
+		v = verifier_check(&wk.ver, sig != NULL ?
+		    YAJL_GET_STRING(sig) : NULL, j->id, j->ev.data,
+		    j->ev.datalen);
 	/* The signature binds the envelope id: the event must carry it. */
 	if (v == TREATY_OK && strcmp(j->ev.id, j->id) != 0)
 		v = TREATY_E_INVALID;
@@ -663,7 +658,7 @@ cmd_work(int argc, char **argv)
 		case 'T':
 			if ((v = num_arg(optarg)) < 1 || v > 86400)
 				goto bad_num;
-			wk.tolerance = v;
+			wk.ver.tolerance = v;
 			break;
 		case 'D':
 			if ((v = num_arg(optarg)) < 1 || v > DEDUP_CAP)
@@ -694,8 +689,7 @@ cmd_work(int argc, char **argv)
 	}
 	wk.inbox = argv[optind];
 	wk.inbox_file = inbox_file;
-	if ((wk.nsecrets = read_secrets(secret_file, &wk.secret_text,
-	    wk.secrets)) < 0)
+	if (verifier_load(&wk.ver, secret_file) == -1)
 		goto out;
 	if ((c = client_init()) != 0) {
 		rc = c == -2 ? EXIT_USAGE : EXIT_FAILED;
@@ -727,7 +721,7 @@ out_client:
 	record_close(wk.rf);
 	client_free();
 out:
-	secrets_free(wk.secret_text);
+	verifier_free(&wk.ver);
 	return rc;
 
 bad_num:

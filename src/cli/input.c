@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/crypto.h>
 
 #include "treaty.h"
 #include "cli.h"
+#include "util.h"
 
 #define STDIN_MAX	(16 * 1024 * 1024)	/* body or token on stdin */
 
@@ -185,4 +187,36 @@ secrets_free(char *text)
 		return;
 	OPENSSL_cleanse(text, strlen(text));
 	free(text);
+}
+
+/* Read the secrets of path into v; -1 with a message. */
+int
+verifier_load(struct verifier *v, const char *path)
+{
+	v->secrets = xcalloc(MAX_SECRETS, sizeof(*v->secrets));
+	if ((v->n = read_secrets(path, &v->text, v->secrets)) < 0) {
+		verifier_free(v);
+		return -1;
+	}
+	return 0;
+}
+
+/* Check a signature header against any of the secrets, now. */
+int
+verifier_check(const struct verifier *v, const char *sig, const char *id,
+    const void *body, size_t len)
+{
+	return treaty_sig_verify(v->secrets, (size_t)v->n, sig, id, body, len,
+	    (int64_t)time(NULL), v->tolerance);
+}
+
+/* Wipe the secrets and free them. */
+void
+verifier_free(struct verifier *v)
+{
+	secrets_free(v->text);
+	free(v->secrets);
+	v->text = NULL;
+	v->secrets = NULL;
+	v->n = 0;
 }
