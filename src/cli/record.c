@@ -45,6 +45,21 @@ struct record_file {
 	yajl_gen	 g;
 };
 
+/*
+ * The set's key of a record: its kind ('e' an envelope in an inbox, 's'
+ * an event of a source) and the scoped id, into k; length, or 0.
+ */
+static size_t
+record_key(char k[KEY_MAX], char kind, const char *scope, const char *id)
+{
+	size_t	 n;
+
+	if ((n = strset_key2(k + 1, KEY_MAX - 1, scope, id)) == 0)
+		return 0;
+	k[0] = kind;
+	return n + 1;
+}
+
 /* Add the keys one record line gives: its envelope and its event. */
 static int
 record_line_keys(struct record_file *f, const char *line)
@@ -64,18 +79,14 @@ record_line_keys(struct record_file *f, const char *line)
 	}
 	e = yajl_tree_get(root, pe, yajl_t_string);
 	in = yajl_tree_get(root, pi, yajl_t_string);
-	if (e != NULL && (n = strset_key2(k + 1, sizeof(k) - 1,
-	    in != NULL ? YAJL_GET_STRING(in) : "", YAJL_GET_STRING(e))) > 0) {
-		k[0] = 'e';
-		strset_add(f->keys, k, n + 1);
-	}
+	if (e != NULL && (n = record_key(k, 'e', in != NULL ?
+	    YAJL_GET_STRING(in) : "", YAJL_GET_STRING(e))) > 0)
+		strset_add(f->keys, k, n);
 	src = yajl_tree_get(root, ps, yajl_t_string);
 	id = yajl_tree_get(root, pd, yajl_t_string);
-	if (src != NULL && id != NULL && (n = strset_key2(k + 1, sizeof(k) - 1,
-	    YAJL_GET_STRING(src), YAJL_GET_STRING(id))) > 0) {
-		k[0] = 's';
-		strset_add(f->keys, k, n + 1);
-	}
+	if (src != NULL && id != NULL && (n = record_key(k, 's',
+	    YAJL_GET_STRING(src), YAJL_GET_STRING(id))) > 0)
+		strset_add(f->keys, k, n);
 	yajl_tree_free(root);
 	return 0;
 }
@@ -177,12 +188,9 @@ record_has(struct record_file *f, char kind, const char *scope,
     const char *id)
 {
 	char	 k[KEY_MAX];
-	size_t	 n;
+	size_t	 n = record_key(k, kind, scope, id);
 
-	if ((n = strset_key2(k + 1, sizeof(k) - 1, scope, id)) == 0)
-		return 0;
-	k[0] = kind;
-	return strset_has(f->keys, k, n + 1);
+	return n > 0 && strset_has(f->keys, k, n);
 }
 
 /* An envelope of inbox already recorded. */
@@ -207,12 +215,11 @@ record_pend(struct record_file *f, char kind, const char *scope,
 	char	 k[KEY_MAX];
 	size_t	 n;
 
-	if ((n = strset_key2(k + 1, sizeof(k) - 1, scope, id)) == 0)
+	if ((n = record_key(k, kind, scope, id)) == 0)
 		return;
-	k[0] = kind;
-	if (strset_add(f->keys, k, n + 1) == 1) {
-		f->pending[f->npending] = xstrndup(k, n + 1);
-		f->pending_len[f->npending++] = n + 1;
+	if (strset_add(f->keys, k, n) == 1) {
+		f->pending[f->npending] = xstrndup(k, n);
+		f->pending_len[f->npending++] = n;
 	}
 }
 
