@@ -686,27 +686,38 @@ store_msg_free(struct store_msg *m)
 	free(m);
 }
 
-/* Register a push consumer; see store.h. */
-void
-store_consumer_add(const char *name, const char *filter, int max_deliver,
-    int max_ack_pending, int ack_wait_s, store_msg_cb cb,
-    store_msg_cb exhausted_cb, void *arg)
+/* A consumer of either kind, on the list (set up at store_init). */
+static struct consumer *
+consumer_add(const char *name, const char *filter, int max_deliver,
+    int max_ack_pending, int ack_wait_s, store_msg_cb exhausted_cb, void *arg)
 {
 	struct consumer	*c = xcalloc(1, sizeof(*c));
 
 	if (st.consumers.tqh_last == NULL)	/* before store_init */
 		TAILQ_INIT(&st.consumers);
 	c->name = xjoin("relay", "-", name);
-	/* Outside evt.> and audit.>, so no stream captures deliveries. */
-	c->deliver = xjoin("treaty.deliver", ".", name);
 	c->filter = xstrdup(filter);
 	c->max_deliver = max_deliver;
 	c->max_ack_pending = max_ack_pending;
 	c->ack_wait_s = ack_wait_s;
-	c->cb = cb;
 	c->exhausted_cb = exhausted_cb;
 	c->arg = arg;
 	TAILQ_INSERT_TAIL(&st.consumers, c, entry);
+	return c;
+}
+
+/* Register a push consumer; see store.h. */
+void
+store_consumer_add(const char *name, const char *filter, int max_deliver,
+    int max_ack_pending, int ack_wait_s, store_msg_cb cb,
+    store_msg_cb exhausted_cb, void *arg)
+{
+	struct consumer	*c = consumer_add(name, filter, max_deliver,
+	    max_ack_pending, ack_wait_s, exhausted_cb, arg);
+
+	/* Outside evt.> and audit.>, so no stream captures deliveries. */
+	c->deliver = xjoin("treaty.deliver", ".", name);
+	c->cb = cb;
 }
 
 /* Register a pull consumer; see store.h. */
@@ -715,19 +726,10 @@ store_pull_consumer_add(const char *name, const char *filter,
     int max_deliver, int max_ack_pending, int ack_wait_s,
     store_msg_cb exhausted_cb, void *arg)
 {
-	struct consumer	*c = xcalloc(1, sizeof(*c));
+	struct consumer	*c = consumer_add(name, filter, max_deliver,
+	    max_ack_pending, ack_wait_s, exhausted_cb, arg);
 
-	if (st.consumers.tqh_last == NULL)	/* before store_init */
-		TAILQ_INIT(&st.consumers);
-	c->name = xjoin("relay", "-", name);
-	c->filter = xstrdup(filter);
-	c->max_deliver = max_deliver;
-	c->max_ack_pending = max_ack_pending;
-	c->ack_wait_s = ack_wait_s;
-	c->exhausted_cb = exhausted_cb;
-	c->arg = arg;
 	c->idx = st.npull++;
-	TAILQ_INSERT_TAIL(&st.consumers, c, entry);
 }
 
 /* End a request: off the list, timer off, freed (no callback). */
