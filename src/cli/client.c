@@ -79,6 +79,7 @@ static struct {
 	void			(*on_stop)(void *);
 	void			*on_stop_arg;
 	int			 stopping;
+	long long		 stopped_at;	/* now_ms() of the first signal */
 	int			 status;
 	int			 inflight;
 	struct client_req_list	 queue;
@@ -124,17 +125,27 @@ client_option(int c, const char *arg)
 	return -1;
 }
 
-/* SIGINT or SIGTERM: tell the command once; a second one exits now. */
+/*
+ * SIGINT or SIGTERM: tell the command once; a second one exits now.
+ * Copies within SIGNAL_REPEAT_MS of the first are the same request:
+ * timeout(1) signals the command and then its whole process group, so
+ * one stop arrives twice.
+ */
+#define SIGNAL_REPEAT_MS	500
+
 static void
 client_signal_cb(evutil_socket_t sig, short ev, void *arg)
 {
 	(void)ev;
 	(void)arg;
 	if (cl.stopping) {
+		if (now_ms() - cl.stopped_at < SIGNAL_REPEAT_MS)
+			return;
 		log_warnx("second signal: exiting now", "signal=%d", (int)sig);
 		exit(EXIT_TEMPFAIL);
 	}
 	cl.stopping = 1;
+	cl.stopped_at = now_ms();
 	log_debug("stopping", "signal=%d", (int)sig);
 	if (cl.on_stop != NULL)
 		cl.on_stop(cl.on_stop_arg);
@@ -235,6 +246,18 @@ client_exit(int status)
 void
 client_free(void)
 {
+	sigset_t	 stop;
+
+	/*
+	 * The run is over and its status decided: a late SIGINT/SIGTERM must
+	 * not turn it into a death by signal once the handlers are gone.
+	 * timeout(1), for one, signals the command and then its whole group,
+	 * so the second copy can land here.  Children get their own mask.
+	 */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
 	if (cl.sigint != NULL)
 		event_free(cl.sigint);
 	if (cl.sigterm != NULL)

@@ -177,6 +177,31 @@ check_match "a failing command is reported" 'command failed; event left unacknow
 check "and its event comes back" j-fail "$(sleep 2.5; pending jobs)"
 check "the token is not passed to the command" "" \
     "$(sleep 2.5; TREATY_TOKEN=$(tok jobs) "$TREATY" work --secret-file "$T/secret" --once --wait 300 --exec 'printf %s "$TREATY_TOKEN"' jobs 2>/dev/null)"
+# A stop waits for the running command.  The same signal twice at once (as
+# timeout(1) sends it: to the command, then to its group) is one stop; a
+# second one later exits at once, leaving the event to come back.
+pub job j-slow --data 'slow'
+"$TREATY" work --token-file "$T/itoken-jobs" --secret-file "$T/secret" --wait 300 \
+    --exec 'touch '"$T"'/slow.started; while [ ! -e '"$T"'/slow.release ]; do sleep 0.1; done' \
+    jobs 2> "$T/w7s.err" &
+wpid=$!
+PIDS+=($wpid)
+wait_until 5 '[ -e "$T/slow.started" ]'
+# The second copy lands after the first was handled (said so), not merged
+# with it by the kernel.
+kill -TERM $wpid
+for i in $(seq 200); do grep -q 'stopping: finishing work' "$T/w7s.err" && break; sleep 0.01; done
+kill -TERM $wpid
+sleep 0.8
+check "the same signal twice at once is one stop: still finishing the command" yes \
+    "$(kill -0 $wpid 2>/dev/null && echo yes)"
+t0=$(now_ms)
+kill -TERM $wpid; wait $wpid
+rc=$? t1=$(now_ms)
+touch "$T/slow.release"
+check "a second signal later exits at once (75)" "75 1" "$rc $(( t1 - t0 < 1000 ))"
+check_match "and says so" 'second signal: exiting now' "$(cat "$T/w7s.err")"
+check "its event was not acknowledged: it comes back" j-slow "$(sleep 2.5; pending jobs)"
 
 # 8. --on-receive runs after the record is written; its failure changes nothing.
 pub order o-hook --data 'hook'
