@@ -92,8 +92,11 @@ long long num_arg(const char *s);
 	"  [--retry-base MS] [--retry-cap MS] [--deadline S] [--idle-timeout S]\n" \
 	"  [--verbose]"
 
-/* Handle one of CLIENT_LONGOPTS: 0, or -1 when c is not one of them. */
-int	client_option(int c, const char *arg);
+/*
+ * Handle one of CLIENT_LONGOPTS: 0, or -1 after saying why (a bad value,
+ * or usage when c is not one of them).
+ */
+int	client_option(int c, const char *arg, const char *usage);
 /* Set up the loop and SIGINT/SIGTERM handling (listen needs no more). */
 int	client_loop_init(void);
 /*

@@ -88,7 +88,7 @@ static struct {
 
 /* One of the shared options. */
 int
-client_option(int c, const char *arg)
+client_option(int c, const char *arg, const char *usage)
 {
 	long long	 v;
 
@@ -101,7 +101,7 @@ client_option(int c, const char *arg)
 		if ((v = num_arg(arg)) < 1 || v > 3600 * 1000) {
 			cli_err("--retry-%s: milliseconds, 1 to 3600000",
 			    c == 1003 ? "base" : "cap");
-			return -2;
+			return -1;
 		}
 		if (c == 1003)
 			cl.retry_base = v;
@@ -113,7 +113,7 @@ client_option(int c, const char *arg)
 		if ((v = num_arg(arg)) < 1 || v > 3600) {
 			cli_err("--%s: seconds, 1 to 3600",
 			    c == 1005 ? "deadline" : "idle-timeout");
-			return -2;
+			return -1;
 		}
 		if (c == 1005)
 			cl.deadline_s = (int)v;
@@ -122,6 +122,7 @@ client_option(int c, const char *arg)
 		return 0;
 	case 'v': log_init(1); return 0;
 	}
+	cli_err("%s", usage);
 	return -1;
 }
 

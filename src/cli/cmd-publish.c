@@ -404,9 +404,7 @@ cmd_publish(int argc, char **argv)
 			puts(PUBLISH_USAGE);
 			return EXIT_OK;
 		default:
-			if ((c = client_option(c, optarg)) == -1)
-				cli_err("%s", PUBLISH_USAGE);
-			if (c != 0)
+			if (client_option(c, optarg, PUBLISH_USAGE) == -1)
 				return EXIT_USAGE;
 		}
 	}
@@ -609,9 +607,7 @@ cmd_flush(int argc, char **argv)
 			puts(FLUSH_USAGE);
 			return EXIT_OK;
 		default:
-			if ((c = client_option(c, optarg)) == -1)
-				cli_err("%s", FLUSH_USAGE);
-			if (c != 0)
+			if (client_option(c, optarg, FLUSH_USAGE) == -1)
 				return EXIT_USAGE;
 		}
 	}

@@ -674,9 +674,7 @@ cmd_work(int argc, char **argv)
 			puts(WORK_USAGE);
 			return EXIT_OK;
 		default:
-			if ((c = client_option(c, optarg)) == -1)
-				cli_err("%s", WORK_USAGE);
-			if (c != 0)
+			if (client_option(c, optarg, WORK_USAGE) == -1)
 				return EXIT_USAGE;
 		}
 	}
