@@ -90,6 +90,12 @@ int	 treaty_utf8_valid(const char *s, size_t len);
 #define TREATY_SIG_HEX_LEN	64
 #define TREATY_SIG_HEADER	"x-treaty-signature"
 #define TREATY_SIG_TOLERANCE	300	/* seconds, the default */
+/* Secrets one subscriber may have at once (rotation); the relay's limit. */
+#define TREATY_MAX_SECRETS	8
+/* Room for treaty_sig_sign's value with n secrets, NUL included. */
+#define TREATY_SIG_HEADER_SIZE(n)	(24 + (4 + TREATY_SIG_HEX_LEN) * (n))
+/* Room for treaty_sw_sign's value with n secrets, NUL included. */
+#define TREATY_SW_HEADER_SIZE(n)	(4 + 48 * (n))
 
 struct treaty_secret {
 	const void	*key;

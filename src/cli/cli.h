@@ -25,7 +25,6 @@
 #define EXIT_USAGE	2
 #define EXIT_TEMPFAIL	75	/* EX_TEMPFAIL: still failing after retries */
 
-#define MAX_SECRETS	8
 
 struct treaty_secret;
 struct cevent;
@@ -57,7 +56,7 @@ void	 secrets_free(char *text);
  * a tolerance (0: the default, 300 s).
  */
 struct verifier {
-	struct treaty_secret	*secrets;	/* MAX_SECRETS of them */
+	struct treaty_secret	*secrets;	/* TREATY_MAX_SECRETS of them */
 	int			 n;
 	char			*text;
 	int64_t			 tolerance;

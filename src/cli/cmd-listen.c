@@ -25,12 +25,14 @@
 
 #include "treaty.h"
 #include "cevent.h"
+#include "api.h"
 #include "cli.h"
 #include "json.h"
 #include "log.h"
 #include "util.h"
 
-#define MAX_BODY	(1024 * 1024 + 64 * 1024)	/* the relay's limit, and room */
+/* The relay sends at most an event of API_BODY_MAX; a structured body adds. */
+#define MAX_BODY	(API_BODY_MAX + 64 * 1024)
 
 static struct {
 	struct evhttp		*http;

@@ -29,13 +29,14 @@
 
 #include "treaty.h"
 #include "cevent.h"
+#include "api.h"
 #include "cli.h"
 #include "log.h"
 #include "util.h"
 
 #define DEDUP_CAP	16384
 #define DEDUP_TTL_MS	(10 * 60 * 1000)
-#define DEFAULT_MAX	10
+#define DEFAULT_MAX	API_INBOX_BATCH_DEFAULT
 #define DEFAULT_WAIT	20000
 
 enum job_state {
@@ -635,7 +636,7 @@ cmd_work(int argc, char **argv)
 	wk.wait_ms = DEFAULT_WAIT;
 	wk.dedup_cap = DEDUP_CAP;
 	wk.dedup_ttl_ms = DEDUP_TTL_MS;
-	wk.lease_s = 30;
+	wk.lease_s = API_LEASE_DEFAULT_S;	/* until the relay says */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hv", work_opts, NULL)) != -1) {
 		switch (c) {
@@ -646,12 +647,12 @@ cmd_work(int argc, char **argv)
 		case 'b': wk.batch = 1; break;
 		case 'o': wk.once = 1; break;
 		case 'm':
-			if ((v = num_arg(optarg)) < 1 || v > 256)
+			if ((v = num_arg(optarg)) < 1 || v > API_INBOX_BATCH_MAX)
 				goto bad_num;
 			wk.max = (int)v;
 			break;
 		case 'w':
-			if ((v = num_arg(optarg)) < 0 || v > 30000)
+			if ((v = num_arg(optarg)) < 0 || v > API_INBOX_WAIT_MAX_MS)
 				goto bad_num;
 			wk.wait_ms = (int)v;
 			break;

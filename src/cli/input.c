@@ -78,8 +78,8 @@ read_secrets(const char *path, char **text, struct treaty_secret *s)
 			line[--len] = '\0';
 		if (len == 0)
 			continue;
-		if (n == MAX_SECRETS) {
-			cli_err("%s: more than %d secrets", path, MAX_SECRETS);
+		if (n == TREATY_MAX_SECRETS) {
+			cli_err("%s: more than %d secrets", path, TREATY_MAX_SECRETS);
 			return -1;
 		}
 		s[n].key = line;
@@ -193,7 +193,7 @@ secrets_free(char *text)
 int
 verifier_load(struct verifier *v, const char *path)
 {
-	v->secrets = xcalloc(MAX_SECRETS, sizeof(*v->secrets));
+	v->secrets = xcalloc(TREATY_MAX_SECRETS, sizeof(*v->secrets));
 	if ((v->n = read_secrets(path, &v->text, v->secrets)) < 0) {
 		verifier_free(v);
 		return -1;

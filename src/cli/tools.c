@@ -34,9 +34,10 @@ static const struct option sign_opts[] = {
 static int
 sign_or_verify(int argc, char **argv, int verify)
 {
-	struct treaty_secret	 s[MAX_SECRETS];
+	struct treaty_secret	 s[TREATY_MAX_SECRETS];
 	const char		*secret_file = NULL, *id = NULL, *sig = NULL;
-	char			*text = NULL, *body = NULL, out[16 + 68 * 8];
+	char			*text = NULL, *body = NULL;
+	char			 out[TREATY_SIG_HEADER_SIZE(TREATY_MAX_SECRETS)];
 	long long		 t = -1, tol = 0;
 	size_t			 len;
 	int			 c, n, rc = EXIT_FAILED;

@@ -25,6 +25,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "treaty.h"
+#include "api.h"
 #include "config.h"
 #include "log.h"
 #include "util.h"
@@ -127,7 +128,7 @@ static const struct opt opts[NOPTS] = {
 	  OPT_INT, OFF(progress_seconds), "10", 1, 3600,
 	  "send in-progress to JetStream this often during a delivery" },
 	[O_LEASE] = { "lease-seconds", "TREATY_RELAY_LEASE_SECONDS",
-	  OPT_INT, OFF(lease_seconds), "30", 1, 3600,
+	  OPT_INT, OFF(lease_seconds), API_STR(API_LEASE_DEFAULT_S), 1, 3600,
 	  "lease of an event fetched from an inbox (pull consumers' ack wait)" },
 	[O_VERBOSE] = { "verbose", "TREATY_RELAY_VERBOSE", OPT_FLAG,
 	  OFF(verbose), "0", 0, 1, "write debug log lines" },
@@ -193,7 +194,7 @@ parse_int(const char *s, long min, long max, int *out)
 	return 0;
 }
 
-/* 1 when s is 1-64 of A-Za-z0-9_-. */
+/* 1 when s is 1-NAME_MAX_LEN of A-Za-z0-9_-. */
 static int
 name_valid(const char *s)
 {
@@ -206,19 +207,19 @@ name_valid(const char *s)
 	return i >= 1 && i <= NAME_MAX_LEN;
 }
 
-/* Copy a 64-hex-digit SHA-256 as lowercase, or fail. */
+/* Copy a SHA-256 in hex (TOKEN_HASH_HEX digits) as lowercase, or fail. */
 static int
 sha_hex_parse(const char *s, char out[65])
 {
 	size_t	 i;
 
 	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= 64 || !isxdigit((unsigned char)s[i]))
+		if (i >= TOKEN_HASH_HEX || !isxdigit((unsigned char)s[i]))
 			return -1;
 		out[i] = (char)tolower((unsigned char)s[i]);
 	}
 	out[i] = '\0';
-	return i == 64 ? 0 : -1;
+	return i == TOKEN_HASH_HEX ? 0 : -1;
 }
 
 /* Keys an object may have; anything else is refused as a likely typo. */
@@ -298,7 +299,8 @@ entry_start(yajl_val o, size_t i, const char *const *keys, const void *base,
 	snprintf(field, sizeof(field), "[%zu].name", i);
 	v = obj_get(o, "name");
 	if (v == NULL || !YAJL_IS_STRING(v) || !name_valid(v->u.string))
-		return cfg_err(err, var, field, "must be 1-64 of A-Za-z0-9_-");
+		return cfg_err(err, var, field, "must be 1-%d of A-Za-z0-9_-",
+		    NAME_MAX_LEN);
 	for (k = 0; k < i; k++)
 		if (strcmp((const char *)base + k * stride, v->u.string) == 0)
 			return cfg_err(err, var, field, "duplicate name %s",
@@ -543,9 +545,10 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 			goto out;
 		}
 		if (sec != NULL) {
-			if (!YAJL_IS_STRING(sec) || strlen(sec->u.string) < 16) {
+			if (!YAJL_IS_STRING(sec) ||
+			    strlen(sec->u.string) < SUB_SECRET_MIN) {
 				cfg_err(err, var, field, "must be a string of at "
-				    "least 16 bytes");
+				    "least %d bytes", SUB_SECRET_MIN);
 				goto out;
 			}
 			s->secrets = xcalloc(1, sizeof(char *));
@@ -553,9 +556,9 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 		} else if (secs != NULL) {
 			snprintf(field, sizeof(field), "[%zu].secrets", i);
 			if (!YAJL_IS_ARRAY(secs) || secs->u.array.len == 0 ||
-			    secs->u.array.len > MAX_SECRETS) {
+			    secs->u.array.len > TREATY_MAX_SECRETS) {
 				cfg_err(err, var, field, "must be a list of 1 to "
-				    "%d secrets", MAX_SECRETS);
+				    "%d secrets", TREATY_MAX_SECRETS);
 				goto out;
 			}
 			s->secrets = xcalloc(secs->u.array.len, sizeof(char *));
@@ -565,37 +568,42 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 				snprintf(field, sizeof(field),
 				    "[%zu].secrets[%zu]", i, j);
 				if (!YAJL_IS_STRING(x) ||
-				    strlen(x->u.string) < 16) {
+				    strlen(x->u.string) < SUB_SECRET_MIN) {
 					cfg_err(err, var, field, "must be a string "
-					    "of at least 16 bytes");
+					    "of at least %d bytes", SUB_SECRET_MIN);
 					goto out;
 				}
 				s->secrets[s->nsecrets++] = xstrdup(x->u.string);
 			}
 		} else {
 			cfg_err(err, var, field, "needs secret or secrets (at "
-			    "least 16 bytes)");
+			    "least %d bytes)", SUB_SECRET_MIN);
 			goto out;
 		}
 
-		s->max_deliver = 10;
+		s->max_deliver = SUB_MAX_DELIVER_DEFAULT;
 		/*
 		 * Push: concurrent deliveries (SPEC 3).  Pull: leases held at
 		 * once, JetStream's own default, so a GET of 256 is not cut
 		 * short by a small limit.
 		 */
-		s->max_in_flight = s->kind == SUB_PULL ? 1000 : 64;
+		s->max_in_flight = s->kind == SUB_PULL ? SUB_PULL_IN_FLIGHT :
+		    SUB_PUSH_IN_FLIGHT;
 		snprintf(field, sizeof(field), "[%zu].maxDeliver", i);
 		if ((v = obj_get(o, "maxDeliver")) != NULL && (!YAJL_IS_INTEGER(v)
-		    || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > 1000)) {
-			cfg_err(err, var, field, "must be an integer 1-1000");
+		    || YAJL_GET_INTEGER(v) < 1 ||
+		    YAJL_GET_INTEGER(v) > SUB_MAX_DELIVER_MAX)) {
+			cfg_err(err, var, field, "must be an integer 1-%d",
+			    SUB_MAX_DELIVER_MAX);
 			goto out;
 		} else if (v != NULL)
 			s->max_deliver = (int)YAJL_GET_INTEGER(v);
 		snprintf(field, sizeof(field), "[%zu].maxInFlight", i);
 		if ((v = obj_get(o, "maxInFlight")) != NULL && (!YAJL_IS_INTEGER(v)
-		    || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > 10000)) {
-			cfg_err(err, var, field, "must be an integer 1-10000");
+		    || YAJL_GET_INTEGER(v) < 1 ||
+		    YAJL_GET_INTEGER(v) > SUB_IN_FLIGHT_MAX)) {
+			cfg_err(err, var, field, "must be an integer 1-%d",
+			    SUB_IN_FLIGHT_MAX);
 			goto out;
 		} else if (v != NULL)
 			s->max_in_flight = (int)YAJL_GET_INTEGER(v);
@@ -885,8 +893,24 @@ config_find_producer(const struct config *cfg, const char *sha_hex)
 	size_t			 i;
 
 	for (i = 0; i < cfg->nproducers; i++)
-		if (treaty_memeq(cfg->producers[i].token_sha256, sha_hex, 64))
+		if (treaty_memeq(cfg->producers[i].token_sha256, sha_hex,
+		    TOKEN_HASH_HEX))
 			found = &cfg->producers[i];
+	return found;
+}
+
+/* The pull subscriber whose token hash equals sha_hex, in constant time. */
+const struct subscriber *
+config_find_inbox(const struct config *cfg, const char *sha_hex)
+{
+	const struct subscriber	*found = NULL;
+	size_t			 i;
+
+	for (i = 0; i < cfg->nsubscribers; i++)
+		if (cfg->subscribers[i].kind == SUB_PULL &&
+		    treaty_memeq(cfg->subscribers[i].token_sha256, sha_hex,
+		    TOKEN_HASH_HEX))
+			found = &cfg->subscribers[i];
 	return found;
 }
 

@@ -9,12 +9,20 @@
 #define CONFIG_EXIT_BAD		78	/* EX_CONFIG */
 #define CONFIG_EXIT_USAGE	2
 
-#define NAME_MAX_LEN		64
-#define MAX_SECRETS		8	/* per subscriber, for rotation */
+#define NAME_MAX_LEN		64	/* producer and subscriber names */
+#define TOKEN_HASH_HEX		64	/* a token's SHA-256, in hex */
+
+/* A subscriber's settings (SPEC 3 and 4): defaults and ranges. */
+#define SUB_SECRET_MIN		16	/* bytes */
+#define SUB_MAX_DELIVER_DEFAULT	10
+#define SUB_MAX_DELIVER_MAX	1000
+#define SUB_PUSH_IN_FLIGHT	64	/* concurrent deliveries */
+#define SUB_PULL_IN_FLIGHT	1000	/* leases at once: JetStream's own */
+#define SUB_IN_FLIGHT_MAX	10000
 
 struct producer {
 	char		  name[NAME_MAX_LEN + 1];
-	char		  token_sha256[65];	/* lowercase hex */
+	char		  token_sha256[TOKEN_HASH_HEX + 1];	/* lowercase */
 	char		**subjects;		/* NATS patterns */
 	size_t		  nsubjects;
 };
@@ -31,7 +39,7 @@ struct subscriber {
 	char		 *filter;
 	char		**secrets;		/* newest first */
 	size_t		  nsecrets;
-	char		  token_sha256[65];	/* pull */
+	char		  token_sha256[TOKEN_HASH_HEX + 1];	/* pull */
 	int		  max_deliver;
 	int		  max_in_flight;
 	int		  standard_webhooks;
@@ -99,6 +107,9 @@ struct treaty_secret;
 struct treaty_secret	*config_secrets(const struct subscriber *sc);
 /* Find the producer whose token hash equals sha_hex, in constant time. */
 const struct producer	*config_find_producer(const struct config *cfg,
+			    const char *sha_hex);
+/* Find the pull subscriber whose token hash equals sha_hex, likewise. */
+const struct subscriber	*config_find_inbox(const struct config *cfg,
 			    const char *sha_hex);
 
 #endif

@@ -880,7 +880,7 @@ pull_token_roles(void)
 	env_clear();
 }
 
-/* At most MAX_SECRETS secrets; a CA file must load; numeric hosts are not local. */
+/* At most TREATY_MAX_SECRETS secrets; a CA file must load; numeric hosts are not local. */
 static void
 delivery_settings(void)
 {

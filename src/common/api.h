@@ -1,0 +1,26 @@
+/*
+ * api.h: the relay's HTTP API as both of its sides see it: the limits of
+ * SPEC 2 and 4, named once for the relay, which enforces them, and for the
+ * client, which keeps within them.  The manual pages state the same
+ * numbers.
+ */
+#ifndef API_H
+#define API_H
+
+/* An event's data, and any request body the relay reads. */
+#define API_BODY_MAX			(1024 * 1024)
+/* Envelopes one inbox GET may ask for (max=), and its default. */
+#define API_INBOX_BATCH_MAX		256
+#define API_INBOX_BATCH_DEFAULT		10
+/* The longest wait= of an inbox long-poll, milliseconds. */
+#define API_INBOX_WAIT_MAX_MS		30000
+/* The longest delay= of a lease release, milliseconds. */
+#define API_RELEASE_DELAY_MAX_MS	3600000
+/* An inbox lease when TREATY_RELAY_LEASE_SECONDS is not set, seconds. */
+#define API_LEASE_DEFAULT_S		30
+
+/* A limit as a string literal, for messages: API_STR(API_INBOX_WAIT_MAX_MS). */
+#define API_STR(x)			API_STR_(x)
+#define API_STR_(x)			#x
+
+#endif
