@@ -4,9 +4,11 @@
  *
  * Requests use the relay's own network code (src/common): the host is
  * resolved by evdns within a bound (never the blocking getaddrinfo) and
- * pinned, the connection goes to that address, and every request has the
- * 45 s overall deadline and the 35 s idle timeout of the seed.  A
- * timeout, of the lookup or of the request, is reported as ETIMEDOUT.
+ * pinned, the connection goes to those addresses (the next one when a
+ * connect fails, up to four), and every request has an overall deadline
+ * and an idle timeout (--deadline, --idle-timeout: 45 s and 35 s, the
+ * seed's).  A timeout, of the lookup or of the request, is reported as
+ * ETIMEDOUT.
  * The relay's address is the operator's choice, so private and loopback
  * addresses are allowed (the refusal list protects the relay's
  * deliveries, not this client).
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <time.h>
 
 #include <event2/event.h>
 #include <openssl/rand.h>
@@ -54,8 +57,6 @@ struct client_req {
 	void			*arg;
 	struct resolve_req	*rr;
 	struct outbound_req	*out;
-	struct resolve_result	 addrs;
-	int			 addr;		/* the address being tried */
 	struct event		 fail;		/* reports an early failure */
 	struct client_result	 early;
 	char			 why[96];
@@ -329,20 +330,8 @@ client_sent_cb(void *arg, const struct outbound_result *o)
 	struct client_result	 res;
 	void			 (*cb)(void *, const struct client_result *) = r->cb;
 	void			*cbarg = r->arg;
-	struct outbound_msg	 m;
 
 	r->out = NULL;
-	/* A refused connection: nothing was sent, try the next address. */
-	if (o->not_sent && r->addr + 1 < r->addrs.naddrs) {
-		r->addr++;
-		m = (struct outbound_msg){ r->method, r->path, r->h, r->nh,
-		    r->body, r->len };
-		r->out = outbound_send(cl.target,
-		    (const struct sockaddr *)&r->addrs.addrs[r->addr],
-		    r->addrs.addrlens[r->addr], &m, client_sent_cb, r);
-		if (r->out != NULL)
-			return;
-	}
 	memset(&res, 0, sizeof(res));
 	res.status = o->status;
 	res.error = o->timed_out ? "ETIMEDOUT" : o->error;
@@ -382,7 +371,7 @@ creq_fail(struct client_req *r, const char *why, int permanent)
 	evtimer_add(&r->fail, &tv);
 }
 
-/* The relay's addresses are known: send to the first. */
+/* The relay's addresses are known: send (outbound tries them in order). */
 static void
 client_resolved_cb(void *arg, const struct resolve_result *rr)
 {
@@ -395,12 +384,9 @@ client_resolved_cb(void *arg, const struct resolve_result *rr)
 		    "ETIMEDOUT" : rr->why, rr->status != RESOLVE_TEMPORARY);
 		return;
 	}
-	r->addrs = *rr;
-	r->addr = 0;
 	m = (struct outbound_msg){ r->method, r->path, r->h, r->nh, r->body,
 	    r->len };
-	r->out = outbound_send(cl.target, (const struct sockaddr *)&rr->addrs[0],
-	    rr->addrlens[0], &m, client_sent_cb, r);
+	r->out = outbound_send(cl.target, rr, &m, client_sent_cb, r);
 	if (r->out == NULL)
 		creq_fail(r, "cannot connect", 0);
 }
@@ -536,8 +522,9 @@ retry_delay_ms(unsigned n, const char *retry_after)
 	if (RAND_bytes((unsigned char *)&rnd, sizeof(rnd)) != 1)
 		rnd = (uint32_t)now_ms();
 	d = treaty_backoff_ms(n, cl.retry_base, cl.retry_cap, rnd);
-	if (retry_after != NULL && (ra = num_arg(retry_after)) > 0) {
-		ra = ra > cl.retry_cap / 1000 ? cl.retry_cap : ra * 1000;
+	if ((ra = outbound_retry_after_ms(retry_after, time(NULL))) > 0) {
+		if (ra > cl.retry_cap)
+			ra = cl.retry_cap;
 		if (ra > d)
 			d = ra;
 	}

@@ -476,19 +476,19 @@ cevent_gen_data(yajl_gen g, const char *ct, const char *data, size_t len)
 		    memcmp(buf, data, len) == 0;
 		yajl_gen_free(scratch);
 		if (exact) {
-			yajl_gen_string(g, (const unsigned char *)"data", 4);
+			json_gen_str(g, "data");
 			json_copy(g, data, len);
 			return;
 		}
 	} else if (ct != NULL && strncasecmp(ct, "text/", 5) == 0 &&
 	    memchr(data, '\0', len) == NULL && treaty_utf8_valid(data, len)) {
-		yajl_gen_string(g, (const unsigned char *)"data", 4);
+		json_gen_str(g, "data");
 		yajl_gen_string(g, (const unsigned char *)data, len);
 		return;
 	}
 	b64 = xmalloc(4 * ((len + 2) / 3) + 1);
 	EVP_EncodeBlock(b64, (const unsigned char *)data, (int)len);
-	yajl_gen_string(g, (const unsigned char *)"data_base64", 11);
+	json_gen_str(g, "data_base64");
 	yajl_gen_string(g, b64, strlen((char *)b64));
 	free(b64);
 }
@@ -507,7 +507,7 @@ cevent_gen_structured(yajl_gen g, const struct cevent *ev)
 		    strlen(ev->attrs[i].value));
 	}
 	if (ev->content_type != NULL) {
-		yajl_gen_string(g, (const unsigned char *)"datacontenttype", 15);
+		json_gen_str(g, "datacontenttype");
 		yajl_gen_string(g, (const unsigned char *)ev->content_type,
 		    strlen(ev->content_type));
 	}

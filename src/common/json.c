@@ -27,10 +27,20 @@ json_finish(yajl_gen g, struct evbuffer *out)
 }
 
 /* Add a NUL-terminated string to the generator. */
-static void
-gen_str(yajl_gen g, const char *s)
+void
+json_gen_str(yajl_gen g, const char *s)
 {
 	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+/* Add a string, or null when there is none or it is not valid UTF-8. */
+void
+json_gen_str_or_null(yajl_gen g, const char *s)
+{
+	if (s == NULL ||
+	    yajl_gen_string(g, (const unsigned char *)s, strlen(s)) !=
+	    yajl_gen_status_ok)
+		yajl_gen_null(g);
 }
 
 /*
@@ -74,11 +84,11 @@ json_accepted_body(struct evbuffer *out, const char *id, int dup)
 	yajl_gen	 g = json_gen();
 
 	yajl_gen_map_open(g);
-	gen_str(g, "id");
+	json_gen_str(g, "id");
 	if (yajl_gen_string(g, (const unsigned char *)id, strlen(id)) !=
 	    yajl_gen_status_ok)
-		gen_str(g, "");
-	gen_str(g, "duplicate");
+		json_gen_str(g, "");
+	json_gen_str(g, "duplicate");
 	yajl_gen_bool(g, dup);
 	yajl_gen_map_close(g);
 	json_finish(g, out);
@@ -94,10 +104,10 @@ json_object_body(struct evbuffer *out, const char *const *keys,
 
 	yajl_gen_map_open(g);
 	for (i = 0; i < n; i++) {
-		gen_str(g, keys[i]);
+		json_gen_str(g, keys[i]);
 		if (yajl_gen_string(g, (const unsigned char *)vals[i],
 		    strlen(vals[i])) != yajl_gen_status_ok)
-			gen_str(g, "?");
+			json_gen_str(g, "?");
 	}
 	yajl_gen_map_close(g);
 	json_finish(g, out);

@@ -32,13 +32,18 @@ int	json_depth_ok(const char *s, size_t len, int maxdepth);
  */
 int	json_has_nul_escape(const char *s, size_t len);
 
+struct yajl_gen_t;
+/* Add a NUL-terminated string to a generator. */
+void	json_gen_str(struct yajl_gen_t *g, const char *s);
+/* Add a string, or null when s is NULL or fails (invalid UTF-8). */
+void	json_gen_str_or_null(struct yajl_gen_t *g, const char *s);
+
 /*
  * Copy the JSON text s (len bytes) into the generator g as one value,
  * token by token (numbers keep their text).  0, or -1 when s is not valid
  * JSON or nests deeper than JSON_COPY_DEPTH, with nothing written to g.
  */
 #define JSON_COPY_DEPTH	64
-struct yajl_gen_t;
 int	json_copy(struct yajl_gen_t *g, const char *s, size_t len);
 
 #endif

@@ -15,11 +15,13 @@
  * Idle connections are kept up to the target's max_idle.  Freeing happens
  * from a zero timer, never inside evhttp's own callbacks.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
 #include <netinet/in.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -38,6 +40,7 @@
 #include "util.h"
 
 #define MAX_RESPONSE_BODY	(1024 * 1024)
+#define RETRY_AFTER_MAX_S	86400	/* longer is capped by callers anyway */
 
 struct ob_conn {
 	struct outbound_target	*t;
@@ -66,13 +69,23 @@ struct outbound_target {
 	int			 nidle;
 };
 
+/* The message kept to try the next address: one allocation. */
+struct ob_copy {
+	struct outbound_msg	 m;
+	struct outbound_header	*h;
+};
+
 struct outbound_req {
+	struct outbound_target	*t;
 	struct ob_conn		*conn;
 	struct evhttp_request	*req;
 	outbound_cb		 cb;
 	void			*arg;
 	struct event		 deadline;
 	long long		 start;
+	struct resolve_result	 to;		/* the addresses, in order */
+	int			 addr;		/* the one being tried */
+	struct ob_copy		*copy;		/* NULL: one address only */
 	enum evhttp_request_error err;
 	int			 have_err;
 	int			 not_started;	/* failed inside evhttp_make_request */
@@ -418,6 +431,37 @@ ob_error_cb(enum evhttp_request_error e, void *arg)
 	r->have_err = 1;
 }
 
+static int	ob_attempt(struct outbound_req *, const struct outbound_msg *);
+
+/* Free a request (its connection was released or buried already). */
+static void
+ob_req_free(struct outbound_req *r)
+{
+	event_del(&r->deadline);
+	free(r->copy);
+	free(r);
+}
+
+/*
+ * An attempt is over.  When nothing was sent (the TCP connect failed) and
+ * another address is left, try that one, in the same request; otherwise
+ * report res and free the request.
+ */
+static void
+ob_finish(struct outbound_req *r, struct outbound_result *res)
+{
+	while (res->not_sent && r->copy != NULL &&
+	    r->addr + 1 < r->to.naddrs) {
+		log_debug("address failed, trying the next", "host=%s "
+		    "address=%d error=%s", r->t->host, r->addr, res->error);
+		r->addr++;
+		if (ob_attempt(r, &r->copy->m) == 0)
+			return;
+	}
+	r->cb(r->arg, res);
+	ob_req_free(r);
+}
+
 /* evhttp: the answer, or NULL when the request failed. */
 static void
 ob_done_cb(struct evhttp_request *req, void *arg)
@@ -432,7 +476,7 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 	/*
 	 * A connect that fails at once (no route, no descriptor) fails the
 	 * request from inside evhttp_make_request: report it later, from
-	 * the zero timer outbound_send sets, never inside the call.  evhttp
+	 * the zero timer ob_attempt sets, never inside the call.  evhttp
 	 * frees the request when this returns.
 	 */
 	if (r->in_send) {
@@ -468,18 +512,37 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 		reusable = 0;
 	}
 	ob_conn_release(r->conn, reusable);
-	r->cb(r->arg, &res);
-	free(r);
+	r->conn = NULL;
+	r->req = NULL;
+	ob_finish(r, &res);
 }
 
-/* The overall deadline passed: abandon the request, report a timeout. */
+/* Abandon the attempt under way: its connection is closed. */
+static void
+ob_abandon(struct outbound_req *r)
+{
+	struct ob_conn	*c = r->conn;
+
+	event_del(&r->deadline);
+	/* The request is the connection's only one: cancelling resets it. */
+	if (!r->not_started)
+		evhttp_cancel_request(r->req);
+	c->busy = 0;
+	c->dead = 1;
+	ob_conn_bury(c);
+	r->conn = NULL;
+	r->req = NULL;
+}
+
+/*
+ * The deadline passed (abandon the request, report a timeout), or the
+ * zero timer of a request evhttp could not start (nothing sent).
+ */
 static void
 ob_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct outbound_req	*r = arg;
 	struct outbound_result	 res;
-	outbound_cb		 cb = r->cb;
-	void			*cbarg = r->arg;
 
 	(void)fd;
 	(void)ev;
@@ -490,41 +553,40 @@ ob_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 		res.not_sent = 1;
 		r->conn->busy = 0;
 		ob_conn_bury(r->conn);
-		free(r);
+		r->conn = NULL;
 	} else {
 		res.error = "timeout";
 		res.timed_out = 1;
-		outbound_cancel(r);
+		ob_abandon(r);
 	}
-	cb(cbarg, &res);
+	ob_finish(r, &res);
 }
 
-/* Send a request to t; see outbound.h. */
-struct outbound_req *
-outbound_send(struct outbound_target *t, const struct sockaddr *addr,
-    socklen_t addrlen, const struct outbound_msg *m, outbound_cb cb,
-    void *arg)
+/*
+ * Send m on a connection to the address being tried, with the deadline
+ * started afresh.  -1 when no connection can be made.
+ */
+static int
+ob_attempt(struct outbound_req *r, const struct outbound_msg *m)
 {
 	static const enum evhttp_cmd_type cmd[] = {
 		[OUTBOUND_POST] = EVHTTP_REQ_POST,
 		[OUTBOUND_GET] = EVHTTP_REQ_GET,
 		[OUTBOUND_DELETE] = EVHTTP_REQ_DELETE,
 	};
-	struct outbound_req	*r;
+	struct outbound_target	*t = r->t;
 	struct evkeyvalq	*oh;
 	struct timeval		 tv;
 	char			 clen[24];
 	size_t			 i;
 
-	r = xcalloc(1, sizeof(*r));
-	r->cb = cb;
-	r->arg = arg;
+	r->have_err = 0;
+	r->not_started = 0;
 	r->start = now_ms();
-	evtimer_assign(&r->deadline, ob.base, ob_deadline_cb, r);
-	if ((r->conn = ob_conn_get(t, addr, addrlen)) == NULL) {
-		free(r);
-		return NULL;
-	}
+	if ((r->conn = ob_conn_get(t,
+	    (const struct sockaddr *)&r->to.addrs[r->addr],
+	    r->to.addrlens[r->addr])) == NULL)
+		return -1;
 	r->conn->busy = 1;
 	r->req = evhttp_request_new(ob_done_cb, r);
 	evhttp_request_set_error_cb(r->req, ob_error_cb);
@@ -557,6 +619,67 @@ outbound_send(struct outbound_target *t, const struct sockaddr *addr,
 		tv.tv_usec = 0;
 		evtimer_add(&r->deadline, &tv);
 	}
+	return 0;
+}
+
+/* A copy of m in one allocation, to send it again to another address. */
+static struct ob_copy *
+ob_copy_new(const struct outbound_msg *m)
+{
+	struct ob_copy	*c;
+	size_t		 n = sizeof(*c) + m->nh * sizeof(*c->h) + m->len + 1;
+	size_t		 i;
+	char		*p;
+
+	if (m->path != NULL)
+		n += strlen(m->path) + 1;
+	for (i = 0; i < m->nh; i++)
+		n += strlen(m->h[i].key) + strlen(m->h[i].value) + 2;
+	c = xmalloc(n);
+	c->m = *m;
+	c->h = (struct outbound_header *)(void *)(c + 1);
+	p = (char *)(c->h + m->nh);
+	for (i = 0; i < m->nh; i++) {
+		c->h[i].key = p;
+		p = stpcpy(p, m->h[i].key) + 1;
+		c->h[i].value = p;
+		p = stpcpy(p, m->h[i].value) + 1;
+	}
+	c->m.h = c->h;
+	if (m->path != NULL) {
+		c->m.path = p;
+		p = stpcpy(p, m->path) + 1;
+	}
+	if (m->len > 0)
+		memcpy(p, m->body, m->len);
+	c->m.body = p;
+	return c;
+}
+
+/* Send a request to t; see outbound.h. */
+struct outbound_req *
+outbound_send(struct outbound_target *t, const struct resolve_result *to,
+    const struct outbound_msg *m, outbound_cb cb, void *arg)
+{
+	struct outbound_req	*r;
+
+	if (to->naddrs < 1)
+		return NULL;
+	r = xcalloc(1, sizeof(*r));
+	r->t = t;
+	r->cb = cb;
+	r->arg = arg;
+	r->to = *to;
+	if (r->to.naddrs > RESOLVE_MAX_ADDRS)
+		r->to.naddrs = RESOLVE_MAX_ADDRS;
+	evtimer_assign(&r->deadline, ob.base, ob_deadline_cb, r);
+	/* Kept only when there is a next address to send it to. */
+	if (r->to.naddrs > 1)
+		r->copy = ob_copy_new(m);
+	if (ob_attempt(r, m) == -1) {
+		ob_req_free(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -564,14 +687,37 @@ outbound_send(struct outbound_target *t, const struct sockaddr *addr,
 void
 outbound_cancel(struct outbound_req *r)
 {
-	struct ob_conn	*c = r->conn;
+	if (r->conn != NULL)
+		ob_abandon(r);
+	ob_req_free(r);
+}
 
-	event_del(&r->deadline);
-	/* The request is the connection's only one: cancelling resets it. */
-	if (!r->not_started)
-		evhttp_cancel_request(r->req);
-	c->busy = 0;
-	c->dead = 1;
-	ob_conn_bury(c);
-	free(r);
+/* Retry-After as milliseconds; see outbound.h. */
+long long
+outbound_retry_after_ms(const char *v, long long now)
+{
+	struct tm	 tm;
+	char		*end;
+	long long	 secs;
+
+	if (v == NULL)
+		return -1;
+	while (*v == ' ')
+		v++;
+	if (isdigit((unsigned char)*v)) {
+		secs = strtoll(v, &end, 10);
+		if (secs > RETRY_AFTER_MAX_S)
+			secs = RETRY_AFTER_MAX_S;	/* no overflow below */
+		while (*end == ' ')
+			end++;
+		return *end == '\0' ? secs * 1000 : -1;
+	}
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (end == NULL)
+		return -1;
+	secs = (long long)timegm(&tm) - now;
+	if (secs > RETRY_AFTER_MAX_S)
+		secs = RETRY_AFTER_MAX_S;
+	return secs > 0 ? secs * 1000 : 0;
 }

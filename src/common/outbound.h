@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "resolve.h"
+
 struct event_base;
 struct outbound_target;
 struct outbound_req;
@@ -42,8 +44,8 @@ struct outbound_result {
 	int		 status;	/* HTTP status, or 0 */
 	const char	*error;		/* "timeout", "connect", ... or NULL */
 	const char	*retry_after;	/* Retry-After value, or NULL */
-	long long	 ms;		/* from the call to the answer */
-	int		 not_sent;	/* TCP connect failed: nothing sent */
+	long long	 ms;		/* from sending to the answer */
+	int		 not_sent;	/* no TCP connect succeeded: nothing sent */
 	int		 timed_out;	/* the deadline or the idle timeout */
 	const char	*body;		/* response body (valid in the callback) */
 	size_t		 bodylen;
@@ -74,16 +76,24 @@ int		 outbound_target_conns(const struct outbound_target *t);
 /* Close t's connections and free it; its requests must be finished. */
 void		 outbound_target_free(struct outbound_target *t);
 /*
- * Send m to t, connecting to addr (which carries the port).  cb runs
- * exactly once, on the loop thread, never from inside this call, unless
- * the request is cancelled first.  NULL when no connection can be made.
+ * Send m to t, connecting to the first address of to (they carry the
+ * port).  When its TCP connect fails, nothing was sent, and the next
+ * address is tried within the same request (with its own deadline), up
+ * to the last.  cb runs exactly once, on the loop thread, never from
+ * inside this call, unless the request is cancelled first.  NULL when no
+ * connection can be made.
  */
 struct outbound_req *outbound_send(struct outbound_target *t,
-	    const struct sockaddr *addr, socklen_t addrlen,
-	    const struct outbound_msg *m, outbound_cb cb, void *arg);
+	    const struct resolve_result *to, const struct outbound_msg *m,
+	    outbound_cb cb, void *arg);
 /* Abandon a request: its connection is closed, cb does not run. */
 void	outbound_cancel(struct outbound_req *req);
 /* Free the TLS context. */
 void	outbound_free(void);
+/*
+ * A Retry-After value (delta seconds, or an HTTP date compared with now,
+ * Unix seconds) as milliseconds, at most a day; -1 when it is neither.
+ */
+long long outbound_retry_after_ms(const char *v, long long now);
 
 #endif

@@ -13,6 +13,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "audit.h"
+#include "json.h"
 #include "log.h"
 #include "store.h"
 #include "util.h"
@@ -51,10 +52,12 @@ audit_init(struct event_base *base)
 	TAILQ_INIT(&au.live);
 }
 
-/* Free a record (timers off, an in-flight publish told). */
-static void
-audit_free(struct audit_drop *a)
+/* End a record; see audit.h. */
+void
+audit_drop_close(struct audit_drop *a, const char *reason)
 {
+	log_debug("drop record closed", "sub=%s id=%s reason=%s", a->sub,
+	    log_q(a->id), reason);
 	event_del(&a->retry);
 	if (a->pub != NULL)
 		a->pub->a = NULL;
@@ -85,7 +88,7 @@ audit_stored_cb(void *arg, enum store_result res, int dup)
 	if (res == STORE_OK) {
 		cb = a->cb;
 		cbarg = a->arg;
-		audit_free(a);
+		audit_drop_close(a, "stored");
 		cb(cbarg, 1);
 		return;
 	}
@@ -134,16 +137,6 @@ audit_publish(struct audit_drop *a)
 	}
 }
 
-/* Add a string or null to a generator. */
-static void
-gen_str_or_null(yajl_gen g, const char *s)
-{
-	if (s == NULL ||
-	    yajl_gen_string(g, (const unsigned char *)s, strlen(s)) !=
-	    yajl_gen_status_ok)
-		yajl_gen_null(g);
-}
-
 /* Record a drop; see audit.h. */
 struct audit_drop *
 audit_drop(const char *subscriber, const struct store_msg *m,
@@ -164,24 +157,24 @@ audit_drop(const char *subscriber, const struct store_msg *m,
 	snprintf(a->drop_id, sizeof(a->drop_id), "drop-%s-%llu", subscriber,
 	    (unsigned long long)store_msg_seq(m));
 	yajl_gen_map_open(g);
-	yajl_gen_string(g, (const unsigned char *)"subscriber", 10);
-	gen_str_or_null(g, subscriber);
-	yajl_gen_string(g, (const unsigned char *)"eventId", 7);
-	gen_str_or_null(g, a->id);
-	yajl_gen_string(g, (const unsigned char *)"source", 6);
-	gen_str_or_null(g, source);
-	yajl_gen_string(g, (const unsigned char *)"subject", 7);
-	gen_str_or_null(g, subject != NULL && subject[0] != '\0' ?
+	json_gen_str(g, "subscriber");
+	json_gen_str_or_null(g, subscriber);
+	json_gen_str(g, "eventId");
+	json_gen_str_or_null(g, a->id);
+	json_gen_str(g, "source");
+	json_gen_str_or_null(g, source);
+	json_gen_str(g, "subject");
+	json_gen_str_or_null(g, subject != NULL && subject[0] != '\0' ?
 	    subject : NULL);
-	yajl_gen_string(g, (const unsigned char *)"attempts", 8);
+	json_gen_str(g, "attempts");
 	yajl_gen_integer(g, (long long)attempts);
-	yajl_gen_string(g, (const unsigned char *)"status", 6);
+	json_gen_str(g, "status");
 	if (status > 0)
 		yajl_gen_integer(g, status);
 	else
 		yajl_gen_null(g);
-	yajl_gen_string(g, (const unsigned char *)"error", 5);
-	gen_str_or_null(g, error);
+	json_gen_str(g, "error");
+	json_gen_str_or_null(g, error);
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &buf, &len);
 	a->record = xstrndup((const char *)buf, len);
@@ -191,13 +184,6 @@ audit_drop(const char *subscriber, const struct store_msg *m,
 	TAILQ_INSERT_TAIL(&au.live, a, entry);
 	audit_publish(a);
 	return a;
-}
-
-/* Forget a record; its callback does not run. */
-void
-audit_drop_cancel(struct audit_drop *a)
-{
-	audit_free(a);
 }
 
 /* Shutdown: end every record not stored, telling its owner. */
@@ -211,7 +197,7 @@ audit_close_all(void)
 	while ((a = TAILQ_FIRST(&au.live)) != NULL) {
 		cb = a->cb;
 		arg = a->arg;
-		audit_free(a);
+		audit_drop_close(a, "shutting down");
 		cb(arg, 0);
 	}
 }

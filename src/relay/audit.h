@@ -27,8 +27,11 @@ void	audit_init(struct event_base *base);
 struct audit_drop *audit_drop(const char *subscriber,
 	    const struct store_msg *m, uint64_t attempts, int status,
 	    const char *error, audit_cb cb, void *arg);
-/* Forget a record not stored yet; its callback does not run. */
-void	audit_drop_cancel(struct audit_drop *a);
+/*
+ * End a record, stored or not, the one way: its retry stopped, the reason
+ * logged; its callback does not run (the owner is closing it).
+ */
+void	audit_drop_close(struct audit_drop *a, const char *reason);
 /* Shutdown: every record not stored yet ends, callbacks with stored 0. */
 void	audit_close_all(void);
 

@@ -3,11 +3,14 @@
  * calls that block.  The only file with a mutex.  See the rule in bridge.h.
  *
  * Hand-off (memcached style): lock, append, unlock, and event_active on a
- * user event only when the queue was empty, so a burst of publish
- * acknowledgements costs one wake-up.  The loop takes the whole list in one
- * grab and runs it outside the lock.  event_active from another thread is
- * safe because natsLibevent_Init() turned on libevent's pthread locking
- * before the event_base was made.
+ * user event only when the queue was empty, so a burst of items (connection
+ * events, finished worker jobs) costs one wake-up.  The loop takes the
+ * whole list in one grab and runs it outside the lock.  event_active from
+ * another thread is safe because store_global_init() turned on libevent's
+ * pthread locking (evthread_use_pthreads) before the event_base was made.
+ *
+ * Publish acknowledgements, consumer messages and request replies never
+ * come through here: the loop polls them (store-int.h).
  */
 #include <pthread.h>
 #include <stddef.h>

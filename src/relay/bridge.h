@@ -7,10 +7,14 @@
  * item and bridge_post() it, then return.  The loop drains the whole queue
  * in one grab and runs each item's fn outside the lock.
  *
- * nats.c calls that wait for a reply (stream and consumer management) never
- * run on the loop thread: the loop is what reads their reply, so they would
- * block until their timeout.  They run as jobs on the bridge's one worker
- * thread (bridge_run), whose done function runs back on the loop thread.
+ * nats.c calls that wait for a reply (stream and consumer management, a
+ * message read from a stream, a peek's direct gets) never run on the loop
+ * thread: the loop is what reads their reply, so they would block until
+ * their timeout.  They run as jobs on the bridge's one worker thread
+ * (bridge_run), whose done function runs back on the loop thread.
+ *
+ * The store is the bridge's only user (store_init starts it, store_free
+ * stops it).
  */
 #ifndef BRIDGE_H
 #define BRIDGE_H

@@ -2,9 +2,18 @@
  * deliver.c: push delivery (SPEC 3).  Loop thread only.
  *
  * A JetStream message from a subscriber's consumer becomes one struct
- * delivery, which goes RESOLVING (resolve.c: bounded DNS, the refusal
- * list, the pin cache) -> SENDING (outbound.c: signed POST to the pinned
- * address) -> closed, after telling JetStream what happened:
+ * delivery, a small state machine (delivery_set_state):
+ *
+ *   IDLE --> RESOLVING --> IDLE --> SENDING --> IDLE --> closed
+ *                                                  \
+ *                                                   DROPPING --> IDLE --> closed
+ *
+ * RESOLVING waits for resolve.c (bounded DNS, the refusal list, the pin
+ * cache), SENDING for outbound.c (the signed POST to the pinned addresses,
+ * the next one tried when a connect fails), DROPPING for audit.c (the drop
+ * record stored in AUDIT).  The state says which of those is pending, so
+ * delivery_close, the one teardown, knows what to cancel.  Before closing,
+ * the delivery tells JetStream what happened:
  *
  *   2xx                                  ack
  *   408, 429, 5xx, 3xx, network, timeout,
@@ -20,7 +29,6 @@
  * (JetStream's MaxAckPending, across all relay instances), so a slow or
  * dead subscriber cannot hold up another.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +39,12 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 #include <event2/util.h>
-#include <yajl/yajl_gen.h>
 
 #include "treaty.h"
+#include "audit.h"
 #include "config.h"
 #include "deliver.h"
 #include "log.h"
-#include "audit.h"
 #include "metrics.h"
 #include "outbound.h"
 #include "resolve.h"
@@ -45,13 +52,18 @@
 #include "util.h"
 
 #define PIN_CACHE_MS		(10 * 60 * 1000)
-#define MAX_HEADERS		80
+#define MAX_HEADERS		80	/* stored ce-* headers forwarded */
 #define MAX_IDLE_CONNS		1024	/* per subscriber */
+#define SIGN_HEADERS		4	/* ours: the signature, Standard Webhooks' */
 
 enum delivery_state {
-	DS_RESOLVING,
-	DS_SENDING,
-	DS_DROPPING		/* recording the drop in AUDIT before term */
+	DS_IDLE,		/* nothing pending */
+	DS_RESOLVING,		/* op.rr: the address */
+	DS_SENDING,		/* op.out: the POST */
+	DS_DROPPING		/* op.ad: the drop record, before the term */
+};
+static const char *const delivery_state_names[] = {
+	"idle", "resolving", "sending", "dropping"
 };
 
 struct hdrs {
@@ -66,6 +78,7 @@ TAILQ_HEAD(delivery_list, delivery);
 struct dsub {
 	int			 idx;		/* metrics index */
 	const struct subscriber	*cfg;
+	struct store_consumer	*consumer;
 	struct outbound_target	*target;
 	int			 allow_private;
 	struct treaty_secret	*secrets;
@@ -74,18 +87,18 @@ struct dsub {
 
 struct delivery {
 	struct dsub		*s;
-	struct store_msg	*m;
+	struct store_msg	*m;		/* NULL once JetStream was answered */
 	enum delivery_state	 state;
-	struct resolve_req	*rr;
-	struct outbound_req	*out;
+	union {
+		struct resolve_req	*rr;
+		struct outbound_req	*out;
+		struct audit_drop	*ad;
+	}			 op;		/* what state is waiting for */
 	struct event		 progress;
-	struct audit_drop	*ad;		/* drop record being stored */
 	char			*id;		/* decoded ce-id */
 	char			*source;	/* decoded ce-source */
 	char			 subject[TREATY_SUBJECT_MAX + 1];
 	uint64_t		 attempt;
-	struct resolve_result	 addrs;		/* pinned, tried in order */
-	int			 addr;		/* the one being tried */
 	TAILQ_ENTRY(delivery)	 entry;
 };
 
@@ -98,19 +111,43 @@ static struct {
 	int			 stopping;
 } dl;
 
-/* End a delivery: timers off, requests abandoned, counters, free. */
+/* Move a delivery to state s. */
 static void
-delivery_close(struct delivery *d)
+delivery_set_state(struct delivery *d, enum delivery_state s)
 {
+	log_debug("delivery state", "sub=%s id=%s from=%s to=%s",
+	    d->s->cfg->name, log_q(d->id), delivery_state_names[d->state],
+	    delivery_state_names[s]);
+	d->state = s;
+}
+
+/*
+ * End a delivery, the one way: what its state waits for is cancelled, the
+ * timer stopped, a message JetStream was not told about is let go (it is
+ * redelivered after the ack wait), the counters and lists updated, and
+ * the reason logged.
+ */
+static void
+delivery_close(struct delivery *d, const char *reason)
+{
+	switch (d->state) {
+	case DS_RESOLVING:
+		resolve_cancel(d->op.rr);
+		break;
+	case DS_SENDING:
+		outbound_cancel(d->op.out);
+		break;
+	case DS_DROPPING:
+		audit_drop_close(d->op.ad, reason);
+		break;
+	case DS_IDLE:
+		break;
+	}
+	log_debug("delivery closed", "sub=%s id=%s state=%s reason=%s",
+	    d->s->cfg->name, log_q(d->id), delivery_state_names[d->state],
+	    reason);
 	event_del(&d->progress);
-	if (d->ad != NULL)
-		audit_drop_cancel(d->ad);
-	if (d->rr != NULL)
-		resolve_cancel(d->rr);
-	if (d->out != NULL)
-		outbound_cancel(d->out);
-	if (d->m != NULL)
-		store_msg_free(d->m);	/* JetStream redelivers it */
+	store_msg_free(d->m);
 	TAILQ_REMOVE(&d->s->live, d, entry);
 	dl.in_flight--;
 	metrics_in_flight(d->s->idx, -1);
@@ -119,18 +156,20 @@ delivery_close(struct delivery *d)
 	free(d);
 }
 
-/* The drop record is in AUDIT: now terminate the event. */
+/* The drop record is in AUDIT (or the relay stops): terminate the event. */
 static void
 deliver_dropped_cb(void *arg, int stored)
 {
 	struct delivery	*d = arg;
 
-	d->ad = NULL;
-	if (stored) {
-		store_msg_term(d->m);
-		d->m = NULL;
+	delivery_set_state(d, DS_IDLE);
+	if (!stored) {
+		delivery_close(d, "drop not recorded: shutting down");
+		return;
 	}
-	delivery_close(d);
+	store_msg_term(d->m);
+	d->m = NULL;
+	delivery_close(d, "dropped");
 }
 
 /*
@@ -149,37 +188,9 @@ delivery_drop(struct delivery *d, enum drop_reason why, int status,
 	    (unsigned long long)d->attempt, status, log_q(error));
 	metrics_dropped(s->idx, why);
 	metrics_delivery(s->idx, DELIVERY_DROPPED, ms, d->attempt > 1);
-	/* Until the record is stored the event stays held. */
-	d->state = DS_DROPPING;
-	d->ad = audit_drop(s->cfg->name, d->m, d->attempt, status, error,
+	delivery_set_state(d, DS_DROPPING);
+	d->op.ad = audit_drop(s->cfg->name, d->m, d->attempt, status, error,
 	    deliver_dropped_cb, d);
-}
-
-/* Retry-After as milliseconds (seconds or an HTTP date), or -1. */
-static long long
-retry_after_ms(const char *v)
-{
-	struct tm	 tm;
-	char		*end;
-	long long	 secs;
-	time_t		 t;
-
-	if (v == NULL)
-		return -1;
-	while (*v == ' ')
-		v++;
-	if (isdigit((unsigned char)*v)) {
-		secs = strtoll(v, &end, 10);
-		if (secs > 86400)
-			secs = 86400;	/* capped later anyway; no overflow */
-		return *end == '\0' || *end == ' ' ? secs * 1000 : -1;
-	}
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-	if (end == NULL)
-		return -1;
-	t = timegm(&tm) - time(NULL);
-	return t > 0 ? (long long)t * 1000 : 0;
 }
 
 /*
@@ -203,7 +214,7 @@ delivery_failed(struct delivery *d, int status, const char *error,
 	delay = treaty_backoff_ms((unsigned)d->attempt, dl.cfg->retry_base_ms,
 	    dl.cfg->retry_max_ms, rnd);
 	if ((status == 429 || status == 503) &&
-	    (ra = retry_after_ms(retry_after)) >= 0)
+	    (ra = outbound_retry_after_ms(retry_after, time(NULL))) >= 0)
 		delay = ra < dl.cfg->retry_max_ms ? ra : dl.cfg->retry_max_ms;
 	log_warnx("delivery failed", "sub=%s id=%s subject=%s attempt=%llu "
 	    "status=%d error=%s next_ms=%lld", s->cfg->name, log_q(d->id),
@@ -212,10 +223,8 @@ delivery_failed(struct delivery *d, int status, const char *error,
 	metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
 	store_msg_nak(d->m, delay);
 	d->m = NULL;
-	delivery_close(d);
+	delivery_close(d, "retry later");
 }
-
-static void	delivery_send(struct delivery *);
 
 /* The subscriber answered (or did not). */
 static void
@@ -223,15 +232,7 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 {
 	struct delivery	*d = arg;
 
-	d->out = NULL;
-	if (r->not_sent && d->addr + 1 < d->addrs.naddrs) {
-		/* Nothing reached this address: the next one, same attempt. */
-		log_debug("address failed, trying the next", "sub=%s id=%s "
-		    "error=%s", d->s->cfg->name, log_q(d->id), log_q(r->error));
-		d->addr++;
-		delivery_send(d);
-		return;
-	}
+	delivery_set_state(d, DS_IDLE);
 	if (r->status >= 200 && r->status < 300) {
 		log_debug("delivered", "sub=%s id=%s attempt=%llu status=%d "
 		    "ms=%lld", d->s->cfg->name, log_q(d->id),
@@ -239,7 +240,7 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 		metrics_delivery(d->s->idx, DELIVERY_OK, r->ms, d->attempt > 1);
 		store_msg_ack(d->m);
 		d->m = NULL;
-		delivery_close(d);
+		delivery_close(d, "delivered");
 	} else if (r->status >= 400 && r->status < 500 && r->status != 408 &&
 	    r->status != 429)
 		delivery_drop(d, DROP_REJECTED, r->status, NULL, r->ms);
@@ -255,7 +256,7 @@ collect_header(void *arg, const char *key, const char *value)
 {
 	struct hdrs	*hs = arg;
 
-	if (hs->n >= MAX_HEADERS - 4)
+	if (hs->n >= MAX_HEADERS - SIGN_HEADERS)
 		return;
 	if (strncasecmp(key, "ce-", 3) == 0)
 		hs->h[hs->n++] = (struct outbound_header){ key, value };
@@ -264,25 +265,25 @@ collect_header(void *arg, const char *key, const char *value)
 		    value };
 }
 
-/* Sign and POST to the pinned address being tried. */
+/* Sign and POST to the pinned addresses (outbound tries them in order). */
 static void
-delivery_send(struct delivery *d)
+delivery_send(struct delivery *d, const struct resolve_result *to)
 {
 	struct dsub	*s = d->s;
 	struct hdrs	 hs;
 	struct outbound_msg msg;
 	const void	*body;
 	size_t		 len;
-	char		 sig[16 + 68 * 8], swsig[8 + 50 * 8], ts[24];
+	char		 sig[TREATY_SIG_HEADER_SIZE(TREATY_MAX_SECRETS)];
+	char		 swsig[TREATY_SW_HEADER_SIZE(TREATY_MAX_SECRETS)];
+	char		 ts[24];
 	int64_t		 t = (int64_t)time(NULL);
-	int		 n;
 
 	body = store_msg_data(d->m, &len);
 	memset(&hs, 0, sizeof(hs));
 	store_msg_headers(d->m, collect_header, &hs);
-	n = treaty_sig_sign(s->secrets, s->cfg->nsecrets, t, d->id, body, len,
-	    sig, sizeof(sig));
-	if (n < 0) {
+	if (treaty_sig_sign(s->secrets, s->cfg->nsecrets, t, d->id, body, len,
+	    sig, sizeof(sig)) < 0) {
 		delivery_failed(d, 0, "cannot sign", NULL, -1);
 		return;
 	}
@@ -301,30 +302,27 @@ delivery_send(struct delivery *d)
 		hs.h[hs.n++] = (struct outbound_header){ "webhook-signature",
 		    swsig };
 	}
-	d->state = DS_SENDING;
 	msg = (struct outbound_msg){ OUTBOUND_POST, NULL, hs.h, hs.n, body,
 	    len };
-	d->out = outbound_send(s->target,
-	    (const struct sockaddr *)&d->addrs.addrs[d->addr],
-	    d->addrs.addrlens[d->addr], &msg, delivery_sent_cb, d);
-	if (d->out == NULL)
+	if ((d->op.out = outbound_send(s->target, to, &msg, delivery_sent_cb,
+	    d)) == NULL) {
 		delivery_failed(d, 0, "connection failed", NULL, -1);
+		return;
+	}
+	delivery_set_state(d, DS_SENDING);
 }
 
-/* The addresses are known and valid: send to the first. */
+/* The addresses are known and valid: send. */
 static void
 delivery_resolved_cb(void *arg, const struct resolve_result *r)
 {
 	struct delivery	*d = arg;
 
-	d->rr = NULL;
-	if (r->status != RESOLVE_OK) {
+	delivery_set_state(d, DS_IDLE);
+	if (r->status != RESOLVE_OK)
 		delivery_failed(d, 0, r->why, NULL, -1);
-		return;
-	}
-	d->addrs = *r;
-	d->addr = 0;
-	delivery_send(d);
+	else
+		delivery_send(d, r);
 }
 
 /* Tell JetStream the delivery is still under way. */
@@ -339,7 +337,7 @@ delivery_progress_cb(evutil_socket_t fd, short ev, void *arg)
 		store_msg_progress(d->m);
 }
 
-/* Start tracking a message: timers armed, attributes decoded. */
+/* Start tracking a message: timer armed, attributes decoded. */
 static struct delivery *
 delivery_new(struct dsub *s, struct store_msg *m)
 {
@@ -350,6 +348,7 @@ delivery_new(struct dsub *s, struct store_msg *m)
 	d = xcalloc(1, sizeof(*d));
 	d->s = s;
 	d->m = m;
+	d->state = DS_IDLE;
 	d->attempt = store_msg_delivered(m);
 	if (subj != NULL && strlen(subj) < sizeof(d->subject))
 		memcpy(d->subject, subj, strlen(subj) + 1);
@@ -371,6 +370,7 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 {
 	struct dsub	*s = arg;
 	struct delivery	*d;
+	const char	*spec;
 
 	/*
 	 * Stopping: give it back for another instance, unless this is its
@@ -380,19 +380,19 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 	 */
 	if (dl.stopping &&
 	    store_msg_delivered(m) < (uint64_t)s->cfg->max_deliver) {
-		store_msg_nak(m, 0);
+		store_msg_give_back(m);
 		return;
 	}
 	d = delivery_new(s, m);
+	spec = store_msg_header(m, "ce-specversion");
 	if (d->id == NULL || d->source == NULL ||
-	    store_msg_header(m, "ce-type") == NULL ||
-	    store_msg_header(m, "ce-specversion") == NULL ||
-	    strcmp(store_msg_header(m, "ce-specversion"), "1.0") != 0) {
+	    store_msg_header(m, "ce-type") == NULL || spec == NULL ||
+	    strcmp(spec, "1.0") != 0) {
 		delivery_drop(d, DROP_INVALID, 0, "not a valid stored event", -1);
 		return;
 	}
-	d->state = DS_RESOLVING;
-	d->rr = resolve_host(outbound_target_host(s->target),
+	delivery_set_state(d, DS_RESOLVING);
+	d->op.rr = resolve_host(outbound_target_host(s->target),
 	    outbound_target_port(s->target), s->allow_private,
 	    delivery_resolved_cb, d);
 }
@@ -431,6 +431,9 @@ deliver_init(struct event_base *base, const struct config *cfg)
 	for (i = 0; i < cfg->nsubscribers; i++) {
 		const struct subscriber	*sc = &cfg->subscribers[i];
 		struct dsub		*s = &dl.subs[dl.nsubs];
+		struct store_consumer_spec spec = { sc->name, STORE_PUSH,
+		    sc->filter, sc->max_deliver, sc->max_in_flight,
+		    cfg->ack_wait_seconds };
 
 		if (sc->kind != SUB_PUSH)
 			continue;
@@ -450,8 +453,7 @@ deliver_init(struct event_base *base, const struct config *cfg)
 		    config_host_is_local(outbound_target_host(s->target));
 		s->secrets = config_secrets(sc);
 		names[dl.nsubs] = sc->name;
-		store_consumer_add(sc->name, sc->filter, sc->max_deliver,
-		    sc->max_in_flight, cfg->ack_wait_seconds, deliver_msg_cb,
+		s->consumer = store_consumer_add(&spec, deliver_msg_cb,
 		    deliver_exhausted_cb, s);
 		dl.nsubs++;
 	}
@@ -483,10 +485,10 @@ deliver_give_back_all(void)
 	for (i = 0; i < dl.nsubs; i++)
 		while ((d = TAILQ_FIRST(&dl.subs[i].live)) != NULL) {
 			if (d->m != NULL) {
-				store_msg_nak(d->m, 0);
+				store_msg_give_back(d->m);
 				d->m = NULL;
 			}
-			delivery_close(d);
+			delivery_close(d, "given back: shutting down");
 		}
 }
 

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -29,6 +30,7 @@
 #include "inbox.h"
 #include "ingest.h"
 #include "json.h"
+#include "api.h"
 #include "log.h"
 #include "metrics.h"
 #include "store.h"
@@ -209,7 +211,7 @@ http_init(struct event_base *base, const struct config *cfg)
 	 * reading a chunked body.  Not EVHTTP_SERVER_LINGERING_CLOSE: that
 	 * would read and discard the whole announced body first.
 	 */
-	evhttp_set_max_body_size(http, HTTP_MAX_BODY);
+	evhttp_set_max_body_size(http, API_BODY_MAX);
 	evhttp_set_timeout(http, cfg->http_timeout_seconds);
 	evhttp_set_gencb(http, http_request_cb, NULL);
 	http_sock = evhttp_bind_socket_with_handle(http, cfg->listen,
@@ -277,6 +279,36 @@ int
 http_draining(void)
 {
 	return http_stopping;
+}
+
+/* An integer query parameter in [lo, hi]; -1 when absent, -2 when bad. */
+long long
+http_query_int(const struct evkeyvalq *q, const char *key, long long lo,
+    long long hi)
+{
+	const char	*v = evhttp_find_header(q, key);
+	char		*end;
+	long long	 n;
+
+	if (v == NULL)
+		return -1;
+	if (*v < '0' || *v > '9')
+		return -2;
+	n = strtoll(v, &end, 10);
+	return *end != '\0' || n < lo || n > hi ? -2 : n;
+}
+
+/* A boolean query parameter: 1, 0 (absent or false), -2 when bad. */
+int
+http_query_bool(const struct evkeyvalq *q, const char *key)
+{
+	const char	*v = evhttp_find_header(q, key);
+
+	if (v == NULL || strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+		return 0;
+	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || *v == '\0')
+		return 1;
+	return -2;
 }
 
 /* Free the server. */

@@ -12,7 +12,6 @@ struct evbuffer;
 struct evhttp_request;
 struct config;
 
-#define HTTP_MAX_BODY		(1024 * 1024)
 #define HTTP_MAX_HEADERS	(16 * 1024)
 #define HTTP_RETRY_AFTER	"2"
 
@@ -30,6 +29,16 @@ void	http_error(struct evhttp_request *req, enum route route, int status,
 	    const char *code, const char *detail);
 /* 1 once shutdown began. */
 int	http_draining(void);
+/*
+ * Query parameters, for handlers: http_query_int gives key's value in
+ * [lo, hi], -1 when absent, -2 when not a number in range;
+ * http_query_bool gives 1 (true, 1, or the key alone), 0 (absent, false,
+ * 0), or -2.
+ */
+struct evkeyvalq;
+long long	http_query_int(const struct evkeyvalq *q, const char *key,
+		    long long lo, long long hi);
+int		http_query_bool(const struct evkeyvalq *q, const char *key);
 /*
  * 1 when the client of a request we have not answered yet has gone: evhttp
  * does not read a connection while its request waits for us, so a closed

@@ -17,11 +17,13 @@
 #include <event2/keyvalq_struct.h>
 
 #include "treaty.h"
+#include "auth.h"
 #include "config.h"
 #include "cevent.h"
 #include "http.h"
 #include "ingest.h"
 #include "json.h"
+#include "api.h"
 #include "log.h"
 #include "store.h"
 #include "util.h"
@@ -71,20 +73,9 @@ ingest_reject(struct evhttp_request *req, int status, const char *code,
 static const struct producer *
 ingest_auth(struct evhttp_request *req)
 {
-	const char	*h;
-	char		 hex[65];
+	char	 hex[AUTH_HASH_HEX];
 
-	h = evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "Authorization");
-	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
-		return NULL;
-	h += 7;
-	while (*h == ' ')
-		h++;
-	if (*h == '\0')
-		return NULL;
-	/* Only the hash is compared: the token itself is never kept. */
-	if (treaty_sha256_hex(h, strlen(h), hex) != TREATY_OK)
+	if (auth_bearer(req, hex) == -1)
 		return NULL;
 	return config_find_producer(ingest_cfg, hex);
 }
@@ -168,7 +159,7 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 		return;
 	}
 	len = evbuffer_get_length(in);
-	if (len > HTTP_MAX_BODY) {
+	if (len > API_BODY_MAX) {
 		ingest_reject(req, 413, "too_large", "the body is over 1 MiB",
 		    p->name, subject);
 		return;

@@ -22,7 +22,6 @@
 
 #include "treaty.h"
 #include "audit.h"
-#include "bridge.h"
 #include "config.h"
 #include "deliver.h"
 #include "http.h"
@@ -84,7 +83,12 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	inbox_fail_all();
 	/* Deliveries still under way go back to JetStream for another try. */
 	deliver_give_back_all();
-	/* Drop records not stored yet: JetStream will say so again. */
+	/*
+	 * Drop records not stored yet.  A push delivery's went with it above
+	 * (its event goes back to JetStream, and is dropped again later);
+	 * an inbox drop's record, made from JetStream's advisory, is lost
+	 * here (man page, CAVEATS).
+	 */
 	audit_close_all();
 	store_fail_all();
 	store_drain(relay_drained);
@@ -184,7 +188,6 @@ main(int argc, char **argv)
 	store_global_init();
 	if ((relay.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop", NULL);
-	bridge_init(relay.base);
 	evsignal_assign(&relay.sigterm, relay.base, SIGTERM, relay_signal_cb,
 	    NULL);
 	evsignal_assign(&relay.sigint, relay.base, SIGINT, relay_signal_cb,
@@ -207,16 +210,12 @@ main(int argc, char **argv)
 
 	event_base_dispatch(relay.base);
 
-	/* Teardown order: see store.h. */
+	/* Every request answered before http_free; the store last. */
 	inbox_free();
 	http_free();
 	deliver_free();
 	audit_close_all();
-	store_close();
-	bridge_stop_worker();
-	store_destroy();
-	bridge_free();
-	store_free_tables();
+	store_free();
 	event_del(&relay.tick);
 	event_del(&relay.sigterm);
 	event_del(&relay.sigint);

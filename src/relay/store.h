@@ -1,6 +1,10 @@
 /*
- * store.h: the JetStream side: connection, streams, asynchronous publish.
- * Loop thread only (store.c itself takes care of nats.c's threads).
+ * store.h: the JetStream side of the relay: the NATS connection, the WORK
+ * and AUDIT streams, asynchronous publishes, the consumers that deliver
+ * (push) or lend (pull) events, and the messages they hand out.
+ *
+ * Everything declared here is called on the loop thread only; the store
+ * itself deals with nats.c's threads (store-int.h says how).
  */
 #ifndef STORE_H
 #define STORE_H
@@ -8,11 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metrics.h"
-
 struct event_base;
 struct config;
 
+/* JetStream API requests (and our own deadline on each), milliseconds. */
+#define STORE_API_WAIT_MS	5000
 
 enum store_result {
 	STORE_OK,		/* stored (or a duplicate of a stored event) */
@@ -32,7 +36,15 @@ struct store_header {
 typedef void (*store_publish_cb)(void *arg, enum store_result result,
     int duplicate);
 
-/* Connect (or start connecting in the background) and arm the timers. */
+/*
+ * Process-wide set-up of nats.c and of libevent's thread support: before
+ * event_base_new.
+ */
+void		 store_global_init(void);
+/*
+ * Connect (or start connecting in the background), subscribe the
+ * consumers registered so far and arm the timers.
+ */
 void		 store_init(struct event_base *base, const struct config *cfg);
 /*
  * Publish data on subject with headers and Nats-Msg-Id msg_id.  Returns
@@ -51,39 +63,26 @@ int		 store_in_flight(void);
 /* Fail (STORE_FAILED) every publish still waiting.  Shutdown only. */
 void		 store_fail_all(void);
 /*
- * Drain and close the NATS connection; done() runs on the loop thread
- * when it is closed (or the drain timed out).
+ * Shutdown, while the loop runs: drain and close the NATS connection;
+ * done() runs on the loop thread when it is closed (or the drain timed
+ * out).
  */
 void		 store_drain(void (*done)(void));
 /*
- * Teardown after the loop has stopped, in this order (main.c):
- * store_close, bridge_stop_worker, store_destroy, bridge_free,
- * store_free_tables.
+ * After the loop has stopped: close the connection, stop the worker
+ * thread, wait for nats.c's threads and free everything.
  */
-void		 store_close(void);
-void		 store_destroy(void);
-void		 store_free_tables(void);
+void		 store_free(void);
+
 /*
- * Consumers (push delivery).  A JetStream message handed to a consumer's
- * callback is a struct store_msg, owned by the callee until it calls one of
- * store_msg_ack, _nak, _term (which free it) or store_msg_free.
+ * Messages.  A JetStream message handed to a callback is a struct
+ * store_msg, owned by the callee until it calls one of store_msg_ack,
+ * _nak, _term, _give_back (which answer JetStream and free it) or
+ * store_msg_free (which frees it unanswered).
  */
 struct store_msg;
 typedef void (*store_msg_cb)(void *arg, struct store_msg *m);
 
-/*
- * Register a durable push consumer relay-<name> on WORK, shared by every
- * relay instance through a delivery group: created or updated with the
- * streams (and re-checked with them), its messages delivered to cb on the
- * loop thread.  exhausted_cb gets each message JetStream stopped
- * delivering on its own after max_deliver deliveries (the last one was
- * given back or lost with a relay, so no relay terminated it): a copy
- * whose ack, nak and term do nothing, with store_msg_delivered() the
- * number of deliveries.  At start-up only, before the loop runs.
- */
-void		 store_consumer_add(const char *name, const char *filter,
-		    int max_deliver, int max_ack_pending, int ack_wait_s,
-		    store_msg_cb cb, store_msg_cb exhausted_cb, void *arg);
 const char	*store_msg_subject(const struct store_msg *m);
 const void	*store_msg_data(const struct store_msg *m, size_t *len);
 /* First value of header key, or NULL. */
@@ -102,6 +101,8 @@ uint64_t	 store_msg_seq(const struct store_msg *m);
 void		 store_msg_ack(struct store_msg *m);
 /* Negative acknowledgement: JetStream redelivers after delay_ms. */
 void		 store_msg_nak(struct store_msg *m, long long delay_ms);
+/* Back to JetStream for redelivery at once (a nak without delay). */
+void		 store_msg_give_back(struct store_msg *m);
 /* No redelivery, ever (a plain +TERM: nats-server 2.9 ignores a reason). */
 void		 store_msg_term(struct store_msg *m);
 /* "Still working on it": restarts the ack wait; keeps m. */
@@ -120,13 +121,36 @@ void		 store_msg_lease(const struct store_msg *m,
 		    struct store_lease *l);
 
 /*
- * Register a durable pull consumer relay-<name> on WORK (ack wait =
- * ack_wait_s, the lease), created and checked like the push consumers.
- * exhausted_cb gets each event JetStream stops handing out after
- * max_deliver leases (as for push consumers).  At start-up only.
+ * Consumers.  Each subscriber has a durable consumer relay-<name> on WORK,
+ * shared by every relay instance: a push consumer delivering to a queue
+ * group (one instance gets each message), or a pull consumer whose ack
+ * wait is the inbox's lease.  It is created or updated with the streams,
+ * and checked again with them.
  */
-void		 store_pull_consumer_add(const char *name, const char *filter,
-		    int max_deliver, int max_ack_pending, int ack_wait_s,
+enum store_consumer_kind {
+	STORE_PUSH,
+	STORE_PULL
+};
+struct store_consumer_spec {
+	const char		*name;		/* the subscriber's */
+	enum store_consumer_kind kind;
+	const char		*filter;
+	int			 max_deliver;
+	int			 max_ack_pending;
+	int			 ack_wait_s;
+};
+struct store_consumer;
+/*
+ * Register a consumer (at start-up, before store_init).  A push
+ * consumer's messages go to cb on the loop thread; a pull consumer (cb
+ * NULL) hands out messages only through store_pull.  exhausted_cb gets
+ * each message JetStream stopped handing out on its own after
+ * max_deliver deliveries (the last one was given back, or lost with a
+ * relay, so no relay terminated it): a copy whose ack, nak and term do
+ * nothing, with store_msg_delivered() the number of deliveries.
+ */
+struct store_consumer *store_consumer_add(
+		    const struct store_consumer_spec *spec, store_msg_cb cb,
 		    store_msg_cb exhausted_cb, void *arg);
 
 /*
@@ -134,50 +158,65 @@ void		 store_pull_consumer_add(const char *name, const char *filter,
  * (owned by the callee) with status 0, and returns 1 to take more replies
  * or 0 when it is done; or, once, m NULL and status the NATS status of a
  * closing reply (404 no messages, 408 expired, 409 ...) or
- * STORE_REPLY_TIMEOUT, after which the request is gone.  NULL when the
- * request cannot be sent (not connected, shutting down).
+ * STORE_REPLY_TIMEOUT, after which the request is gone.
  */
 #define STORE_REPLY_TIMEOUT	(-1)
 struct store_req;
 typedef int (*store_reply_cb)(void *arg, struct store_msg *m, int status);
-struct store_req *store_request(const char *subject, const char *data,
-		    long long timeout_ms, store_reply_cb cb, void *arg);
-/* Forget a request (no callback); its late messages are given back. */
-void		 store_request_cancel(struct store_req *r);
+/* Forget a request (its callback never runs); late messages go back. */
+void		 store_req_close(struct store_req *r, const char *reason);
+
 /*
- * Fetch up to batch messages from pull consumer relay-<name>: what is
- * there now (STORE_PULL_NOW), or waiting up to wait_ms until the batch is
- * full (STORE_PULL_WAIT).  One request of each kind per consumer at a
- * time: NULL while one is outstanding (or when not connected).
+ * Fetch up to batch messages from a pull consumer: what is there now
+ * (STORE_PULL_NOW), or waiting up to wait_ms until the batch is full
+ * (STORE_PULL_WAIT).  JetStream sends a pull's messages under their own
+ * subjects, so only one request of each kind per consumer can be told
+ * apart at a time: NULL while one is pending (store_pull_pending), or
+ * when NATS is not connected.
  */
 enum store_pull_kind {
 	STORE_PULL_NOW,
 	STORE_PULL_WAIT,
 	STORE_PULL_KINDS
 };
-struct store_req *store_pull(const char *name, enum store_pull_kind kind,
-		    int batch, long long wait_ms, store_reply_cb cb, void *arg);
+struct store_req *store_pull(struct store_consumer *c,
+		    enum store_pull_kind kind, int batch, long long wait_ms,
+		    store_reply_cb cb, void *arg);
+int		 store_pull_pending(const struct store_consumer *c,
+		    enum store_pull_kind kind);
+/* Close every pull request of c still pending (shutdown). */
+void		 store_pull_close_all(struct store_consumer *c,
+		    const char *reason);
+
 /*
- * Peek: up to max of the events pull consumer relay-<name> has not handed
- * out yet, in order, without touching the consumer (direct gets on WORK,
- * on the worker thread).  cb gets the messages (owned by the callee; not
+ * Peek: up to max of the events a pull consumer has not handed out yet,
+ * in order, without touching the consumer (direct gets on WORK, on the
+ * worker thread).  cb gets the messages (owned by the callee; not
  * delivered, so their delivery count is 0 and they cannot be answered)
- * and 0, or -1 when JetStream could not be asked.  -1 when not connected.
+ * and 0, or -1 when JetStream could not be asked.  NULL when not
+ * connected; store_peek_close forgets it (cb never runs).
  */
 #define STORE_PEEK_MAX	256
+struct store_peek;
 typedef void (*store_peek_cb)(void *arg, struct store_msg **msgs, int n,
     int result);
-int		 store_peek(const char *name, int max, store_peek_cb cb,
-		    void *arg);
-/*
- * Send verb (+ACK, +WPI, -NAK {...}) for a lease of relay-<name>, and
- * call cb with JetStream's (empty) confirmation or a timeout.
- */
-struct store_req *store_lease_answer(const char *name,
-		    const struct store_lease *l, const char *verb,
-		    store_reply_cb cb, void *arg);
+struct store_peek *store_peek(struct store_consumer *c, int max,
+		    store_peek_cb cb, void *arg);
+void		 store_peek_close(struct store_peek *p, const char *reason);
 
-/* Process-wide set-up for nats.c and libevent threads: before event_base_new. */
-void		 store_global_init(void);
+/*
+ * Answer a lease of pull consumer c by its numbers, with a reply subject:
+ * cb gets JetStream's (empty) confirmation or a timeout.  STORE_NAK takes
+ * delay_ms (0: hand it out again at once).  NULL when not connected.
+ */
+enum store_verb {
+	STORE_ACK,		/* +ACK: done, never again */
+	STORE_PROGRESS,		/* +WPI: restart the ack wait */
+	STORE_NAK,		/* -NAK: again, after delay_ms */
+	STORE_TERM		/* +TERM: never again, not done */
+};
+struct store_req *store_lease_answer(struct store_consumer *c,
+		    const struct store_lease *l, enum store_verb verb,
+		    long long delay_ms, store_reply_cb cb, void *arg);
 
 #endif

@@ -130,31 +130,51 @@ done(void *arg, const struct outbound_result *r)
 	event_base_loopbreak(base);
 }
 
-/* POST to url at 127.0.0.1:port and wait (at most 5 s). */
+/*
+ * POST to the loopback addresses 127.0.0.<hosts[i]> (the connection goes
+ * to the target's port) in order, and wait (at most 5 s).  The servers
+ * listen on 127.0.0.1 only, so any other of them refuses.
+ */
 static struct got
-post(struct outbound_target *t, int port, const char *hdrval)
+post_to(struct outbound_target *t, int port, const int *hosts, int nhosts,
+    const char *hdrval)
 {
+	struct resolve_result		 to;
 	struct sockaddr_in		 sin;
 	struct outbound_header		 h[1] = { { "x-test", hdrval } };
 	struct got			 g;
 	struct timeval			 tv = { 5, 0 };
-
-	memset(&g, 0, sizeof(g));
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	struct outbound_msg		 m = { OUTBOUND_POST, NULL, h, 1,
 	    "payload", 7 };
+	int				 i;
 
-	if (outbound_send(t, (struct sockaddr *)&sin, sizeof(sin), &m, done,
-	    &g) == NULL) {
+	memset(&g, 0, sizeof(g));
+	memset(&to, 0, sizeof(to));
+	for (i = 0; i < nhosts; i++) {
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons((uint16_t)port);
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK - 1 + hosts[i]);
+		memcpy(&to.addrs[i], &sin, sizeof(sin));
+		to.addrlens[i] = sizeof(sin);
+	}
+	to.naddrs = nhosts;
+	if (outbound_send(t, &to, &m, done, &g) == NULL) {
 		snprintf(g.err, sizeof(g.err), "outbound_send NULL");
 		return g;
 	}
 	event_base_loopexit(base, &tv);
 	event_base_dispatch(base);
 	return g;
+}
+
+/* POST to 127.0.0.1:port. */
+static struct got
+post(struct outbound_target *t, int port, const char *hdrval)
+{
+	static const int	 one = 1;
+
+	return post_to(t, port, &one, 1, hdrval);
 }
 
 int
@@ -232,6 +252,27 @@ main(int argc, char **argv)
 	CHECK("connection refused: no status, an error, nothing sent",
 	    g.n == 1 && g.r.status == 0 && g.err[0] != '\0' && g.r.not_sent,
 	    "status=%d err=%s not_sent=%d", g.r.status, g.err, g.r.not_sent);
+	outbound_target_free(t);
+
+	/* Several addresses: refused ones, then the next, in one request. */
+	snprintf(url, sizeof(url), "http://localhost:%d/x", port);
+	t = outbound_target_new(url, 2);
+	{
+		static const int two[] = { 2, 1 }, three[] = { 2, 3, 4 };
+
+		g = post_to(t, port, two, 2, "next");
+		CHECK("the first address refuses: the next one answers, once",
+		    g.n == 1 && g.r.status == 204 &&
+		    strcmp(last_hdr, "next") == 0 &&
+		    strcmp(last_body, "payload") == 0,
+		    "n=%d status=%d err=%s x-test=%s body=%s", g.n, g.r.status,
+		    g.err, last_hdr, last_body);
+		g = post_to(t, port, three, 3, "x");
+		CHECK("every address refuses: one failure, nothing sent",
+		    g.n == 1 && g.r.status == 0 && g.r.not_sent,
+		    "n=%d status=%d err=%s not_sent=%d", g.n, g.r.status,
+		    g.err, g.r.not_sent);
+	}
 	outbound_target_free(t);
 
 	/* https with SNI and the name check, to the pinned address. */

@@ -1,0 +1,21 @@
+/*
+ * auth.h: bearer tokens.  A request's token is never kept or logged: only
+ * its SHA-256 is compared, in constant time, with the hashes the
+ * configuration holds (config_find_producer, config_find_inbox).  Loop
+ * thread only.
+ */
+#ifndef AUTH_H
+#define AUTH_H
+
+struct evhttp_request;
+
+#define AUTH_HASH_HEX	65	/* 64 hex digits and the NUL */
+
+/*
+ * The SHA-256 (lowercase hex) of the request's "Authorization: Bearer
+ * <token>" into hex: 0, or -1 when there is no such header or the token
+ * is empty.
+ */
+int	auth_bearer(struct evhttp_request *req, char hex[AUTH_HASH_HEX]);
+
+#endif

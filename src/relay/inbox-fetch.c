@@ -1,0 +1,525 @@
+/*
+ * inbox-fetch.c: GET /v1/inbox/<name>: the fetch queues, the pump that
+ * sends the store's pulls for them, and the answer's envelopes.  Loop
+ * thread only.
+ *
+ * nats.c 3.4 has no asynchronous fetch, so a GET drives the pull protocol
+ * itself through store_pull.  JetStream sends a pull request's messages
+ * under their own subjects, so the store tells requests apart only by
+ * subscription: each inbox has one pull "now" (no_wait) and one "waiting"
+ * pending at a time, and the GETs queue here for them.  A long-poll waits
+ * in the waiting queue, whose pull asks for one message with the head's
+ * remaining wait as its expiry; the message goes to the longest waiter,
+ * which then queues for the rest (up to max - 1) without waiting.  Asking
+ * for the whole batch with an expiry would keep the request open after
+ * the first event, and events arriving for it later would be leased to
+ * nobody.
+ *
+ * A struct fetch lives from the GET to its answer; fetch_close is its one
+ * teardown, and cancels whatever the fetch still waits for (its place in
+ * a queue, a peek on the worker, the confirmations of a destructive
+ * fetch's acknowledgements).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <yajl/yajl_gen.h>
+
+#include "treaty.h"
+#include "cevent.h"
+#include "config.h"
+#include "http.h"
+#include "inbox-int.h"
+#include "inbox-lease.h"
+#include "json.h"
+#include "log.h"
+#include "metrics.h"
+#include "util.h"
+
+#define PUMP_RETRY_MS		500	/* long-polls, while NATS is away */
+#define WAIT_PULL_MIN_MS	100	/* the shortest expiry asked for */
+
+/* A destructive fetch's acknowledgement of one of its events. */
+struct take {
+	struct fetch		*f;
+	int			 i;		/* in f->msgs */
+	struct store_req	*r;		/* pending confirmation */
+};
+
+/* Take a fetch out of its queue. */
+static void
+fetch_unqueue(struct fetch *f)
+{
+	if (f->q == FETCH_UNQUEUED)
+		return;
+	TAILQ_REMOVE(&f->s->queue[f->q], f, qentry);
+	if (f->q == STORE_PULL_WAIT)
+		metrics_inbox_waiting(f->s->idx, -1);
+	f->q = FETCH_UNQUEUED;
+	event_del(&f->deadline);
+}
+
+/* Put a fetch at the end of a queue, and have the pulls sent. */
+static void
+fetch_queue(struct fetch *f, enum store_pull_kind k)
+{
+	fetch_unqueue(f);
+	f->q = (int)k;
+	TAILQ_INSERT_TAIL(&f->s->queue[k], f, qentry);
+	if (k == STORE_PULL_WAIT)
+		metrics_inbox_waiting(f->s->idx, 1);
+	event_active(&f->s->pump, EV_TIMEOUT, 0);
+}
+
+/*
+ * End a fetch, the one way, once its request is answered: off its queue
+ * and the list, what it waits for cancelled, its messages freed
+ * (JetStream keeps their leases), the reason logged.
+ */
+static void
+fetch_close(struct fetch *f, const char *reason)
+{
+	int	 i;
+
+	log_debug("fetch closed", "inbox=%s events=%d reason=%s",
+	    f->s->cfg->name, f->n, reason);
+	fetch_unqueue(f);
+	store_peek_close(f->peek, reason);
+	if (f->takes != NULL)
+		for (i = 0; i < f->n; i++)
+			store_req_close(f->takes[i].r, reason);
+	for (i = 0; i < f->n; i++)
+		store_msg_free(f->msgs[i]);
+	TAILQ_REMOVE(&ib.fetches, f, entry);
+	free(f->takes);
+	free(f);
+}
+
+struct attr_ctx {
+	yajl_gen	 g;
+	const char	*ct;
+};
+
+/* One stored header as a structured-mode attribute. */
+static void
+attr_cb(void *arg, const char *key, const char *value)
+{
+	struct attr_ctx	*a = arg;
+	size_t		 n = strlen(value), out;
+	char		*v;
+
+	if (strcasecmp(key, "content-type") == 0) {
+		a->ct = value;
+		return;
+	}
+	if (strncasecmp(key, "ce-", 3) != 0 || key[3] == '\0')
+		return;
+	v = xmalloc(n + 1);
+	if (treaty_pct_decode(value, n, v, n + 1, &out) == TREATY_OK) {
+		json_gen_str(a->g, key + 3);
+		yajl_gen_string(a->g, (const unsigned char *)v, out);
+	}
+	free(v);
+}
+
+/*
+ * The stored event as a structured-mode CloudEvent: attributes from the
+ * ce-* headers, datacontenttype, and the data written so that a worker
+ * recovers the stored bytes exactly (cevent_gen_data).
+ */
+static void
+gen_event(yajl_gen g, const struct store_msg *m)
+{
+	struct attr_ctx	 a = { g, NULL };
+	const char	*data;
+	size_t		 len;
+
+	yajl_gen_map_open(g);
+	store_msg_headers(m, attr_cb, &a);
+	if (a.ct != NULL) {
+		json_gen_str(g, "datacontenttype");
+		json_gen_str(g, a.ct);
+	}
+	data = store_msg_data(m, &len);
+	cevent_gen_data(g, a.ct, data, len);
+	yajl_gen_map_close(g);
+}
+
+/* One envelope: 0, or -1 when the message is not an event. */
+static int
+gen_envelope(yajl_gen g, struct fetch *f, struct store_msg *m, int64_t t,
+    struct store_lease *l)
+{
+	struct isub	*s = f->s;
+	char		 receipt[INBOX_RECEIPT_MAX];
+	char		 sig[TREATY_SIG_HEADER_SIZE(TREATY_MAX_SECRETS)];
+	const void	*body;
+	size_t		 blen;
+	char		*id;
+
+	store_msg_lease(m, l);
+	if ((id = store_msg_header_decoded(m, "ce-id")) == NULL) {
+		/* Not an event (never stored by ingest): skip it. */
+		log_warnx("inbox: stored message without an id",
+		    "inbox=%s seq=%llu", s->cfg->name,
+		    (unsigned long long)l->seq);
+		return -1;
+	}
+	body = store_msg_data(m, &blen);
+	yajl_gen_map_open(g);
+	json_gen_str(g, "id");
+	json_gen_str(g, id);
+	json_gen_str(g, "receipt");
+	if (f->lease && inbox_receipt_make(s->cfg->name, s->cfg->token_sha256,
+	    id, l, receipt, sizeof(receipt)) == 0) {
+		json_gen_str(g, receipt);
+		inbox_leases_note(ib.leases, s->idx, l, INBOX_LEASE_HELD,
+		    now_ms());
+	} else
+		yajl_gen_null(g);
+	json_gen_str(g, "deliveryCount");
+	yajl_gen_integer(g, (long long)l->delivered);
+	json_gen_str(g, "event");
+	gen_event(g, m);
+	json_gen_str(g, "signature");
+	if (treaty_sig_sign(s->secrets, s->cfg->nsecrets, t, id, body, blen,
+	    sig, sizeof(sig)) > 0)
+		json_gen_str(g, sig);
+	else
+		yajl_gen_null(g);
+	yajl_gen_map_close(g);
+	free(id);
+	return 0;
+}
+
+/* Answer a fetch with its envelopes, and close it. */
+static void
+fetch_answer(struct fetch *f)
+{
+	struct isub		*s = f->s;
+	yajl_gen		 g = yajl_gen_alloc(NULL);
+	const unsigned char	*buf;
+	size_t			 len;
+	struct store_lease	 l;
+	struct evbuffer		*b;
+	int64_t			 t = (int64_t)time(NULL);
+	int			 i, sent = 0, redelivered = 0;
+
+	yajl_gen_map_open(g);
+	json_gen_str(g, "leaseSeconds");
+	yajl_gen_integer(g, f->lease ? ib.cfg->lease_seconds : 0);
+	json_gen_str(g, "envelopes");
+	yajl_gen_array_open(g);
+	for (i = 0; i < f->n; i++) {
+		if (f->msgs[i] == NULL)
+			continue;	/* destructive, not confirmed */
+		if (gen_envelope(g, f, f->msgs[i], t, &l) == -1)
+			continue;
+		sent++;
+		if (l.delivered > 1)
+			redelivered++;
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &len);
+	b = evbuffer_new();
+	evbuffer_add(b, buf, len);
+	yajl_gen_free(g);
+	if (!f->peeking) {
+		metrics_inbox(s->idx, f->lease ? INBOX_LEASED : INBOX_TAKEN,
+		    (unsigned)sent);
+		metrics_inbox(s->idx, INBOX_REDELIVERED,
+		    (unsigned)redelivered);
+	}
+	http_reply(f->req, ROUTE_INBOX, 200, b);
+	evbuffer_free(b);
+	fetch_close(f, "answered");
+}
+
+/* A destructive fetch: JetStream confirmed (or not) one acknowledgement. */
+static int
+take_cb(void *arg, struct store_msg *m, int status)
+{
+	struct take	*tk = arg;
+	struct fetch	*f = tk->f;
+
+	tk->r = NULL;
+	if (m != NULL)
+		store_msg_free(m);
+	if (m == NULL && status != 0) {
+		/* Unconfirmed: give it back rather than hand it out. */
+		store_msg_give_back(f->msgs[tk->i]);
+		f->msgs[tk->i] = NULL;
+	}
+	if (--f->acks == 0)
+		fetch_answer(f);
+	return 0;
+}
+
+/*
+ * A fetch has what JetStream gave it.  With a lease, answer.  Destructive:
+ * first acknowledge each event and wait for JetStream to confirm, so that
+ * what is answered is gone from the inbox.
+ */
+static void
+fetch_done(struct fetch *f)
+{
+	struct store_lease	 l;
+	int			 i, unsent = 0;
+
+	fetch_unqueue(f);
+	if (http_client_gone(f->req)) {
+		/* The client left: give everything back at once. */
+		for (i = 0; i < f->n; i++) {
+			store_msg_give_back(f->msgs[i]);
+			f->msgs[i] = NULL;
+		}
+		evhttp_send_reply(f->req, 499, "Client gone", NULL);
+		fetch_close(f, "client gone");
+		return;
+	}
+	if (f->lease || f->n == 0) {
+		fetch_answer(f);
+		return;
+	}
+	/* The store never calls take_cb from inside store_lease_answer. */
+	f->takes = xcalloc((size_t)f->n, sizeof(*f->takes));
+	for (i = 0; i < f->n; i++) {
+		f->takes[i].f = f;
+		f->takes[i].i = i;
+		store_msg_lease(f->msgs[i], &l);
+		f->takes[i].r = store_lease_answer(f->s->consumer, &l,
+		    STORE_ACK, 0, take_cb, &f->takes[i]);
+	}
+	/* What could not be sent counts as unconfirmed: given back. */
+	for (i = 0; i < f->n; i++)
+		if (f->takes[i].r == NULL) {
+			store_msg_give_back(f->msgs[i]);
+			f->msgs[i] = NULL;
+			unsent++;
+		}
+	f->acks = f->n - unsent;
+	if (f->acks == 0)
+		fetch_answer(f);
+}
+
+/* A reply to the inbox's "now" pull: for the head of that queue. */
+static int
+now_cb(void *arg, struct store_msg *m, int status)
+{
+	struct isub	*s = arg;
+	struct fetch	*f = TAILQ_FIRST(&s->queue[STORE_PULL_NOW]);
+
+	(void)status;
+	if (m == NULL) {
+		/* 404, 408, 409, timeout: nothing more now. */
+		if (f != NULL)
+			fetch_done(f);
+		event_active(&s->pump, EV_TIMEOUT, 0);
+		return 0;
+	}
+	if (f == NULL || f->n >= f->max) {
+		store_msg_give_back(m);
+		return 1;
+	}
+	f->msgs[f->n++] = m;
+	if (f->n < f->max)
+		return 1;
+	/* Its batch is full: JetStream sends no status after that. */
+	fetch_done(f);
+	event_active(&s->pump, EV_TIMEOUT, 0);
+	return 0;
+}
+
+/* A reply to the inbox's waiting pull: for the longest waiter. */
+static int
+wait_cb(void *arg, struct store_msg *m, int status)
+{
+	struct isub	*s = arg;
+	struct fetch	*f = TAILQ_FIRST(&s->queue[STORE_PULL_WAIT]);
+
+	(void)status;
+	/* It asked for one: done either way; the pump sends the next. */
+	event_active(&s->pump, EV_TIMEOUT, 0);
+	if (m == NULL)
+		return 0;
+	/* Waiters whose clients left get nothing (and are let go). */
+	while (f != NULL && http_client_gone(f->req)) {
+		fetch_done(f);
+		f = TAILQ_FIRST(&s->queue[STORE_PULL_WAIT]);
+	}
+	if (f == NULL) {
+		store_msg_give_back(m);
+		return 0;
+	}
+	f->msgs[f->n++] = m;
+	if (f->n < f->max && !ib.stopping)
+		fetch_queue(f, STORE_PULL_NOW);	/* the rest, without waiting */
+	else
+		fetch_done(f);
+	return 0;
+}
+
+/*
+ * Send the pulls the queues need: the head of the "now" queue asks for
+ * what it still lacks; the head of the waiting queue for one message
+ * within its remaining wait.
+ */
+static void
+fetch_pump_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct isub	*s = arg;
+	struct fetch	*f;
+	struct timeval	 tv = { 0, PUMP_RETRY_MS * 1000 };
+	long long	 left;
+
+	(void)fd;
+	(void)ev;
+	if (!store_pull_pending(s->consumer, STORE_PULL_NOW) &&
+	    (f = TAILQ_FIRST(&s->queue[STORE_PULL_NOW])) != NULL &&
+	    store_pull(s->consumer, STORE_PULL_NOW, f->max - f->n, 0, now_cb,
+	    s) == NULL) {
+		/* Not connected: what it has, or 503 when nothing. */
+		if (f->n == 0) {
+			inbox_reject(f->req, 503, "inbox_unavailable",
+			    "JetStream is not available; try again",
+			    s->cfg->name);
+			fetch_close(f, "not connected");
+		} else
+			fetch_done(f);
+		event_active(&s->pump, EV_TIMEOUT, 0);
+		return;
+	}
+	if (!store_pull_pending(s->consumer, STORE_PULL_WAIT) &&
+	    (f = TAILQ_FIRST(&s->queue[STORE_PULL_WAIT])) != NULL) {
+		left = f->wait_end - now_ms();
+		/* Not connected: ask again soon; deadlines still apply. */
+		if (store_pull(s->consumer, STORE_PULL_WAIT, 1,
+		    left > WAIT_PULL_MIN_MS ? left : WAIT_PULL_MIN_MS, wait_cb,
+		    s) == NULL)
+			event_add(&s->pump, &tv);
+	}
+}
+
+/* What a peek found. */
+static void
+peek_cb(void *arg, struct store_msg **msgs, int n, int result)
+{
+	struct fetch	*f = arg;
+	int		 i;
+
+	f->peek = NULL;
+	for (i = 0; i < n; i++)
+		f->msgs[f->n++] = msgs[i];
+	if (result == -1 && n == 0) {
+		inbox_reject(f->req, 503, "inbox_unavailable", "JetStream did "
+		    "not answer; try again", f->s->cfg->name);
+		fetch_close(f, "peek failed");
+		return;
+	}
+	fetch_answer(f);
+}
+
+/* A long-poll's wait is over without an event. */
+static void
+fetch_deadline_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	fetch_done(arg);
+}
+
+/* Start a GET whose parameters inbox.c checked. */
+void
+inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
+    int peek, long long wait_ms)
+{
+	struct fetch	*f = xcalloc(1, sizeof(*f));
+	struct timeval	 tv;
+
+	f->req = req;
+	f->s = s;
+	f->q = FETCH_UNQUEUED;
+	f->max = max;
+	f->lease = lease;
+	evtimer_assign(&f->deadline, ib.base, fetch_deadline_cb, f);
+	TAILQ_INSERT_TAIL(&ib.fetches, f, entry);
+	if (peek) {
+		/* Looks only: no lease taken, none extended. */
+		f->peeking = 1;
+		f->lease = 0;
+		if ((f->peek = store_peek(s->consumer, f->max, peek_cb,
+		    f)) == NULL) {
+			inbox_reject(req, 503, "inbox_unavailable", "JetStream "
+			    "is not available; try again", s->cfg->name);
+			fetch_close(f, "not connected");
+		}
+	} else if (wait_ms > 0) {
+		f->wait_end = now_ms() + wait_ms;
+		fetch_queue(f, STORE_PULL_WAIT);
+		tv.tv_sec = wait_ms / 1000;
+		tv.tv_usec = wait_ms % 1000 * 1000;
+		evtimer_add(&f->deadline, &tv);
+	} else
+		fetch_queue(f, STORE_PULL_NOW);
+}
+
+/* The inbox's pump event. */
+void
+inbox_fetch_pump_init(struct isub *s)
+{
+	TAILQ_INIT(&s->queue[STORE_PULL_NOW]);
+	TAILQ_INIT(&s->queue[STORE_PULL_WAIT]);
+	event_assign(&s->pump, ib.base, -1, 0, fetch_pump_cb, s);
+}
+
+/* Shutting down: answer the long-polls now with what they have. */
+void
+inbox_fetch_stop(void)
+{
+	struct fetch	*f;
+	int		 i;
+
+	for (i = 0; i < ib.nsubs; i++)
+		while ((f = TAILQ_FIRST(&ib.subs[i].queue[STORE_PULL_WAIT])) !=
+		    NULL)
+			fetch_done(f);
+}
+
+/*
+ * The grace period is over: answer 503 to every fetch still waiting, and
+ * end the pulls in flight (their late messages go back to JetStream).
+ */
+void
+inbox_fetch_close_all(void)
+{
+	struct fetch	*f;
+	int		 i;
+
+	while ((f = TAILQ_FIRST(&ib.fetches)) != NULL) {
+		http_error(f->req, ROUTE_INBOX, 503, "inbox_unavailable",
+		    "the relay is shutting down");
+		fetch_close(f, "shutting down");
+	}
+	for (i = 0; i < ib.nsubs; i++) {
+		store_pull_close_all(ib.subs[i].consumer, "shutting down");
+		event_del(&ib.subs[i].pump);
+	}
+}
+
+/* Fetches waiting for JetStream. */
+int
+inbox_fetch_count(void)
+{
+	struct fetch	*f;
+	int		 n = 0;
+
+	TAILQ_FOREACH(f, &ib.fetches, entry)
+		n++;
+	return n;
+}

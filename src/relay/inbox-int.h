@@ -1,0 +1,87 @@
+/*
+ * inbox-int.h: the pull inboxes' private header, shared by inbox*.c alone.
+ * Loop thread only, all of them.
+ *
+ *   inbox.c        routes, authentication, query checks, the lease
+ *                  operations (DELETE, extend, release), set-up and
+ *                  shutdown
+ *   inbox-fetch.c  GET: the fetch queues and their pump, the replies of the
+ *                  pulls, peeks, the envelopes' JSON
+ *   inbox-lease.c  receipts and the memory of leases (pure)
+ *
+ * JetStream's verbs and subjects stay in the store: the inbox asks
+ * store_pull, store_peek and store_lease_answer for what it needs.
+ */
+#ifndef INBOX_INT_H
+#define INBOX_INT_H
+
+#include <sys/queue.h>
+
+#include <event2/event_struct.h>
+
+#include "api.h"
+#include "store.h"
+
+struct evhttp_request;
+struct inbox_leases;
+
+struct fetch;
+struct take;
+TAILQ_HEAD(fetch_list, fetch);
+
+/* One pull subscriber. */
+struct isub {
+	int			 idx;		/* metrics and leases index */
+	const struct subscriber	*cfg;
+	struct store_consumer	*consumer;
+	struct treaty_secret	*secrets;
+	/* GETs waiting for the store's pull of each kind. */
+	struct fetch_list	 queue[STORE_PULL_KINDS];
+	struct event		 pump;		/* send the next pulls */
+};
+
+/* A GET waiting for JetStream. */
+#define FETCH_UNQUEUED	(-1)
+struct fetch {
+	struct evhttp_request	*req;
+	struct isub		*s;
+	int			 max;
+	int			 lease;		/* lease=true */
+	int			 q;		/* its queue, or FETCH_UNQUEUED */
+	struct store_peek	*peek;		/* peek=true: pending peek */
+	int			 peeking;	/* peek=true */
+	struct event		 deadline;	/* end of a long-poll's wait */
+	long long		 wait_end;	/* now_ms() */
+	struct store_msg	*msgs[API_INBOX_BATCH_MAX];
+	int			 n;
+	struct take		*takes;		/* destructive: per message */
+	int			 acks;		/* destructive: unconfirmed */
+	TAILQ_ENTRY(fetch)	 entry;		/* all fetches */
+	TAILQ_ENTRY(fetch)	 qentry;
+};
+
+/* The inboxes' state. */
+struct inbox_state {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct isub		*subs;
+	int			 nsubs;
+	struct inbox_leases	*leases;
+	struct fetch_list	 fetches;
+	int			 stopping;
+};
+extern struct inbox_state	 ib;
+
+/* inbox.c */
+void	inbox_reject(struct evhttp_request *req, int status, const char *code,
+	    const char *detail, const char *inbox);
+
+/* inbox-fetch.c */
+void	inbox_fetch(struct evhttp_request *req, struct isub *s, int max,
+	    int lease, int peek, long long wait_ms);
+void	inbox_fetch_pump_init(struct isub *s);
+void	inbox_fetch_stop(void);
+void	inbox_fetch_close_all(void);
+int	inbox_fetch_count(void);
+
+#endif

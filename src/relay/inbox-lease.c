@@ -1,0 +1,205 @@
+/*
+ * inbox-lease.c: receipts and the memory of leases (inbox-lease.h).  Pure:
+ * any thread, no libevent, the time passed in.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include "treaty.h"
+#include "inbox-lease.h"
+#include "util.h"
+
+#define LEASE_BUCKETS		4096
+
+struct lease {
+	int			 inbox;
+	uint64_t		 seq;
+	uint64_t		 dseq;
+	enum inbox_lease_state	 state;
+	long long		 forget;	/* time it is dropped */
+	struct lease		*hnext;
+	TAILQ_ENTRY(lease)	 entry;		/* oldest forget first */
+};
+TAILQ_HEAD(lease_list, lease);
+
+struct inbox_leases {
+	long long		 keep_ms;
+	struct lease		*hash[LEASE_BUCKETS];
+	struct lease_list	 list;
+	int			 n;
+};
+
+/* The MAC of a receipt: INBOX_RECEIPT_MAC_HEX hex digits and a NUL. */
+static int
+receipt_mac(const char *inbox, const char *key, const char *id,
+    const struct store_lease *l, char out[INBOX_RECEIPT_MAC_HEX + 1])
+{
+	char	 body[192], hex[TREATY_SIG_HEX_LEN + 1];
+	int	 n;
+
+	n = snprintf(body, sizeof(body), "%s.%llu.%llu.%lld", inbox,
+	    (unsigned long long)l->delivered, (unsigned long long)l->dseq,
+	    (long long)l->ts);
+	if (n < 0 || (size_t)n >= sizeof(body) ||
+	    treaty_sig_hmac_hex(key, strlen(key), (int64_t)l->seq, id, body, (size_t)n,
+	    hex) != TREATY_OK)
+		return -1;
+	memcpy(out, hex, INBOX_RECEIPT_MAC_HEX);
+	out[INBOX_RECEIPT_MAC_HEX] = '\0';
+	return 0;
+}
+
+/* "<delivered>.<seq>.<dseq>.<ts>.<mac>" */
+int
+inbox_receipt_make(const char *inbox, const char *key, const char *id,
+    const struct store_lease *l, char *out, size_t outsz)
+{
+	char	 mac[INBOX_RECEIPT_MAC_HEX + 1];
+	int	 n;
+
+	if (receipt_mac(inbox, key, id, l, mac) == -1)
+		return -1;
+	n = snprintf(out, outsz, "%llu.%llu.%llu.%lld.%s",
+	    (unsigned long long)l->delivered, (unsigned long long)l->seq,
+	    (unsigned long long)l->dseq, (long long)l->ts, mac);
+	return n < 0 || (size_t)n >= outsz ? -1 : 0;
+}
+
+/* Read and check a receipt: 0 ok, -1 malformed, -2 not this one's. */
+int
+inbox_receipt_parse(const char *inbox, const char *key, const char *id,
+    const char *r, struct store_lease *l)
+{
+	char		 mac[INBOX_RECEIPT_MAC_HEX + 1];
+	const char	*p = r;
+	char		*end;
+	unsigned long long v[4];
+	int		 i;
+
+	for (i = 0; i < 4; i++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v[i] = strtoull(p, &end, 10);
+		if (*end != '.')
+			return -1;
+		p = end + 1;
+	}
+	if (strlen(p) != INBOX_RECEIPT_MAC_HEX)
+		return -1;
+	l->delivered = v[0];
+	l->seq = v[1];
+	l->dseq = v[2];
+	l->ts = (int64_t)v[3];
+	if (receipt_mac(inbox, key, id, l, mac) == -1)
+		return -1;
+	return treaty_memeq(mac, p, INBOX_RECEIPT_MAC_HEX) ? 0 : -2;
+}
+
+/* A memory of leases. */
+struct inbox_leases *
+inbox_leases_new(long long keep_ms)
+{
+	struct inbox_leases	*m = xcalloc(1, sizeof(*m));
+
+	m->keep_ms = keep_ms;
+	TAILQ_INIT(&m->list);
+	return m;
+}
+
+/* Hash of a lease key. */
+static size_t
+lease_slot(int inbox, uint64_t seq)
+{
+	return (size_t)((seq * 0x9E3779B97F4A7C15ULL + (uint64_t)inbox) >>
+	    20) % LEASE_BUCKETS;
+}
+
+/* Unlink and free a remembered lease. */
+static void
+lease_drop(struct inbox_leases *m, struct lease *l)
+{
+	struct lease	**pp = &m->hash[lease_slot(l->inbox, l->seq)];
+
+	while (*pp != NULL && *pp != l)
+		pp = &(*pp)->hnext;
+	if (*pp == l)
+		*pp = l->hnext;
+	TAILQ_REMOVE(&m->list, l, entry);
+	m->n--;
+	free(l);
+}
+
+/* Free the memory. */
+void
+inbox_leases_free(struct inbox_leases *m)
+{
+	struct lease	*l;
+
+	if (m == NULL)
+		return;
+	while ((l = TAILQ_FIRST(&m->list)) != NULL)
+		lease_drop(m, l);
+	free(m);
+}
+
+/* The remembered lease of an inbox's event, or NULL. */
+static struct lease *
+lease_find(const struct inbox_leases *m, int inbox, uint64_t seq)
+{
+	struct lease	*l;
+
+	for (l = m->hash[lease_slot(inbox, seq)]; l != NULL; l = l->hnext)
+		if (l->inbox == inbox && l->seq == seq)
+			return l;
+	return NULL;
+}
+
+/* Remember a lease's state; forget what is past its time or too many. */
+void
+inbox_leases_note(struct inbox_leases *m, int inbox,
+    const struct store_lease *sl, enum inbox_lease_state st, long long now)
+{
+	struct lease	*l;
+	size_t		 slot;
+
+	while ((l = TAILQ_FIRST(&m->list)) != NULL &&
+	    (l->forget < now || m->n > INBOX_LEASE_MAX))
+		lease_drop(m, l);
+	if ((l = lease_find(m, inbox, sl->seq)) == NULL) {
+		l = xcalloc(1, sizeof(*l));
+		l->inbox = inbox;
+		l->seq = sl->seq;
+		slot = lease_slot(inbox, sl->seq);
+		l->hnext = m->hash[slot];
+		m->hash[slot] = l;
+		m->n++;
+	} else {
+		if (l->dseq > sl->dseq)
+			return;		/* we know a newer lease */
+		TAILQ_REMOVE(&m->list, l, entry);
+	}
+	l->dseq = sl->dseq;
+	l->state = st;
+	l->forget = now + m->keep_ms;
+	TAILQ_INSERT_TAIL(&m->list, l, entry);
+}
+
+/* Whether the memory knows the lease is no longer held. */
+int
+inbox_leases_gone(const struct inbox_leases *m, int inbox,
+    const struct store_lease *l)
+{
+	const struct lease	*known = lease_find(m, inbox, l->seq);
+
+	return known != NULL && (known->dseq > l->dseq ||
+	    (known->dseq == l->dseq && known->state != INBOX_LEASE_HELD));
+}
+
+/* Leases remembered. */
+int
+inbox_leases_count(const struct inbox_leases *m)
+{
+	return m->n;
+}

@@ -1,0 +1,266 @@
+/*
+ * store-admin.c: the JetStream API calls that wait for a reply: streams
+ * and consumers made or brought up to date, a message read from WORK by
+ * sequence, a peek's direct gets.
+ *
+ * WORKER THREAD ONLY.  These calls block until JetStream answers, and the
+ * loop is what reads the answer, so they never run on the loop: each is
+ * the work of a bridge job (bridge.h), whose done function runs back on
+ * the loop in the file that asked.  A function here reads nothing but its
+ * job, which carries copies of every setting it needs, and the JetStream
+ * context (store_conn.js, made before the worker can use it and destroyed
+ * after it has been joined); it writes only its job.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store-int.h"
+
+/*
+ * The outcome of a JetStream management call: 0, -1 for a definite
+ * failure, or STORE_CHECK_TRANSIENT when there was no answer (a timeout is
+ * not a "no": the stream or consumer may well be there).
+ */
+static int
+api_result(natsStatus s, jsErrCode code, const char *what, const char *name,
+    char *detail, size_t dlen)
+{
+	const char	*e;
+
+	if (s == NATS_OK)
+		return 0;
+	e = nats_GetLastError(NULL);
+	snprintf(detail, dlen, "%s %s: %s (code %d)", what, name,
+	    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s), (int)code);
+	return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS ||
+	    s == NATS_CONNECTION_CLOSED || s == NATS_CONNECTION_DISCONNECTED ?
+	    STORE_CHECK_TRANSIENT : -1;
+}
+
+/* A stream's configuration with the settings of SPEC 2. */
+static void
+stream_config(jsStreamConfig *sc, const struct store_check_job *cj,
+    const char *name, const char **subj, int64_t max_age_ns)
+{
+	jsStreamConfig_Init(sc);
+	sc->Name = name;
+	sc->Subjects = subj;
+	sc->SubjectsLen = 1;
+	sc->Storage = js_FileStorage;
+	sc->Retention = js_LimitsPolicy;
+	sc->MaxAge = max_age_ns;
+	sc->Duplicates = cj->duplicates_ns;
+	sc->Replicas = cj->replicas;
+	/* Peeking into an inbox reads WORK with direct gets. */
+	sc->AllowDirect = strcmp(name, STORE_WORK) == 0;
+}
+
+/* Whether an existing stream differs from what we want. */
+static int
+stream_differs(const jsStreamConfig *have, const jsStreamConfig *want)
+{
+	return have->SubjectsLen != 1 ||
+	    strcmp(have->Subjects[0], want->Subjects[0]) != 0 ||
+	    have->MaxAge != want->MaxAge ||
+	    have->Duplicates != want->Duplicates ||
+	    have->Replicas != want->Replicas ||
+	    have->Retention != want->Retention ||
+	    have->AllowDirect != want->AllowDirect;
+}
+
+/* Create one stream, or update it when its settings differ. */
+static int
+stream_ensure(const struct store_check_job *cj, const char *name,
+    const char *subject, int64_t max_age_ns, char *detail, size_t dlen)
+{
+	jsStreamConfig	 want;
+	jsStreamInfo	*si = NULL;
+	jsErrCode	 code = 0;
+	natsStatus	 s;
+	const char	*subj[1] = { subject };
+	const char	*what = "get";
+
+	stream_config(&want, cj, name, subj, max_age_ns);
+	s = js_GetStreamInfo(&si, store_conn.js, name, NULL, &code);
+	if (s == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
+		what = "create";
+		s = js_AddStream(&si, store_conn.js, &want, NULL, &code);
+		if (s == NATS_OK)
+			snprintf(detail, dlen, "created %s", name);
+	} else if (s == NATS_OK && si->Config->Storage != js_FileStorage) {
+		snprintf(detail, dlen, "stream %s has memory storage, which "
+		    "cannot be changed in place", name);
+		jsStreamInfo_Destroy(si);
+		return -1;
+	} else if (s == NATS_OK && stream_differs(si->Config, &want)) {
+		jsStreamInfo_Destroy(si);
+		si = NULL;
+		what = "update";
+		s = js_UpdateStream(&si, store_conn.js, &want, NULL, &code);
+		if (s == NATS_OK)
+			snprintf(detail, dlen, "updated %s", name);
+	}
+	jsStreamInfo_Destroy(si);
+	return api_result(s, code, what, name, detail, dlen);
+}
+
+/* Two optional strings are the same (both absent, or equal). */
+static int
+str_same(const char *a, const char *b)
+{
+	if (a == NULL || *a == '\0')
+		return b == NULL || *b == '\0';
+	return b != NULL && strcmp(a, b) == 0;
+}
+
+/* Whether an existing consumer differs from what we want. */
+static int
+consumer_differs(const jsConsumerConfig *have, const jsConsumerConfig *want)
+{
+	return have->MaxDeliver != want->MaxDeliver ||
+	    have->MaxAckPending != want->MaxAckPending ||
+	    have->AckWait != want->AckWait ||
+	    have->FilterSubject == NULL ||
+	    strcmp(have->FilterSubject, want->FilterSubject) != 0 ||
+	    !str_same(have->DeliverSubject, want->DeliverSubject) ||
+	    !str_same(have->DeliverGroup, want->DeliverGroup);
+}
+
+/* Create one consumer on WORK, or update it when its settings differ. */
+static int
+consumer_ensure(const struct store_consumer_copy *c, char *detail,
+    size_t dlen)
+{
+	jsConsumerConfig	 want;
+	jsConsumerInfo		*ci = NULL;
+	jsErrCode		 code = 0;
+	natsStatus		 s;
+	const char		*what = "get";
+
+	jsConsumerConfig_Init(&want);
+	want.Durable = c->name;
+	want.DeliverSubject = c->deliver;	/* NULL: a pull consumer */
+	/* The delivery group is the consumer: one instance gets each. */
+	want.DeliverGroup = c->deliver != NULL ? c->name : NULL;
+	want.DeliverPolicy = js_DeliverAll;
+	want.AckPolicy = js_AckExplicit;
+	want.AckWait = (int64_t)c->ack_wait_s * 1000000000LL;
+	want.MaxDeliver = c->max_deliver;
+	want.MaxAckPending = c->max_ack_pending;
+	want.FilterSubject = c->filter;
+	s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK, c->name, NULL,
+	    &code);
+	if (s == NATS_NOT_FOUND || code == JSConsumerNotFoundErr) {
+		what = "create";
+		s = js_AddConsumer(&ci, store_conn.js, STORE_WORK, &want, NULL,
+		    &code);
+		if (s == NATS_OK)
+			snprintf(detail, dlen, "created %s", c->name);
+	} else if (s == NATS_OK && consumer_differs(ci->Config, &want)) {
+		jsConsumerInfo_Destroy(ci);
+		ci = NULL;
+		what = "update";
+		s = js_UpdateConsumer(&ci, store_conn.js, STORE_WORK, &want,
+		    NULL, &code);
+		if (s == NATS_OK)
+			snprintf(detail, dlen, "updated %s", c->name);
+	}
+	jsConsumerInfo_Destroy(ci);
+	return api_result(s, code, what, c->name, detail, dlen);
+}
+
+/* The stream check: WORK and AUDIT as configured, then the consumers. */
+void
+store_admin_check(struct bridge_job *job)
+{
+	struct store_check_job *cj = BRIDGE_CONTAINER(job,
+	    struct store_check_job, job);
+	char		 d1[128] = "", d2[128] = "", d[128];
+	size_t		 len;
+	int		 i;
+
+	cj->result = stream_ensure(cj, STORE_WORK, "evt.>",
+	    cj->work_max_age_ns, d1, sizeof(d1));
+	if (cj->result == 0)
+		cj->result = stream_ensure(cj, STORE_AUDIT, "audit.>",
+		    cj->audit_max_age_ns, d2, sizeof(d2));
+	snprintf(cj->detail, sizeof(cj->detail), "%s%s%s", d1,
+	    d1[0] && d2[0] ? "; " : "", d2);
+	if (cj->result != 0)
+		return;
+	/*
+	 * Consumers after the streams.  One that cannot be made is logged
+	 * and retried with the next check; it does not make ingest unready.
+	 */
+	for (i = 0; i < cj->nconsumers; i++) {
+		d[0] = '\0';
+		if (consumer_ensure(&cj->consumers[i], d, sizeof(d)) != 0)
+			cj->consumer_failed = 1;
+		len = strlen(cj->cdetail);
+		if (d[0] != '\0' && len < sizeof(cj->cdetail) - 2)
+			snprintf(cj->cdetail + len, sizeof(cj->cdetail) - len,
+			    "%s%s", len ? "; " : "", d);
+	}
+}
+
+/* A message of WORK by its sequence. */
+void
+store_admin_getmsg(struct bridge_job *job)
+{
+	struct store_getmsg_job *gj = BRIDGE_CONTAINER(job,
+	    struct store_getmsg_job, job);
+	jsErrCode	 jerr = 0;
+	natsStatus	 s;
+
+	s = js_GetMsg(&gj->msg, store_conn.js, STORE_WORK, gj->seq, NULL,
+	    &jerr);
+	if (s != NATS_OK) {
+		gj->msg = NULL;
+		snprintf(gj->err, sizeof(gj->err), "%s (%d)",
+		    natsStatus_GetText(s), (int)jerr);
+	}
+}
+
+/*
+ * A peek: the messages after the last one the consumer delivered that
+ * match its filter, by direct gets (no consumer state changes).
+ */
+void
+store_admin_peek(struct bridge_job *job)
+{
+	struct store_peek *p = BRIDGE_CONTAINER(job, struct store_peek, job);
+	jsConsumerInfo	*ci = NULL;
+	jsDirectGetMsgOptions dg;
+	jsErrCode	 code = 0;
+	natsMsg		*m;
+	const char	*v;
+	uint64_t	 seq;
+	natsStatus	 s;
+
+	if (js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK, p->consumer,
+	    NULL, &code) != NATS_OK) {
+		p->failed = 1;
+		return;
+	}
+	seq = ci->Delivered.Stream + 1;
+	jsConsumerInfo_Destroy(ci);
+	while (p->n < p->max) {
+		jsDirectGetMsgOptions_Init(&dg);
+		dg.Sequence = seq;
+		dg.NextBySubject = p->filter;
+		m = NULL;
+		s = js_DirectGetMsg(&m, store_conn.js, STORE_WORK, NULL, &dg);
+		if (s == NATS_NOT_FOUND)
+			break;
+		if (s != NATS_OK) {
+			p->failed = p->n == 0;
+			break;
+		}
+		p->msgs[p->n++] = m;
+		if (natsMsgHeader_Get(m, "Nats-Sequence", &v) != NATS_OK ||
+		    (seq = strtoull(v, NULL, 10)) == 0)
+			break;
+		seq++;
+	}
+}

@@ -1,0 +1,217 @@
+/*
+ * store-int.h: the store's private header, shared by src/relay/store*.c
+ * alone, and the only header in the relay that includes nats.h.
+ *
+ * THE THREADING RULE (bridge.h says it whole).  Only the loop thread
+ * touches relay state, libevent objects and evhttp requests.  nats.c does
+ * the socket I/O on our loop through our own event-loop adapter, but runs
+ * the connection callbacks on its own threads; those callbacks only post
+ * an item to the bridge.  nats.c calls that wait for a reply (stream and
+ * consumer management, JetStream direct gets) cannot run on the loop, which
+ * is what reads their reply: they run as bridge jobs on the worker thread.
+ * The data path never crosses a thread: publish acknowledgements, consumer
+ * messages and request replies land in synchronous subscriptions that the
+ * loop polls, with a zero timeout, right after nats.c has read from the
+ * socket.
+ *
+ * One concern and one thread rule per file:
+ *
+ *   store.c        lifecycle, connection state, readiness, the stream
+ *                  check's schedule, polling: loop thread (main thread
+ *                  before and after the loop)
+ *   store-loop.c   nats.c's event-loop adapter and connection callbacks:
+ *                  called by nats.c on any thread; they touch only their
+ *                  own adapter state, libevent's locked calls and the bridge
+ *   store-pub.c    the publish path and its acknowledgements: loop thread
+ *   store-msg.c    message ownership, acknowledgement verbs, the batched
+ *                  destroy: loop thread
+ *   store-sub.c    consumers, their subscriptions, the max-deliveries
+ *                  advisory: loop thread
+ *   store-req.c    request/reply, pulls, peeks, lease answers: loop thread
+ *   store-admin.c  blocking JetStream API calls: worker thread only; reads
+ *                  nothing but its job and the JetStream context
+ *   store-wire.c   JetStream's wire formats: pure, any thread
+ */
+#ifndef STORE_INT_H
+#define STORE_INT_H
+
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <event2/event_struct.h>
+#include <nats/nats.h>
+
+#include "bridge.h"
+#include "store.h"
+#include "store-wire.h"
+
+/*
+ * The connection, read by every store file on the loop thread and written
+ * by store.c alone.  js is made before the worker thread can use it and
+ * destroyed after the worker has been joined, so store-admin.c may use it.
+ */
+struct store_conn {
+	struct event_base	*base;
+	const struct config	*cfg;
+	natsOptions		*opts;
+	natsConnection		*nc;
+	jsCtx			*js;
+	natsInbox		*inbox;		/* prefix of our reply subjects */
+	size_t			 inbox_len;
+	int			 connected;
+	int			 streams_ready;
+	int			 closing;	/* draining or closed */
+	int			 max_payload;	/* the server's, once connected */
+};
+extern struct store_conn	 store_conn;
+
+/* A message handed out by the store; see store.h. */
+struct store_msg {
+	natsMsg			*m;
+	uint64_t		 delivered;
+	uint64_t		 seq;
+};
+
+/*
+ * A consumer.  Its spec is fixed at registration; the stream check job
+ * gets a copy of it (store_consumer_spec_copy), never the object.
+ */
+struct store_consumer {
+	char			*name;		/* relay-<subscriber> */
+	char			*deliver;	/* push: deliver subject */
+	char			*filter;
+	enum store_consumer_kind kind;
+	int			 max_deliver;
+	int			 max_ack_pending;
+	int			 ack_wait_s;
+	store_msg_cb		 cb;
+	store_msg_cb		 exhausted_cb;
+	void			*arg;
+	int			 idx;		/* in pull reply subjects */
+	natsSubscription	*sub;		/* push: the delivery group */
+	/*
+	 * Pull: JetStream sends the messages of a pull request under their
+	 * own subjects, so only the subscription tells which request they
+	 * answer: one subscription per kind of request, one request of each
+	 * kind at a time.
+	 */
+	natsSubscription	*pull_sub[STORE_PULL_KINDS];
+	struct store_req	*pull_req[STORE_PULL_KINDS];
+	TAILQ_ENTRY(store_consumer) entry;
+};
+TAILQ_HEAD(store_consumer_list, store_consumer);
+
+/* A consumer's settings as the worker thread gets them (a copy). */
+struct store_consumer_copy {
+	char			*name;
+	char			*deliver;	/* NULL: pull */
+	char			*filter;
+	int			 max_deliver;
+	int			 max_ack_pending;
+	int			 ack_wait_s;
+};
+
+/*
+ * Worker jobs (store-admin.c does the work, the file that asked runs the
+ * done function on the loop).  Each carries everything its work reads.
+ */
+#define STORE_CHECK_TRANSIENT	(-2)	/* no answer: neither yes nor no */
+struct store_check_job {
+	struct bridge_job	 job;
+	/* In: the settings of SPEC 2 and the consumers. */
+	int64_t			 work_max_age_ns;
+	int64_t			 audit_max_age_ns;
+	int64_t			 duplicates_ns;
+	int			 replicas;
+	struct store_consumer_copy *consumers;
+	int			 nconsumers;
+	/* Out. */
+	int			 result;	/* 0, -1, STORE_CHECK_TRANSIENT */
+	int			 consumer_failed;
+	char			 detail[256];	/* streams made or changed */
+	char			 cdetail[512];	/* consumers made, changed, failed */
+};
+
+struct store_getmsg_job {
+	struct bridge_job	 job;
+	char			 consumer[128];
+	uint64_t		 seq;
+	uint64_t		 deliveries;
+	natsMsg			*msg;		/* out; NULL: not in WORK */
+	char			 err[96];
+};
+
+struct store_peek {
+	struct bridge_job	 job;
+	/* In. */
+	char			*consumer;
+	char			*filter;
+	int			 max;
+	/* Out. */
+	natsMsg			*msgs[STORE_PEEK_MAX];
+	int			 n;
+	int			 failed;
+	/* Loop thread only. */
+	store_peek_cb		 cb;
+	void			*arg;
+	int			 closed;	/* store_peek_close: no callback */
+};
+
+/* store.c */
+void	 store_conn_event(struct bridge_item *it);
+void	 store_set_state(int connected, int streams);
+void	 store_check(void);
+void	 store_poll(void);
+void	 store_nats_check(natsStatus s, const char *what);
+void	 store_sub_sync(natsSubscription **sub, const char *subject,
+	    const char *queue);
+
+/* store-loop.c */
+enum store_conn_what {
+	STORE_CONNECTED,
+	STORE_DISCONNECTED,
+	STORE_RECONNECTED,
+	STORE_CLOSED
+};
+struct store_conn_item {
+	struct bridge_item	 item;
+	enum store_conn_what	 what;
+};
+void	 store_loop_options(natsOptions *opts, struct event_base *base);
+void	 store_loop_post(enum store_conn_what what);
+
+/* store-pub.c */
+void	 store_pub_init(void);
+void	 store_pub_poll(void);
+void	 store_pub_unsubscribe(void);
+void	 store_pub_destroy(void);
+
+/* store-msg.c */
+struct store_msg *store_msg_wrap(natsMsg *m);
+void	 store_msg_answer(natsMsg *m, enum store_verb v, long long delay_ms);
+void	 store_grave_add(natsMsg *m);
+void	 store_grave_flush(void);
+
+/* store-sub.c */
+void	 store_sub_init(void);
+int	 store_sub_poll(void);
+void	 store_sub_unsubscribe(void);
+void	 store_sub_destroy(void);
+int	 store_consumer_copies(struct store_consumer_copy **out);
+void	 store_consumer_copies_free(struct store_consumer_copy *c, int n);
+
+/* store-req.c */
+void	 store_req_init(void);
+void	 store_req_poll(void);
+void	 store_req_pull_reply(struct store_consumer *c,
+	    enum store_pull_kind kind, natsMsg *m);
+void	 store_req_fail_all(void);
+void	 store_req_unsubscribe(void);
+void	 store_req_destroy(void);
+
+/* store-admin.c: the work of each job, on the worker thread. */
+void	 store_admin_check(struct bridge_job *job);
+void	 store_admin_getmsg(struct bridge_job *job);
+void	 store_admin_peek(struct bridge_job *job);
+
+#endif

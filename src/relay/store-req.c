@@ -1,0 +1,389 @@
+/*
+ * store-req.c: requests whose replies come back to the loop: pulls from a
+ * pull consumer, the confirmed answers to a lease, and peeks.  Loop thread
+ * only (a peek's direct gets run on the worker, store-admin.c).
+ *
+ * nats.c 3.4's request calls and its fetch wait on the calling thread, so
+ * the relay sends requests as core publishes with a reply subject of its
+ * own and polls the replies like the publish acknowledgements: a plain
+ * request's replies come to <inbox>.r.<id> (one polled subscription for
+ * all), a pull's to its consumer's subscription of that kind
+ * (<inbox>.p.<consumer>.<kind>.<id>).  Each request has a deadline of its
+ * own, and all of them end when the connection drops: a new connection
+ * does not carry the old requests' interest, so no answer could come.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "store-int.h"
+#include "util.h"
+
+/* A pull's deadline: the server's expiry, plus this much. */
+#define PULL_SLACK_MS		STORE_API_WAIT_MS
+
+/* A request waiting for its replies. */
+struct store_req {
+	uint64_t		 id;		/* the last token of its reply */
+	store_reply_cb		 cb;
+	void			*arg;
+	struct event		 timeout;
+	struct store_consumer	*pull;		/* a pull's consumer */
+	enum store_pull_kind	 kind;
+	TAILQ_ENTRY(store_req)	 entry;
+};
+TAILQ_HEAD(req_list, store_req);
+
+static struct {
+	struct req_list		 live;
+	uint64_t		 next_id;
+	natsSubscription	*replies;	/* <inbox>.r.*, polled */
+} rq = { .live = TAILQ_HEAD_INITIALIZER(rq.live) };
+
+/*
+ * End a request: off the list, timer off, freed.  Its callback is not
+ * called here; late replies to it find no request and are given back.
+ */
+void
+store_req_close(struct store_req *r, const char *reason)
+{
+	if (r == NULL)
+		return;
+	log_debug("request closed", "id=%llu reason=%s",
+	    (unsigned long long)r->id, reason);
+	if (r->pull != NULL && r->pull->pull_req[r->kind] == r)
+		r->pull->pull_req[r->kind] = NULL;
+	event_del(&r->timeout);
+	TAILQ_REMOVE(&rq.live, r, entry);
+	free(r);
+}
+
+/* End a request with a status: closed first, then its owner told. */
+static void
+req_end(struct store_req *r, int status, const char *reason)
+{
+	store_reply_cb	 cb = r->cb;
+	void		*cbarg = r->arg;
+
+	store_req_close(r, reason);
+	cb(cbarg, NULL, status);
+}
+
+/* A request's time is up. */
+static void
+req_timeout_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	req_end(arg, STORE_REPLY_TIMEOUT, "timed out");
+}
+
+/* 1 when requests can be sent now. */
+static int
+req_possible(void)
+{
+	return store_conn.nc != NULL && store_conn.connected &&
+	    !store_conn.closing && rq.replies != NULL;
+}
+
+/* Send a request with reply subject reply; replies go to cb. */
+static struct store_req *
+req_send(const char *subject, const char *reply, uint64_t id,
+    const char *data, long long timeout_ms, store_reply_cb cb, void *arg)
+{
+	struct store_req	*r;
+	struct timeval		 tv;
+	natsStatus		 s;
+
+	/* A core publish: it only fills nats.c's buffer, never waits. */
+	s = natsConnection_PublishRequestString(store_conn.nc, subject, reply,
+	    data);
+	if (s != NATS_OK) {
+		log_warnx("cannot send JetStream request", "err=%s",
+		    log_q(natsStatus_GetText(s)));
+		return NULL;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->id = id;
+	r->cb = cb;
+	r->arg = arg;
+	TAILQ_INSERT_TAIL(&rq.live, r, entry);
+	evtimer_assign(&r->timeout, store_conn.base, req_timeout_cb, r);
+	tv.tv_sec = timeout_ms / 1000;
+	tv.tv_usec = timeout_ms % 1000 * 1000;
+	evtimer_add(&r->timeout, &tv);
+	return r;
+}
+
+/* The NATS status of a status message (404, 408, ...), or 0. */
+static int
+msg_status(natsMsg *m)
+{
+	const char	*status = NULL;
+
+	if (natsMsgHeader_Get(m, "Status", &status) == NATS_OK &&
+	    status != NULL)
+		return atoi(status);
+	return 0;
+}
+
+/* The request whose reply subject ends in .<id>, or NULL. */
+static struct store_req *
+req_by_subject(const char *subj)
+{
+	const char		*dot = subj != NULL ? strrchr(subj, '.') : NULL;
+	struct store_req	*r;
+	char			*end;
+	uint64_t		 id;
+
+	if (dot == NULL)
+		return NULL;
+	id = strtoull(dot + 1, &end, 10);
+	if (*end != '\0')
+		return NULL;
+	TAILQ_FOREACH(r, &rq.live, entry)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+/* Hand a reply message to its request; it is done when cb says so. */
+static void
+req_deliver(struct store_req *r, natsMsg *m)
+{
+	if (r->cb(r->arg, store_msg_wrap(m), 0) == 0)
+		store_req_close(r, "answered");
+}
+
+/* One reply to a plain request: to its callback. */
+static void
+req_reply(natsMsg *m)
+{
+	struct store_req	*r = req_by_subject(natsMsg_GetSubject(m));
+	int			 code = msg_status(m);
+
+	if (r == NULL) {
+		store_grave_add(m);
+		return;
+	}
+	if (code != 0) {
+		store_grave_add(m);
+		req_end(r, code, "status");
+		return;
+	}
+	req_deliver(r, m);
+}
+
+/* Take every reply nats.c has queued. */
+void
+store_req_poll(void)
+{
+	natsMsg	*m;
+
+	while (rq.replies != NULL &&
+	    natsSubscription_NextMsg(&m, rq.replies, 0) == NATS_OK)
+		req_reply(m);
+}
+
+/*
+ * One reply on a pull consumer's subscription of one kind.  A status
+ * message (404 no messages, 408 expired, 409 ...) carries the request's
+ * own reply subject and ends that request; a message belongs to the
+ * request of that kind pending now or, when there is none (it timed out
+ * or was closed), goes back to JetStream at once.
+ */
+void
+store_req_pull_reply(struct store_consumer *c, enum store_pull_kind kind,
+    natsMsg *m)
+{
+	struct store_req	*r;
+	int			 code = msg_status(m);
+
+	if (code != 0) {
+		r = req_by_subject(natsMsg_GetSubject(m));
+		store_grave_add(m);
+		if (r != NULL && r->pull == c)
+			req_end(r, code, "status");
+		return;
+	}
+	if ((r = c->pull_req[kind]) == NULL) {
+		store_msg_answer(m, STORE_NAK, 0);
+		store_grave_add(m);
+		return;
+	}
+	req_deliver(r, m);
+}
+
+/* Fetch from a pull consumer; see store.h. */
+struct store_req *
+store_pull(struct store_consumer *c, enum store_pull_kind kind, int batch,
+    long long wait_ms, store_reply_cb cb, void *arg)
+{
+	struct store_req	*r;
+	char			 subj[256], reply[160], data[128];
+	uint64_t		 id;
+
+	if (c->pull_req[kind] != NULL || !req_possible() ||
+	    store_wire_pull_subject(subj, sizeof(subj), c->name) == -1 ||
+	    store_wire_pull_body(data, sizeof(data), batch,
+	    kind == STORE_PULL_WAIT ? wait_ms : 0) == -1)
+		return NULL;
+	id = ++rq.next_id;
+	snprintf(reply, sizeof(reply), "%s.p.%d.%d.%llu",
+	    (const char *)store_conn.inbox, c->idx, (int)kind,
+	    (unsigned long long)id);
+	/* Our own deadline a little after the server's. */
+	r = req_send(subj, reply, id, data,
+	    (kind == STORE_PULL_WAIT ? wait_ms : 0) + PULL_SLACK_MS, cb, arg);
+	if (r != NULL) {
+		r->pull = c;
+		r->kind = kind;
+		c->pull_req[kind] = r;
+	}
+	return r;
+}
+
+/* Whether a pull of that kind is pending. */
+int
+store_pull_pending(const struct store_consumer *c, enum store_pull_kind kind)
+{
+	return c->pull_req[kind] != NULL;
+}
+
+/* Close the consumer's pending pulls. */
+void
+store_pull_close_all(struct store_consumer *c, const char *reason)
+{
+	int	 k;
+
+	for (k = 0; k < STORE_PULL_KINDS; k++)
+		store_req_close(c->pull_req[k], reason);
+}
+
+/* Answer a lease by its numbers; see store.h. */
+struct store_req *
+store_lease_answer(struct store_consumer *c, const struct store_lease *l,
+    enum store_verb verb, long long delay_ms, store_reply_cb cb, void *arg)
+{
+	char		 subj[256], reply[128], text[STORE_VERB_MAX];
+	uint64_t	 id;
+
+	if (!req_possible() ||
+	    store_wire_ack_subject(subj, sizeof(subj), c->name, l) == -1)
+		return NULL;
+	id = ++rq.next_id;
+	snprintf(reply, sizeof(reply), "%s.r.%llu",
+	    (const char *)store_conn.inbox, (unsigned long long)id);
+	return req_send(subj, reply, id, store_wire_verb(verb, delay_ms, text),
+	    STORE_API_WAIT_MS, cb, arg);
+}
+
+/* Loop thread: a peek's messages to its owner, unless it was closed. */
+static void
+peek_done(struct bridge_job *job)
+{
+	struct store_peek	*p = BRIDGE_CONTAINER(job, struct store_peek,
+				    job);
+	struct store_msg	*sm[STORE_PEEK_MAX];
+	const char		*v;
+	int			 i;
+
+	if (p->closed || store_conn.closing) {
+		for (i = 0; i < p->n; i++)
+			natsMsg_Destroy(p->msgs[i]);
+		if (!p->closed)
+			p->cb(p->arg, NULL, 0, -1);
+	} else {
+		for (i = 0; i < p->n; i++) {
+			sm[i] = xcalloc(1, sizeof(*sm[i]));
+			sm[i]->m = p->msgs[i];
+			if (natsMsgHeader_Get(p->msgs[i], "Nats-Sequence",
+			    &v) == NATS_OK)
+				sm[i]->seq = strtoull(v, NULL, 10);
+		}
+		p->cb(p->arg, sm, p->n, p->failed ? -1 : 0);
+	}
+	free(p->consumer);
+	free(p->filter);
+	free(p);
+}
+
+/* Look at what a pull consumer would hand out next; see store.h. */
+struct store_peek *
+store_peek(struct store_consumer *c, int max, store_peek_cb cb, void *arg)
+{
+	struct store_peek	*p;
+
+	if (!req_possible())
+		return NULL;
+	p = xcalloc(1, sizeof(*p));
+	p->consumer = xstrdup(c->name);
+	p->filter = xstrdup(c->filter);
+	p->max = max < STORE_PEEK_MAX ? max : STORE_PEEK_MAX;
+	p->cb = cb;
+	p->arg = arg;
+	p->job.work = store_admin_peek;
+	p->job.done = peek_done;
+	bridge_run(&p->job);
+	return p;
+}
+
+/*
+ * Forget a peek: the job cannot be stopped on the worker, so it is only
+ * marked, and its done function frees what it found.
+ */
+void
+store_peek_close(struct store_peek *p, const char *reason)
+{
+	if (p == NULL)
+		return;
+	log_debug("peek closed", "consumer=%s reason=%s", p->consumer, reason);
+	p->closed = 1;
+}
+
+/*
+ * The connection dropped: no request sent on it will be answered.  End
+ * them now rather than at their timeouts, which for a long-poll can be 35
+ * seconds away, so that their owners answer or ask again.
+ */
+void
+store_req_fail_all(void)
+{
+	struct store_req	*r;
+
+	while ((r = TAILQ_FIRST(&rq.live)) != NULL)
+		req_end(r, STORE_REPLY_TIMEOUT, "disconnected");
+}
+
+/* The plain requests' reply subscription. */
+void
+store_req_init(void)
+{
+	char	 subj[128];
+
+	snprintf(subj, sizeof(subj), "%s.r.*", (const char *)store_conn.inbox);
+	store_sub_sync(&rq.replies, subj, NULL);
+}
+
+/* Shutdown, before the drain (see store_pub_unsubscribe). */
+void
+store_req_unsubscribe(void)
+{
+	if (rq.replies != NULL)
+		natsSubscription_Unsubscribe(rq.replies);
+}
+
+/* After the loop: requests still pending are forgotten. */
+void
+store_req_destroy(void)
+{
+	struct store_req	*r;
+
+	while ((r = TAILQ_FIRST(&rq.live)) != NULL)
+		store_req_close(r, "shutdown");
+	natsSubscription_Destroy(rq.replies);
+	rq.replies = NULL;
+}

@@ -1,0 +1,279 @@
+/*
+ * store-sub.c: consumers.  The registry of subscribers' consumers, their
+ * subscriptions, polling them, and the max-deliveries advisory.  Loop
+ * thread only (the advisory's message is read on the worker,
+ * store-admin.c).
+ *
+ * The relay does not use js_Subscribe: its message handler would run on a
+ * nats.c thread, natsSubscription_Unsubscribe on a library-made durable
+ * deletes the consumer, and nats.c 3.4 has no js_QueueSubscribe.  Each
+ * push consumer's deliver subject gets a plain synchronous queue
+ * subscription instead, with the consumer's name as queue group (the
+ * delivery group: every instance joins, JetStream hands each message to
+ * one), which the loop polls like the publish acknowledgements.  A pull
+ * consumer has two reply subscriptions, one per kind of request
+ * (store-req.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "store-int.h"
+#include "util.h"
+
+#define POLL_BATCH		256	/* messages per subscription per poll */
+
+static struct {
+	struct store_consumer_list	 list;
+	int				 next_idx;
+	natsSubscription		*exhausted;	/* the advisories */
+} cs = { .list = TAILQ_HEAD_INITIALIZER(cs.list) };
+
+/* Register a consumer; see store.h. */
+struct store_consumer *
+store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
+    store_msg_cb exhausted_cb, void *arg)
+{
+	struct store_consumer	*c = xcalloc(1, sizeof(*c));
+
+	c->name = store_wire_consumer(spec->name);
+	if (spec->kind == STORE_PUSH)
+		c->deliver = store_wire_deliver(spec->name);
+	c->filter = xstrdup(spec->filter);
+	c->kind = spec->kind;
+	c->max_deliver = spec->max_deliver;
+	c->max_ack_pending = spec->max_ack_pending;
+	c->ack_wait_s = spec->ack_wait_s;
+	c->cb = cb;
+	c->exhausted_cb = exhausted_cb;
+	c->arg = arg;
+	c->idx = cs.next_idx++;
+	TAILQ_INSERT_TAIL(&cs.list, c, entry);
+	return c;
+}
+
+/* The consumer called name (relay-<subscriber>), or NULL. */
+static struct store_consumer *
+consumer_find(const char *name)
+{
+	struct store_consumer	*c;
+
+	TAILQ_FOREACH(c, &cs.list, entry)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+/* Copies of every consumer's settings, for the worker; their count. */
+int
+store_consumer_copies(struct store_consumer_copy **out)
+{
+	struct store_consumer	*c;
+	int			 n = 0;
+
+	TAILQ_FOREACH(c, &cs.list, entry)
+		n++;
+	*out = n > 0 ? xcalloc((size_t)n, sizeof(**out)) : NULL;
+	n = 0;
+	TAILQ_FOREACH(c, &cs.list, entry) {
+		(*out)[n].name = xstrdup(c->name);
+		(*out)[n].deliver = c->deliver != NULL ? xstrdup(c->deliver) :
+		    NULL;
+		(*out)[n].filter = xstrdup(c->filter);
+		(*out)[n].max_deliver = c->max_deliver;
+		(*out)[n].max_ack_pending = c->max_ack_pending;
+		(*out)[n].ack_wait_s = c->ack_wait_s;
+		n++;
+	}
+	return n;
+}
+
+/* Free what store_consumer_copies made. */
+void
+store_consumer_copies_free(struct store_consumer_copy *c, int n)
+{
+	int	 i;
+
+	for (i = 0; i < n; i++) {
+		free(c[i].name);
+		free(c[i].deliver);
+		free(c[i].filter);
+	}
+	free(c);
+}
+
+/* Loop thread: hand a gave-up message to its consumer's callback. */
+static void
+exhausted_done(struct bridge_job *job)
+{
+	struct store_getmsg_job *gj = BRIDGE_CONTAINER(job,
+	    struct store_getmsg_job, job);
+	struct store_consumer	*c = consumer_find(gj->consumer);
+	struct store_msg	*sm;
+
+	if (store_conn.closing || c == NULL || gj->msg == NULL) {
+		if (!store_conn.closing && gj->msg == NULL)
+			log_warnx("gave-up event not readable", "consumer=%s "
+			    "seq=%llu err=%s", gj->consumer,
+			    (unsigned long long)gj->seq, log_q(gj->err));
+		if (gj->msg != NULL)
+			natsMsg_Destroy(gj->msg);
+		free(gj);
+		return;
+	}
+	/* Read from the stream: no reply subject, so answering it is a no-op. */
+	sm = xcalloc(1, sizeof(*sm));
+	sm->m = gj->msg;
+	sm->delivered = gj->deliveries != 0 ? gj->deliveries :
+	    (uint64_t)c->max_deliver;
+	sm->seq = gj->seq;
+	c->exhausted_cb(c->arg, sm);
+	free(gj);
+}
+
+/*
+ * JetStream gave up on a message of one of our consumers without our
+ * term: its last attempt was given back or lost with a relay.  Read it
+ * from WORK (on the worker) so the subscriber's drop is recorded like any
+ * other.
+ */
+static void
+exhausted_advisory(natsMsg *m)
+{
+	struct store_getmsg_job	*gj = xcalloc(1, sizeof(*gj));
+	struct store_consumer	*c;
+
+	if (store_wire_advisory(natsMsg_GetData(m),
+	    (size_t)natsMsg_GetDataLength(m), gj->consumer,
+	    sizeof(gj->consumer), &gj->seq, &gj->deliveries) == -1 ||
+	    (c = consumer_find(gj->consumer)) == NULL ||
+	    c->exhausted_cb == NULL) {
+		free(gj);
+		return;
+	}
+	gj->job.work = store_admin_getmsg;
+	gj->job.done = exhausted_done;
+	bridge_run(&gj->job);
+}
+
+/* A pull consumer's reply subscriptions, one per kind of request. */
+static void
+pull_subscribe(struct store_consumer *c)
+{
+	char	 subj[160];
+	int	 k;
+
+	for (k = 0; k < STORE_PULL_KINDS; k++) {
+		if (c->pull_sub[k] != NULL)
+			continue;
+		snprintf(subj, sizeof(subj), "%s.p.%d.%d.*",
+		    (const char *)store_conn.inbox, c->idx, k);
+		store_sub_sync(&c->pull_sub[k], subj, NULL);
+	}
+}
+
+/* Subscribe the advisory, then every consumer. */
+void
+store_sub_init(void)
+{
+	struct store_consumer	*c;
+
+	/*
+	 * Before the deliveries: JetStream announces a message it gave up
+	 * on only while it delivers, so a relay that comes back hears about
+	 * the ones its predecessors left on their last attempt.  One
+	 * instance of the group handles each.
+	 */
+	if (cs.exhausted == NULL && !TAILQ_EMPTY(&cs.list))
+		store_sub_sync(&cs.exhausted, STORE_EXHAUSTED_SUBJECT,
+		    "treaty-relay");
+	TAILQ_FOREACH(c, &cs.list, entry) {
+		if (c->kind == STORE_PULL)
+			pull_subscribe(c);
+		else if (c->sub == NULL)
+			store_sub_sync(&c->sub, c->deliver, c->name);
+	}
+}
+
+/*
+ * Take what nats.c has queued for the consumers, at most POLL_BATCH
+ * messages per subscription, so one busy consumer cannot hold the loop.
+ * 1 when some subscription had more waiting.
+ */
+int
+store_sub_poll(void)
+{
+	struct store_consumer	*c;
+	natsMsg			*m;
+	int			 n, k, more = 0;
+
+	while (cs.exhausted != NULL &&
+	    natsSubscription_NextMsg(&m, cs.exhausted, 0) == NATS_OK) {
+		exhausted_advisory(m);
+		store_grave_add(m);
+	}
+	TAILQ_FOREACH(c, &cs.list, entry) {
+		for (k = 0; k < STORE_PULL_KINDS; k++) {
+			for (n = 0; c->pull_sub[k] != NULL &&
+			    n < POLL_BATCH && natsSubscription_NextMsg(&m,
+			    c->pull_sub[k], 0) == NATS_OK; n++)
+				store_req_pull_reply(c,
+				    (enum store_pull_kind)k, m);
+			if (n == POLL_BATCH)
+				more = 1;
+		}
+		for (n = 0; c->sub != NULL && n < POLL_BATCH &&
+		    natsSubscription_NextMsg(&m, c->sub, 0) == NATS_OK; n++) {
+			/* Status messages (no reply subject) are not events. */
+			if (natsMsg_GetReply(m) == NULL)
+				store_grave_add(m);
+			else
+				c->cb(c->arg, store_msg_wrap(m));
+		}
+		if (n == POLL_BATCH)
+			more = 1;
+	}
+	return more;
+}
+
+/* Shutdown, before the drain (see store_pub_unsubscribe). */
+void
+store_sub_unsubscribe(void)
+{
+	struct store_consumer	*c;
+	int			 k;
+
+	if (cs.exhausted != NULL)
+		natsSubscription_Unsubscribe(cs.exhausted);
+	TAILQ_FOREACH(c, &cs.list, entry) {
+		if (c->sub != NULL)
+			natsSubscription_Unsubscribe(c->sub);
+		for (k = 0; k < STORE_PULL_KINDS; k++)
+			if (c->pull_sub[k] != NULL)
+				natsSubscription_Unsubscribe(c->pull_sub[k]);
+	}
+}
+
+/* After the loop: every consumer and subscription freed. */
+void
+store_sub_destroy(void)
+{
+	struct store_consumer	*c;
+	int			 k;
+
+	natsSubscription_Destroy(cs.exhausted);
+	cs.exhausted = NULL;
+	while ((c = TAILQ_FIRST(&cs.list)) != NULL) {
+		TAILQ_REMOVE(&cs.list, c, entry);
+		natsSubscription_Destroy(c->sub);
+		for (k = 0; k < STORE_PULL_KINDS; k++)
+			natsSubscription_Destroy(c->pull_sub[k]);
+		free(c->name);
+		free(c->deliver);
+		free(c->filter);
+		free(c);
+	}
+}

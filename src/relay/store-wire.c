@@ -1,0 +1,245 @@
+/*
+ * store-wire.c: JetStream's wire formats (store-wire.h).  Pure functions:
+ * any thread; no nats.h, no libevent.
+ *
+ * Everything the relay writes to JetStream as text, and everything it
+ * reads back from JetStream's replies, is spelled here once, so that the
+ * store's other files deal in numbers and enums.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "store-wire.h"
+#include "util.h"
+
+#define PUBACK_MAX	4096	/* longer is not an acknowledgement */
+#define ADVISORY_MAX	65536
+
+/* relay-<name> */
+char *
+store_wire_consumer(const char *name)
+{
+	return xjoin(STORE_CONSUMER_PREFIX, "", name);
+}
+
+/* treaty.deliver.<name> */
+char *
+store_wire_deliver(const char *name)
+{
+	return xjoin(STORE_DELIVER_PREFIX, "", name);
+}
+
+/* The text of an acknowledgement verb. */
+const char *
+store_wire_verb(enum store_verb v, long long delay_ms,
+    char buf[STORE_VERB_MAX])
+{
+	switch (v) {
+	case STORE_ACK:
+		return strcpy(buf, "+ACK");
+	case STORE_PROGRESS:
+		return strcpy(buf, "+WPI");
+	case STORE_TERM:
+		return strcpy(buf, "+TERM");
+	case STORE_NAK:
+		break;
+	}
+	if (delay_ms <= 0)
+		return strcpy(buf, "-NAK");
+	/* JetStream takes the delay in nanoseconds. */
+	snprintf(buf, STORE_VERB_MAX, "-NAK {\"delay\":%lld}",
+	    delay_ms * 1000000LL);
+	return buf;
+}
+
+/* The numbers of an ack subject; see store-wire.h. */
+void
+store_wire_ack_parse(const char *reply, struct store_lease *l)
+{
+	const char	*tok[16];
+	int		 n = 0, base;
+	const char	*p;
+
+	memset(l, 0, sizeof(*l));
+	if (reply == NULL || strncmp(reply, "$JS.ACK.", 8) != 0)
+		return;		/* not delivered by a consumer */
+	l->delivered = 1;
+	for (p = reply; p != NULL && n < 16; p = strchr(p, '.')) {
+		if (*p == '.')
+			p++;
+		tok[n++] = p;
+	}
+	if (n == 9)
+		base = 4;
+	else if (n >= 11)
+		base = 6;
+	else
+		return;
+	l->delivered = strtoull(tok[base], NULL, 10);
+	l->seq = strtoull(tok[base + 1], NULL, 10);
+	l->dseq = strtoull(tok[base + 2], NULL, 10);
+	l->ts = strtoll(tok[base + 3], NULL, 10);
+}
+
+/* 0, or -1 when snprintf's result n did not fit in len. */
+static int
+fits(int n, size_t len)
+{
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* $JS.ACK.WORK.<consumer>.<delivered>.<seq>.<dseq>.<ts>.0 */
+int
+store_wire_ack_subject(char *buf, size_t len, const char *consumer,
+    const struct store_lease *l)
+{
+	return fits(snprintf(buf, len, "$JS.ACK." STORE_WORK ".%s.%llu.%llu."
+	    "%llu.%lld.0", consumer, (unsigned long long)l->delivered,
+	    (unsigned long long)l->seq, (unsigned long long)l->dseq,
+	    (long long)l->ts), len);
+}
+
+/* $JS.API.CONSUMER.MSG.NEXT.WORK.<consumer> */
+int
+store_wire_pull_subject(char *buf, size_t len, const char *consumer)
+{
+	return fits(snprintf(buf, len, "$JS.API.CONSUMER.MSG.NEXT." STORE_WORK
+	    ".%s", consumer), len);
+}
+
+/* {"batch":N,"no_wait":true} or {"batch":N,"expires":<ns>} */
+int
+store_wire_pull_body(char *buf, size_t len, int batch, long long expires_ms)
+{
+	if (expires_ms <= 0)
+		return fits(snprintf(buf, len, "{\"batch\":%d,\"no_wait\":true}",
+		    batch), len);
+	return fits(snprintf(buf, len, "{\"batch\":%d,\"expires\":%lld}",
+	    batch, expires_ms * 1000000LL), len);
+}
+
+#define JSON_WS(c)	((c) == ' ' || (c) == '\t' || (c) == '\r' || (c) == '\n')
+
+/*
+ * 1 when key (with its quotes) is followed by ':' and true, with any JSON
+ * whitespace between: nats-server writes "duplicate": true.
+ */
+static int
+json_flag_true(const char *data, size_t len, const char *key)
+{
+	const char	*p = memmem(data, len, key, strlen(key));
+	const char	*end = data + len;
+
+	if (p == NULL)
+		return 0;
+	for (p += strlen(key); p < end && JSON_WS(*p); p++)
+		;
+	if (p == end || *p++ != ':')
+		return 0;
+	for (; p < end && JSON_WS(*p); p++)
+		;
+	return end - p >= 4 && memcmp(p, "true", 4) == 0;
+}
+
+/* A publish acknowledgement; see store-wire.h. */
+int
+store_wire_puback(const char *status, const char *data, size_t len,
+    int *dup, int *code, char *desc, size_t dlen)
+{
+	char		*text, ebuf[64];
+	yajl_val	 root, v;
+	static const char *err_path[] = { "error", NULL };
+	static const char *code_path[] = { "err_code", NULL };
+	static const char *desc_path[] = { "description", NULL };
+	static const char *dup_path[] = { "duplicate", NULL };
+	static const char *seq_path[] = { "seq", NULL };
+
+	*dup = 0;
+	*code = 0;
+	snprintf(desc, dlen, "unreadable acknowledgement");
+	if (status != NULL) {
+		snprintf(desc, dlen, "status %s%s", status,
+		    strcmp(status, "503") == 0 ? " (no stream responded)" : "");
+		*code = strcmp(status, "503") == 0 ? STORE_ACK_NO_STREAM : 0;
+		return -1;
+	}
+	if (data == NULL || len == 0 || len > PUBACK_MAX)
+		return -1;
+	/*
+	 * The usual answer, {"stream":"WORK","seq":N[,"duplicate":true]}
+	 * (perhaps with "domain"), is recognised without building a tree:
+	 * none of its string values can contain these keys, since stream
+	 * names are ours.  Anything else goes through yajl.
+	 */
+	if (memmem(data, len, "\"error\"", 7) == NULL &&
+	    memmem(data, len, "\"seq\"", 5) != NULL) {
+		*dup = json_flag_true(data, len, "\"duplicate\"");
+		return 0;
+	}
+	text = xstrndup(data, len);
+	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	free(text);
+	if (root == NULL || !YAJL_IS_OBJECT(root)) {
+		yajl_tree_free(root);
+		return -1;
+	}
+	if ((v = yajl_tree_get(root, err_path, yajl_t_object)) != NULL) {
+		yajl_val c = yajl_tree_get(v, code_path, yajl_t_number);
+		yajl_val d = yajl_tree_get(v, desc_path, yajl_t_string);
+
+		*code = c != NULL && YAJL_IS_INTEGER(c) ?
+		    (int)YAJL_GET_INTEGER(c) : 0;
+		snprintf(desc, dlen, "%s", d != NULL ? d->u.string :
+		    "JetStream error");
+		yajl_tree_free(root);
+		return -1;
+	}
+	if (yajl_tree_get(root, seq_path, yajl_t_number) == NULL) {
+		yajl_tree_free(root);
+		return -1;
+	}
+	*dup = yajl_tree_get(root, dup_path, yajl_t_true) != NULL;
+	yajl_tree_free(root);
+	return 0;
+}
+
+/* A max-deliveries advisory; see store-wire.h. */
+int
+store_wire_advisory(const char *data, size_t len, char *name,
+    size_t namelen, uint64_t *seq, uint64_t *deliveries)
+{
+	static const char *p_con[] = { "consumer", NULL };
+	static const char *p_seq[] = { "stream_seq", NULL };
+	static const char *p_dc[] = { "deliveries", NULL };
+	char		 ebuf[64], *text;
+	yajl_val	 root, v;
+	const char	*s;
+	int		 rc = -1;
+
+	*seq = 0;
+	*deliveries = 0;
+	if (data == NULL || len == 0 || len > ADVISORY_MAX)
+		return -1;
+	text = xstrndup(data, len);
+	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	free(text);
+	if (root == NULL)
+		return -1;
+	v = yajl_tree_get(root, p_con, yajl_t_string);
+	if (v != NULL && (s = YAJL_GET_STRING(v)) != NULL &&
+	    strlen(s) < namelen &&
+	    (v = yajl_tree_get(root, p_seq, yajl_t_number)) != NULL &&
+	    YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) > 0) {
+		memcpy(name, s, strlen(s) + 1);
+		*seq = (uint64_t)YAJL_GET_INTEGER(v);
+		v = yajl_tree_get(root, p_dc, yajl_t_number);
+		if (v != NULL && YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) > 0)
+			*deliveries = (uint64_t)YAJL_GET_INTEGER(v);
+		rc = 0;
+	}
+	yajl_tree_free(root);
+	return rc;
+}

@@ -1,0 +1,77 @@
+/*
+ * store-wire.h: JetStream's wire formats as the relay writes and reads
+ * them: consumer names, acknowledgement verbs and subjects, pull requests,
+ * publish acknowledgements and the max-deliveries advisory.  Pure
+ * functions, no nats.h, no libevent: any thread, and unit-tested
+ * (test/unit/t-store-wire.c).  Only the store's files use them.
+ */
+#ifndef STORE_WIRE_H
+#define STORE_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+#define STORE_WORK		"WORK"
+#define STORE_AUDIT		"AUDIT"
+/* A subscriber's consumer is relay-<name>; its delivery group too. */
+#define STORE_CONSUMER_PREFIX	"relay-"
+/* A push consumer's deliver subject: outside evt.> and audit.>. */
+#define STORE_DELIVER_PREFIX	"treaty.deliver."
+/* JetStream's announcement of a message it stopped delivering. */
+#define STORE_EXHAUSTED_SUBJECT \
+	"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." STORE_WORK ".*"
+/* A publish acknowledgement's code when no stream took the subject. */
+#define STORE_ACK_NO_STREAM	(-503)
+/* Room for any verb store_wire_verb writes. */
+#define STORE_VERB_MAX		48
+
+/* relay-<name>, malloc'd. */
+char	*store_wire_consumer(const char *name);
+/* treaty.deliver.<name>, malloc'd. */
+char	*store_wire_deliver(const char *name);
+/*
+ * The text of an acknowledgement verb into buf: +ACK, +WPI, +TERM (plain:
+ * nats-server 2.9 ignores a reasoned one), -NAK, or -NAK {"delay":<ns>}
+ * when delay_ms > 0.  Returns buf.
+ */
+const char *store_wire_verb(enum store_verb v, long long delay_ms,
+	    char buf[STORE_VERB_MAX]);
+/*
+ * Parse a JetStream ack subject into l:
+ * $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>, or
+ * the newer form with <domain>.<account hash> before <stream> (and a token
+ * after).  Anything else leaves l zero, except delivered 1 for a subject
+ * under $JS.ACK. it cannot read.
+ */
+void	 store_wire_ack_parse(const char *reply, struct store_lease *l);
+/* The ack subject of consumer's lease l on WORK; -1 when it does not fit. */
+int	 store_wire_ack_subject(char *buf, size_t len, const char *consumer,
+	    const struct store_lease *l);
+/* $JS.API.CONSUMER.MSG.NEXT.WORK.<consumer>; -1 when it does not fit. */
+int	 store_wire_pull_subject(char *buf, size_t len, const char *consumer);
+/*
+ * The body of a pull request for batch messages: what is there now
+ * (expires_ms 0: no_wait) or within expires_ms.  -1 when it does not fit.
+ */
+int	 store_wire_pull_body(char *buf, size_t len, int batch,
+	    long long expires_ms);
+/*
+ * Read a publish acknowledgement: its Status header (NULL when none) and
+ * body.  {"stream":..,"seq":..[,"duplicate":true]} gives 0 and *dup;
+ * {"error":{"err_code":..,"description":..}}, a status (503: no stream,
+ * *code STORE_ACK_NO_STREAM) or anything unreadable gives -1, *code and
+ * a description in desc.
+ */
+int	 store_wire_puback(const char *status, const char *data, size_t len,
+	    int *dup, int *code, char *desc, size_t dlen);
+/*
+ * Read a max-deliveries advisory: the consumer's name (into name), the
+ * stream sequence and the deliveries (0 when absent).  -1 when it is not
+ * one or names no positive sequence.
+ */
+int	 store_wire_advisory(const char *data, size_t len, char *name,
+	    size_t namelen, uint64_t *seq, uint64_t *deliveries);
+
+#endif
