@@ -1,0 +1,204 @@
+/*
+ * t-store-wire: JetStream's wire formats as the relay writes and reads
+ * them: verbs, ack subjects (both forms), pull requests, publish
+ * acknowledgements, the max-deliveries advisory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "../../src/relay/store-wire.h"
+
+/* The verbs, with and without a delay. */
+static void
+verbs(void)
+{
+	char	 b[STORE_VERB_MAX];
+
+	T_EQ_STR(store_wire_verb(STORE_ACK, 0, b), "+ACK");
+	T_EQ_STR(store_wire_verb(STORE_PROGRESS, 0, b), "+WPI");
+	T_EQ_STR(store_wire_verb(STORE_TERM, 5, b), "+TERM");
+	T_EQ_STR(store_wire_verb(STORE_NAK, 0, b), "-NAK");
+	T_EQ_STR(store_wire_verb(STORE_NAK, -3, b), "-NAK");
+	T_EQ_STR(store_wire_verb(STORE_NAK, 1500, b),
+	    "-NAK {\"delay\":1500000000}");
+	/* The longest release delay fits. */
+	T_EQ_STR(store_wire_verb(STORE_NAK, 3600000, b),
+	    "-NAK {\"delay\":3600000000000}");
+}
+
+/* Names: the consumer and the deliver subject of a subscriber. */
+static void
+names(void)
+{
+	char	*c = store_wire_consumer("orders");
+	char	*d = store_wire_deliver("orders");
+
+	T_EQ_STR(c, "relay-orders");
+	T_EQ_STR(d, "treaty.deliver.orders");
+	free(c);
+	free(d);
+}
+
+/* The old nine-token ack subject and the newer one with a domain. */
+static void
+ack_parse(void)
+{
+	struct store_lease	 l;
+
+	store_wire_ack_parse("$JS.ACK.WORK.relay-a.3.42.7.1700000000000000001.5",
+	    &l);
+	T_EQ_INT(l.delivered, 3);
+	T_EQ_INT(l.seq, 42);
+	T_EQ_INT(l.dseq, 7);
+	T_EQ_INT(l.ts, 1700000000000000001LL);
+	store_wire_ack_parse("$JS.ACK.hub.ACCHASH.WORK.relay-a.2.43.8.17.0.tok",
+	    &l);
+	T_EQ_INT(l.delivered, 2);
+	T_EQ_INT(l.seq, 43);
+	T_EQ_INT(l.dseq, 8);
+	T_EQ_INT(l.ts, 17);
+	/* Not a consumer's message: nothing. */
+	store_wire_ack_parse("_INBOX.abc.r.1", &l);
+	T_EQ_INT(l.delivered, 0);
+	T_EQ_INT(l.seq, 0);
+	store_wire_ack_parse(NULL, &l);
+	T_EQ_INT(l.delivered, 0);
+	/* A consumer's, but unreadable: delivered once, no numbers. */
+	store_wire_ack_parse("$JS.ACK.WORK.relay-a.3", &l);
+	T_EQ_INT(l.delivered, 1);
+	T_EQ_INT(l.seq, 0);
+}
+
+/* A lease's ack subject reads back as the same lease. */
+static void
+ack_subject(void)
+{
+	struct store_lease	 l = { 4, 99, 12, 1700000000123456789LL }, r;
+	char			 b[256], small[20];
+
+	T_EQ_INT(store_wire_ack_subject(b, sizeof(b), "relay-inbox", &l), 0);
+	T_EQ_STR(b, "$JS.ACK.WORK.relay-inbox.4.99.12.1700000000123456789.0");
+	store_wire_ack_parse(b, &r);
+	T_ASSERT(memcmp(&l, &r, sizeof(l)) == 0);
+	T_EQ_INT(store_wire_ack_subject(small, sizeof(small), "relay-inbox",
+	    &l), -1);
+}
+
+/* Pull requests: now (no_wait) or with an expiry in nanoseconds. */
+static void
+pull(void)
+{
+	char	 b[128], small[8];
+
+	T_EQ_INT(store_wire_pull_subject(b, sizeof(b), "relay-x"), 0);
+	T_EQ_STR(b, "$JS.API.CONSUMER.MSG.NEXT.WORK.relay-x");
+	T_EQ_INT(store_wire_pull_body(b, sizeof(b), 10, 0), 0);
+	T_EQ_STR(b, "{\"batch\":10,\"no_wait\":true}");
+	T_EQ_INT(store_wire_pull_body(b, sizeof(b), 1, 30000), 0);
+	T_EQ_STR(b, "{\"batch\":1,\"expires\":30000000000}");
+	T_EQ_INT(store_wire_pull_body(small, sizeof(small), 1, 0), -1);
+	T_EQ_INT(store_wire_pull_subject(small, sizeof(small), "relay-x"), -1);
+}
+
+/* Parse a publish acknowledgement from a string. */
+static int
+ack(const char *status, const char *body, int *dup, int *code, char *desc)
+{
+	return store_wire_puback(status, body, body ? strlen(body) : 0, dup,
+	    code, desc, 160);
+}
+
+/* Publish acknowledgements: stored, duplicate, refused, unreadable. */
+static void
+puback(void)
+{
+	char	 desc[160], big[5000];
+	int	 dup, code;
+
+	T_EQ_INT(ack(NULL, "{\"stream\":\"WORK\",\"seq\":5}", &dup, &code,
+	    desc), 0);
+	T_EQ_INT(dup, 0);
+	T_EQ_INT(ack(NULL, "{\"stream\":\"WORK\", \"seq\":6, \"duplicate\": "
+	    "true}", &dup, &code, desc), 0);
+	T_EQ_INT(dup, 1);
+	T_EQ_INT(ack(NULL, "{\"stream\":\"WORK\",\"domain\":\"hub\",\"seq\":7,"
+	    "\"duplicate\":false}", &dup, &code, desc), 0);
+	T_EQ_INT(dup, 0);
+	/* Not the fast path: parsed with yajl, same answers. */
+	T_EQ_INT(ack(NULL, "{\"error\":{\"code\":400,\"err_code\":10060,"
+	    "\"description\":\"expected stream sequence does not match\"}}",
+	    &dup, &code, desc), -1);
+	T_EQ_INT(code, 10060);
+	T_EQ_STR(desc, "expected stream sequence does not match");
+	T_EQ_INT(ack(NULL, "{\"error\":{}}", &dup, &code, desc), -1);
+	T_EQ_INT(code, 0);
+	T_EQ_STR(desc, "JetStream error");
+	/* No responders: no stream takes the subject. */
+	T_EQ_INT(ack("503", NULL, &dup, &code, desc), -1);
+	T_EQ_INT(code, STORE_ACK_NO_STREAM);
+	T_EQ_STR(desc, "status 503 (no stream responded)");
+	T_EQ_INT(ack("408", "", &dup, &code, desc), -1);
+	T_EQ_INT(code, 0);
+	T_EQ_STR(desc, "status 408");
+	/* Unreadable. */
+	T_EQ_INT(ack(NULL, "", &dup, &code, desc), -1);
+	T_EQ_STR(desc, "unreadable acknowledgement");
+	T_EQ_INT(ack(NULL, "{\"stream\":\"WORK\"}", &dup, &code, desc), -1);
+	T_EQ_INT(ack(NULL, "[1,2]", &dup, &code, desc), -1);
+	memset(big, ' ', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "{\"seq\":1}", 9);
+	T_EQ_INT(ack(NULL, big, &dup, &code, desc), -1);
+}
+
+/* Read an advisory from a string. */
+static int
+adv(const char *json, char *name, size_t nlen, uint64_t *seq, uint64_t *dc)
+{
+	return store_wire_advisory(json, strlen(json), name, nlen, seq, dc);
+}
+
+/* The max-deliveries advisory. */
+static void
+advisory(void)
+{
+	char		 name[32];
+	uint64_t	 seq, dc;
+
+	T_EQ_INT(adv("{\"type\":\"io.nats.jetstream.advisory.v1.max_deliver\","
+	    "\"stream\":\"WORK\",\"consumer\":\"relay-a\",\"stream_seq\":17,"
+	    "\"deliveries\":5}", name, sizeof(name), &seq, &dc), 0);
+	T_EQ_STR(name, "relay-a");
+	T_EQ_INT(seq, 17);
+	T_EQ_INT(dc, 5);
+	T_EQ_INT(adv("{\"consumer\":\"relay-b\",\"stream_seq\":3}", name,
+	    sizeof(name), &seq, &dc), 0);
+	T_EQ_INT(dc, 0);
+	T_EQ_INT(adv("{\"consumer\":\"relay-b\",\"stream_seq\":0}", name,
+	    sizeof(name), &seq, &dc), -1);
+	T_EQ_INT(adv("{\"consumer\":\"relay-b\"}", name, sizeof(name), &seq,
+	    &dc), -1);
+	T_EQ_INT(adv("{\"stream_seq\":3}", name, sizeof(name), &seq, &dc), -1);
+	T_EQ_INT(adv("{\"consumer\":\"relay-bbbbbbbb\",\"stream_seq\":3}", name,
+	    8, &seq, &dc), -1);
+	T_EQ_INT(adv("not json", name, sizeof(name), &seq, &dc), -1);
+	T_EQ_INT(store_wire_advisory(NULL, 0, name, sizeof(name), &seq, &dc),
+	    -1);
+}
+
+static const struct t_case cases[] = {
+	{ "acknowledgement verbs", verbs },
+	{ "consumer and deliver names", names },
+	{ "ack subjects read, both forms", ack_parse },
+	{ "a lease's ack subject reads back", ack_subject },
+	{ "pull requests", pull },
+	{ "publish acknowledgements", puback },
+	{ "max-deliveries advisory", advisory },
+};
+
+int
+main(void)
+{
+	return t_run("store-wire", cases, T_NCASES(cases)) ? 1 : 0;
+}
