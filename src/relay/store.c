@@ -53,8 +53,10 @@ store_nats_check(natsStatus s, const char *what)
 /*
  * A synchronous subscription (queue group when queue is not NULL) that
  * the loop polls: no pending limits, since the loop, not nats.c, decides
- * how much to take at a time.  At start-up, its only use: a failure is
- * fatal.
+ * how much to take at a time.  At start-up, its only use.  A failure is
+ * fatal, unless nats.c has already closed the connection for good (see
+ * store_conn_event): then there is nothing to subscribe to, and the relay
+ * stays up, unready, saying why.
  */
 void
 store_sub_sync(natsSubscription **sub, const char *subject, const char *queue)
@@ -68,9 +70,28 @@ store_sub_sync(natsSubscription **sub, const char *subject, const char *queue)
 		s = natsConnection_SubscribeSync(sub, store_conn.nc, subject);
 	if (s == NATS_OK)
 		s = natsSubscription_SetPendingLimits(*sub, -1, -1);
-	if (s != NATS_OK)
+	if (s == NATS_OK)
+		return;
+	natsSubscription_Destroy(*sub);
+	*sub = NULL;
+	if (!natsConnection_IsClosed(store_conn.nc))
 		fatalx("cannot subscribe", "subject=%s err=%s", log_q(subject),
 		    log_q(natsStatus_GetText(s)));
+	log_warnx("cannot subscribe: the NATS connection is closed",
+	    "subject=%s", log_q(subject));
+}
+
+/* nats.c's last error on the connection, for logs. */
+static const char *
+store_last_error(void)
+{
+	const char	*e = NULL;
+
+	if (store_conn.nc == NULL ||
+	    natsConnection_GetLastError(store_conn.nc, &e) == NATS_OK ||
+	    e == NULL || e[0] == '\0')
+		return "-";
+	return e;
 }
 
 /* Connected and both streams ready. */
@@ -232,6 +253,15 @@ store_conn_event(struct bridge_item *it)
 		store_req_fail_all();
 		break;
 	case STORE_CLOSED:
+		/*
+		 * Ours at shutdown, or nats.c's own: it gives up for good on
+		 * a server that took the TCP connection but failed the first
+		 * handshake (TLS, authentication), whatever the reconnect
+		 * settings.  Say so once; only a restart connects again.
+		 */
+		if (!store_conn.closing)
+			log_errorx("nats connection closed for good; restart "
+			    "the relay", "err=%s", log_q(store_last_error()));
 		store_set_state(0, 0);
 		if (sv.drained != NULL) {
 			void (*done)(void) = sv.drained;
@@ -350,7 +380,7 @@ store_init(struct event_base *base, const struct config *cfg)
 	if (natsConnection_Status(store_conn.nc) == NATS_CONN_STATUS_CONNECTED)
 		/* The connected callback only fires for a delayed connect. */
 		store_loop_post(STORE_CONNECTED);
-	else
+	else if (!natsConnection_IsClosed(store_conn.nc))
 		log_warnx("nats not reachable yet, retrying in the background",
 		    "servers=%d", cfg->nnats_servers);
 }
@@ -387,7 +417,13 @@ store_drain(void (*done)(void))
 	store_pub_unsubscribe();
 	store_sub_unsubscribe();
 	store_req_unsubscribe();
-	if (natsConnection_DrainTimeout(store_conn.nc, DRAIN_MS) != NATS_OK)
+	if (natsConnection_IsClosed(store_conn.nc)) {
+		/* Closed already (store_conn_event): nothing to wait for. */
+		sv.drained = NULL;
+		event_del(&sv.drain_ev);
+		done();
+	} else if (natsConnection_DrainTimeout(store_conn.nc, DRAIN_MS) !=
+	    NATS_OK)
 		/* Not connected: nothing to drain; close now. */
 		natsConnection_Close(store_conn.nc);
 }

@@ -14,6 +14,9 @@ plain_url=tls://localhost:$NATS_PORT
 NATS_URL_RELAY=$plain_url NO_WAIT=1 start_relay
 sleep 3
 check "tls:// to a plain server: healthz 503" 503 "$(healthz_status)"
+# nats.c gives up for good on a server that fails the first handshake.
+wait_until 10 'grep -q "nats connection closed for good" "$RELAY_LOG"'
+check_match "and says the connection is closed for good, once" '^1$' "$(grep -c 'msg="nats connection closed for good' "$RELAY_LOG")"
 if grep -q 'msg="nats connected"' "$RELAY_LOG"; then fail "never connects in plaintext" "$(grep connected "$RELAY_LOG")"; else ok "never connects in plaintext"; fi
 kill -TERM $RELAY_PID; wait $RELAY_PID
 
@@ -28,6 +31,9 @@ restart_nats || { fail restart "nats-server with TLS did not start"; finish; }
 NATS_URL_RELAY=$plain_url NO_WAIT=1 start_relay
 sleep 3
 check "untrusted server certificate: healthz 503" 503 "$(healthz_status)"
+wait_until 10 'grep -q "nats connection closed for good" "$RELAY_LOG"'
+check_match "untrusted server certificate: the relay says why and stays up" \
+    'nats connection closed for good.*up' "$(grep -o 'nats connection closed for good' "$RELAY_LOG" | head -1) $(kill -0 $RELAY_PID 2>/dev/null && echo up)"
 kill -TERM $RELAY_PID; wait $RELAY_PID
 
 # Trusted through SSL_CERT_FILE (OpenSSL's default verify paths).
