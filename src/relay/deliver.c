@@ -468,11 +468,15 @@ deliver_in_flight(void)
 	return dl.in_flight;
 }
 
-/* Take no new messages. */
+/* Take no new messages: what is queued is given back, the groups left. */
 void
 deliver_stop(void)
 {
+	int	 i;
+
 	dl.stopping = 1;
+	for (i = 0; i < dl.nsubs; i++)
+		store_consumer_stop(dl.subs[i].consumer);
 }
 
 /* Give every delivery under way back to JetStream now. */

@@ -13,7 +13,10 @@ struct config;
 void	deliver_init(struct event_base *base, const struct config *cfg);
 /* Deliveries under way. */
 int	deliver_in_flight(void);
-/* Shutdown: take no new messages. */
+/*
+ * Shutdown: take no new messages (leave the delivery groups, so JetStream
+ * does not hand back what this instance gives back).
+ */
 void	deliver_stop(void);
 /* Shutdown: give every delivery under way back to JetStream at once. */
 void	deliver_give_back_all(void);

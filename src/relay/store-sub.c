@@ -55,6 +55,17 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 	return c;
 }
 
+/* A push consumer's message to its callback. */
+static void
+consumer_deliver(struct store_consumer *c, natsMsg *m)
+{
+	/* Status messages (no reply subject) are not events. */
+	if (natsMsg_GetReply(m) == NULL)
+		store_grave_add(m);
+	else
+		c->cb(c->arg, store_msg_wrap(m));
+}
+
 /* The consumer called name (relay-<subscriber>), or NULL. */
 static struct store_consumer *
 consumer_find(const char *name)
@@ -226,17 +237,33 @@ store_sub_poll(void)
 				more = 1;
 		}
 		for (n = 0; c->sub != NULL && n < POLL_BATCH &&
-		    natsSubscription_NextMsg(&m, c->sub, 0) == NATS_OK; n++) {
-			/* Status messages (no reply subject) are not events. */
-			if (natsMsg_GetReply(m) == NULL)
-				store_grave_add(m);
-			else
-				c->cb(c->arg, store_msg_wrap(m));
-		}
+		    natsSubscription_NextMsg(&m, c->sub, 0) == NATS_OK; n++)
+			consumer_deliver(c, m);
 		if (n == POLL_BATCH)
 			more = 1;
 	}
 	return more;
+}
+
+/*
+ * Leave a push consumer's delivery group; see store.h.  Without this a
+ * stopping relay that gives messages back gets them back at once (it is
+ * still in the group), and each round trip counts as a delivery: a
+ * backlog's events reached their last attempt untried, and those the grace
+ * period then cut short were dropped.  Nothing can be queued between the
+ * poll and the destroy: nats.c reads the socket on this thread only.
+ */
+void
+store_consumer_stop(struct store_consumer *c)
+{
+	natsMsg	*m;
+
+	if (c->sub == NULL)
+		return;
+	while (natsSubscription_NextMsg(&m, c->sub, 0) == NATS_OK)
+		consumer_deliver(c, m);
+	natsSubscription_Destroy(c->sub);
+	c->sub = NULL;
 }
 
 /* Shutdown, before the drain (see store_pub_unsubscribe). */

@@ -152,6 +152,13 @@ struct store_consumer;
 struct store_consumer *store_consumer_add(
 		    const struct store_consumer_spec *spec, store_msg_cb cb,
 		    store_msg_cb exhausted_cb, void *arg);
+/*
+ * Shutdown: a push consumer takes no more messages here.  What nats.c
+ * has queued goes to cb now, then this instance leaves the delivery
+ * group, so JetStream hands the rest to the other instances (or keeps it)
+ * instead of back to this one.
+ */
+void		 store_consumer_stop(struct store_consumer *c);
 
 /*
  * Requests answered on the loop thread.  cb gets each reply: a message m

@@ -8,6 +8,7 @@ line (time, headers, body) and answers by the event id's prefix:
   always500-... 500
   slow-...      never answers within the test (sleeps 60 s)
   hold1-...     the first attempt sleeps 60 s, later ones 204 at once
+  delay1-...    204 after 1 s
 
 Usage: receiver.py PORT LOGFILE [CERT KEY]   (with CERT and KEY: https)
 """
@@ -50,6 +51,8 @@ class Handler(BaseHTTPRequestHandler):
             status = 500
         elif cid.startswith("slow-") or (cid.startswith("hold1-") and k == 1):
             time.sleep(60)
+        elif cid.startswith("delay1-"):
+            time.sleep(1)
         self.send_response(status)
         for h, v in extra.items():
             self.send_header(h, v)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# A stopping relay takes no new deliveries: it leaves its delivery groups
+# at SIGTERM, so what it gives back goes to other instances (or waits in
+# JetStream), not straight back to itself.  Before, every give-back came
+# back at once and counted as a delivery: during the grace period a
+# backlog's events reached their last attempt without being tried, and
+# those the grace period then cut short were dropped, although the
+# subscriber never failed.
+. "$(dirname "$0")/lib.sh"
+RPORT=$(free_port)
+python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
+PIDS+=($!)
+wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"test-secret-0123456789","filter":"evt.*.shop.>","maxDeliver":3,"maxInFlight":4}]'
+export TREATY_RELAY_GRACE_SECONDS=3
+start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
+
+# distinct: event ids the subscriber received at least once.
+distinct() { grep -o '"ce-id": "[^"]*"' "$T/deliveries" 2>/dev/null | sort -u | wc -l; }
+# beyond: deliveries, in every relay log, past their second attempt.
+beyond() { cat "$T"/relay.*.log | grep 'msg=delivered' | grep -vc 'attempt=[12] '; }
+
+# A backlog of 40 events the subscriber takes 1 s each, 4 at a time.
+out=$(python3 "$(dirname "$0")/publish.py" "$RELAY_URL" "$TOKEN" evt.acme.shop.order.created delay1- 40 4)
+check_match "40 events stored" "^40 *$" "$out"
+wait_until 15 '[ "$(distinct)" -ge 1 ]'
+FIRST=$RELAY_LOG
+kill -TERM $RELAY_PID
+wait_until 20 '! kill -0 $RELAY_PID'
+wait $RELAY_PID
+check "the first relay stopped: exit 0" 0 $?
+n=$(grep -c 'msg=delivered' "$FIRST")
+check_match "it delivered during its grace period" '^([4-9]|[1-9][0-9])$' "$n"
+check "every one of them a first attempt" 0 "$(grep 'msg=delivered' "$FIRST" | grep -vc 'attempt=1 ')"
+
+# The rest, after a restart: every event delivered, none dropped.
+start_relay || { fail restart "relay did not become healthy"; finish; }
+wait_until 60 '[ "$(distinct)" -ge 40 ]'
+check "all 40 delivered after the restart" 40 "$(distinct)"
+check "none dropped (AUDIT is empty)" 0 "$(count AUDIT)"
+check "no delivery needed a third attempt" 0 "$(beyond)"
+finish
