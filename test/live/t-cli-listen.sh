@@ -305,9 +305,5 @@ check_match "at the end every line is a record but the non-JSON one" "^line [0-9
 stop_listen TERM
 check "last stop: exit status 0" 0 "$LRC"
 
-if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$LLOG" "$T/pub.out"; then
-	fail "no sanitizer report from treaty" "$(grep -E -m3 'AddressSanitizer|LeakSanitizer|runtime error:' "$LLOG" "$T/pub.out")"
-else
-	ok "no sanitizer report from treaty"
-fi
+check_no_sanitizer_report "no sanitizer report from treaty" "$LLOG" "$T/pub.out"
 finish
