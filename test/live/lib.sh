@@ -225,6 +225,15 @@ metric() {
 	echo "$v"
 }
 
+# in_log ERE [FILE]: print "logged" once ERE matches a line of FILE (the
+# relay's log by default; waited for, 10 s at most), else "ERROR: not
+# logged: ERE": the witness that the relay did handle what a "nothing
+# happened" check is about.
+in_log() {
+	local il_re=$1 il_file=${2:-$RELAY_LOG}
+	wait_until 10 'grep -qE -- "$il_re" "$il_file"' && echo logged || echo "ERROR: not logged: $1"
+}
+
 # now_ms: print the wall clock in milliseconds.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -358,6 +367,15 @@ count() {
 # consumer_state CONSUMER: JetStream's view of a consumer on WORK,
 # "ack_pending=N pending=N redelivered=N", or "ERROR: ...".
 consumer_state() { python3 "$ROOT/test/live/jsapi.py" "$NATS_PORT" consumer WORK "$1"; }
+# quiet CONSUMER...: wait (bounded, 15 s) until settled CONSUMER...; print
+# "settled", or "ERROR: " and each consumer's state.
+quiet() {
+	local c
+	if wait_until 15 "settled $*"; then echo settled; return; fi
+	for c in "$@"; do printf 'ERROR: %s %s; ' "$c" "$(consumer_state "$c")"; done
+	echo
+	return 1
+}
 # settled CONSUMER...: true when each consumer has nothing left to hand out
 # and no delivery or lease waiting for its acknowledgement: JetStream will
 # deliver nothing more from it (the witness for "it does not come back").
