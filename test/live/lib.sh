@@ -390,13 +390,14 @@ counts() { echo "$(count WORK) $(count AUDIT)"; }
 
 # last STREAM SUBJECT: fetch the last message into $T/msg.  Sets HDRS (the
 # header lines sorted, then the subject line) and writes the payload to
-# $T/payload; 1 (HDRS says why) when jsget fails.
+# $T/payload; 1 (HDRS says why) when jsget fails, and then there is no
+# $T/payload (an empty one read as "an empty payload stored").
 last() {
 	local n
-	: > "$T/payload"
+	rm -f "$T/payload"
 	HDRS=
 	"$JSGET" "$NATS_URL_T" last "$1" "$2" > "$T/msg" 2> "$T/msg.err" || {
-		HDRS="jsget failed: $(cat "$T/msg.err")"
+		HDRS="ERROR: jsget failed: $(cat "$T/msg.err")"
 		return 1
 	}
 	n=$(sed '/^$/q' "$T/msg" | wc -c)
