@@ -19,6 +19,13 @@ T=$(mktemp -d /tmp/treaty-live.XXXXXX)
 PIDS=()
 FAILS=0
 
+# SANITIZED is 1 when the relay under test was built with AddressSanitizer
+# or UBSan (make SANITIZE=1, O=build/san): only then can a sanitizer report
+# appear, so only then do the "no sanitizer report" checks check anything.
+SAN_RE='AddressSanitizer|LeakSanitizer|runtime error:'
+SANITIZED=
+grep -qaE '__asan_init|__ubsan_handle' "$RELAY_BIN" 2>/dev/null && SANITIZED=1
+
 # Producer used by most tests: token "test-token-<suite>".
 TOKEN="test-token-0123456789"
 TOKEN_SHA=$(printf '%s' "$TOKEN" | sha256sum | cut -c1-64)
@@ -40,15 +47,18 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	# A sanitizer report in any relay log or client stderr file (*.err)
-	# of a SANITIZE=1 build fails the test.
+	# of a SANITIZE=1 build fails the test.  Without a sanitizer there is
+	# nothing that could write one: say so, pass nothing.
 	local f
-	for f in "$T"/relay.*.log "$T"/*/relay*.log "$T"/*.err; do
-		[ -f "$f" ] || continue
-		if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$f"; then
-			echo "FAIL - $SUITE: sanitizer report in $(basename "$f")"
-			grep -E -A12 'AddressSanitizer|LeakSanitizer|runtime error:' "$f" | head -30 >&2
-		fi
-	done
+	if [ -n "$SANITIZED" ]; then
+		for f in "$T"/relay.*.log "$T"/*/relay*.log "$T"/*.err; do
+			[ -f "$f" ] || continue
+			if grep -qE "$SAN_RE" "$f"; then
+				echo "FAIL - $SUITE: sanitizer report in $(basename "$f")"
+				grep -E -A12 "$SAN_RE" "$f" | head -30 >&2
+			fi
+		done
+	fi
 	if [ -n "${KEEP_TMP:-}" ]; then
 		echo "# kept $T" >&2
 	else
@@ -63,14 +73,37 @@ fail() {
 	echo "FAIL - $SUITE: $1: $2"
 	FAILS=$((FAILS + 1))
 }
+# Helpers that ask the relay or nats-server something print "ERROR: <why>"
+# when the request failed (no answer, an unexpected status, a dead
+# process), never a value a check could expect ("", "0", an empty list).
+# An ACTUAL holding that marker fails the check whatever it is compared
+# with, even an EXPECTED taken earlier from the same failing helper.
 # check NAME EXPECTED ACTUAL
 check() {
-	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected [$2], got [$3]"; fi
+	if [[ $3 == *"ERROR: "* ]]; then fail "$1" "expected [$2], got [$3]"
+	elif [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected [$2], got [$3]"; fi
 }
 # check_match NAME REGEX ACTUAL
 check_match() {
-	if [[ "$3" =~ $2 ]]; then ok "$1"; else fail "$1" "[$3] does not match /$2/"; fi
+	if [[ $3 == *"ERROR: "* ]]; then fail "$1" "[$3] (a helper failed)"
+	elif [[ "$3" =~ $2 ]]; then ok "$1"; else fail "$1" "[$3] does not match /$2/"; fi
 }
+# check_no_sanitizer_report NAME FILE...: in a sanitizer build, ok when no
+# FILE holds a sanitizer report; without a sanitizer, a "# skip" line (a
+# check that cannot fail is not a pass).
+check_no_sanitizer_report() {
+	local name=$1 hits
+	shift
+	if [ -z "$SANITIZED" ]; then
+		echo "# skip - $SUITE: $name: not a sanitizer build"
+		return
+	fi
+	hits=$(cat "$@" 2>/dev/null | grep -E -m3 "$SAN_RE")
+	if [ -z "$hits" ]; then ok "$name"; else fail "$name" "$hits"; fi
+}
+# relay_alive: the relay we started is still running (a check that reads
+# "nothing happened" asks this first).
+relay_alive() { kill -0 "$RELAY_PID" 2>/dev/null; }
 # Exit status of the test script: 1 when any check failed.
 finish() {
 	exit $((FAILS > 0 ? 1 : 0))
@@ -167,8 +200,39 @@ healthz_status() { curl_status -m 5 "$RELAY_URL/healthz"; }
 healthz_ok() { [ "$(healthz_status)" = 200 ]; }
 healthz_503() { [ "$(healthz_status)" = 503 ]; }
 
-# metric NAME: print the value of an unlabelled metric from /metrics.
-metric() { curl -s -m 5 "$RELAY_URL/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+# metrics_text: print the body of GET /metrics, or "ERROR: ..." (and fail)
+# when the answer is not a 200.
+metrics_text() {
+	local out code
+	out=$(curl -s -m 5 -w '\n%{http_code}' "$RELAY_URL/metrics")
+	code=${out##*$'\n'}
+	if [ "$code" != 200 ]; then
+		echo "ERROR: GET /metrics: HTTP $code"
+		return 1
+	fi
+	printf '%s\n' "${out%$'\n'*}"
+}
+# metric NAME: print the value of one metric line (NAME with its labels)
+# from /metrics; "ERROR: ..." when /metrics did not answer 200 or has no
+# such line.
+metric() {
+	local m v
+	m=$(metrics_text) || { echo "$m"; return 1; }
+	v=$(printf '%s\n' "$m" | awk -v n="$1" '$1 == n { print $2; f = 1 } END { exit !f }') || {
+		echo "ERROR: no $1 in /metrics"
+		return 1
+	}
+	echo "$v"
+}
+
+# in_log ERE [FILE]: print "logged" once ERE matches a line of FILE (the
+# relay's log by default; waited for, 10 s at most), else "ERROR: not
+# logged: ERE": the witness that the relay did handle what a "nothing
+# happened" check is about.
+in_log() {
+	local il_re=$1 il_file=${2:-$RELAY_LOG}
+	wait_until 10 'grep -qE -- "$il_re" "$il_file"' && echo logged || echo "ERROR: not logged: $1"
+}
 
 # now_ms: print the wall clock in milliseconds.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -293,20 +357,47 @@ hdr() {
 	printf '%s\n' "$RHDRS" | sed -n "s/^$1:[[:space:]]*//Ip" | head -1
 }
 
-# count STREAM: print the number of messages in STREAM.
-count() { "$JSGET" "$NATS_URL_T" count "$1"; }
+# count STREAM: print the number of messages in STREAM, or "ERROR: ..."
+# when jsget cannot tell.
+count() {
+	local n
+	n=$("$JSGET" "$NATS_URL_T" count "$1" 2>&1)
+	if [[ $n =~ ^[0-9]+$ ]]; then echo "$n"; else echo "ERROR: jsget count $1: $n"; return 1; fi
+}
+# consumer_state CONSUMER: JetStream's view of a consumer on WORK,
+# "ack_pending=N pending=N redelivered=N", or "ERROR: ...".
+consumer_state() { python3 "$ROOT/test/live/jsapi.py" "$NATS_PORT" consumer WORK "$1"; }
+# quiet CONSUMER...: wait (bounded, 15 s) until settled CONSUMER...; print
+# "settled", or "ERROR: " and each consumer's state.
+quiet() {
+	local c
+	if wait_until 15 "settled $*"; then echo settled; return; fi
+	for c in "$@"; do printf 'ERROR: %s %s; ' "$c" "$(consumer_state "$c")"; done
+	echo
+	return 1
+}
+# settled CONSUMER...: true when each consumer has nothing left to hand out
+# and no delivery or lease waiting for its acknowledgement: JetStream will
+# deliver nothing more from it (the witness for "it does not come back").
+settled() {
+	local c
+	for c in "$@"; do
+		[[ $(consumer_state "$c") == "ack_pending=0 pending=0 "* ]] || return 1
+	done
+}
 # counts: print "WORK AUDIT" message counts.
 counts() { echo "$(count WORK) $(count AUDIT)"; }
 
 # last STREAM SUBJECT: fetch the last message into $T/msg.  Sets HDRS (the
 # header lines sorted, then the subject line) and writes the payload to
-# $T/payload; 1 (HDRS says why) when jsget fails.
+# $T/payload; 1 (HDRS says why) when jsget fails, and then there is no
+# $T/payload (an empty one read as "an empty payload stored").
 last() {
 	local n
-	: > "$T/payload"
+	rm -f "$T/payload"
 	HDRS=
 	"$JSGET" "$NATS_URL_T" last "$1" "$2" > "$T/msg" 2> "$T/msg.err" || {
-		HDRS="jsget failed: $(cat "$T/msg.err")"
+		HDRS="ERROR: jsget failed: $(cat "$T/msg.err")"
 		return 1
 	}
 	n=$(sed '/^$/q' "$T/msg" | wc -c)

@@ -63,11 +63,14 @@ notices() { grep -c "$NOTICE" "$1"; }
 # nfiles DIR PATTERN: files in DIR whose name matches PATTERN (glob).
 nfiles() { find "$1" -maxdepth 1 -type f -name "$2" | wc -l; }
 # within NAME LO HI G: check LO-5 <= G <= HI+60 (scheduling slack).
+# The lower bound is the backoff itself (load only lengthens a gap); the
+# upper one allows 500 ms for a loaded machine (it was 60): each chosen
+# delay is checked exactly in its window through the notices' delay_ms.
 within() {
-	if [[ $4 =~ ^[0-9]+$ ]] && [ "$4" -ge $(($2 - 5)) ] && [ "$4" -le $(($3 + 60)) ]; then
+	if [[ $4 =~ ^[0-9]+$ ]] && [ "$4" -ge $(($2 - 5)) ] && [ "$4" -le $(($3 + 500)) ]; then
 		ok "$1"
 	else
-		fail "$1" "gap [$4] ms not within [$2,$3] (-5/+60)"
+		fail "$1" "gap [$4] ms not within [$2,$3] (-5/+500)"
 	fi
 }
 # ob_ids DIR: the ids of DIR's .event files in name order, space-separated.
@@ -167,15 +170,15 @@ check_match "no token: exit non-zero with a message, nothing sent" \
 W=$(count WORK)
 TREATY_TOKEN=wrong-token-0123456789 pub t4 --id tok-wrong
 check_match "wrong token: exit 1, the 401 said" '^rc=1 .*401' "rc=$RC $(echo $ERR)"
-check "wrong token: one attempt (no retry notice, < 1 s), nothing stored" \
-    "notices=0 fast=1 WORK=$W" "notices=$(notices "$T/t4.err") fast=$((MS < 1000)) WORK=$(count WORK)"
+check "wrong token: one attempt (no retry notice, < 3 s), nothing stored" \
+    "notices=0 fast=1 WORK=$W" "notices=$(notices "$T/t4.err") fast=$((MS < 3000)) WORK=$(count WORK)"
 
 # --- 3. refusals and validation ------------------------------------------
 W=$(count WORK)
 pub r1 --id ref-403 --subject evt.acme.other.order.created --type dev.other.order.created.v1
 check_match "subject not allowed: exit 1, the 403 said" '^rc=1 .*403' "rc=$RC $(echo $ERR)"
-check "subject not allowed: at once (no retry notice, < 1 s), nothing stored" \
-    "notices=0 fast=1 WORK=$W" "notices=$(notices "$T/r1.err") fast=$((MS < 1000)) WORK=$(count WORK)"
+check "subject not allowed: at once (no retry notice, < 3 s), nothing stored" \
+    "notices=0 fast=1 WORK=$W" "notices=$(notices "$T/r1.err") fast=$((MS < 3000)) WORK=$(count WORK)"
 
 mkdir -p "$T/ob-bad"
 n=0
@@ -235,9 +238,12 @@ wait_until 15 healthz_503 || fail "outage" "the relay's /healthz did not turn 50
     --data outage --retry-cap 1000 --attempts 30 > "$T/outage.out" 2> "$T/outage.err" &
 P=$!
 PIDS+=($P)
-sleep 2
-if kill -0 $P 2>/dev/null; then ok "outage: publish still retrying after 2 s"
-else fail "outage: publish still retrying after 2 s" "it exited: $(cat "$T/outage.err")"; fi
+# Retrying: two 503 answers retried (each waits Retry-After capped at 1 s)
+# and still running, instead of "alive after a 2 s sleep".
+wait_until 15 '[ "$(grep "$NOTICE" "$T/outage.err" | grep -c "result=\"\?503")" -ge 2 ]'
+if kill -0 $P 2>/dev/null && [ "$(grep "$NOTICE" "$T/outage.err" | grep -c 'result="\?503')" -ge 2 ]
+then ok "outage: publish still retrying after 2 s"
+else fail "outage: publish still retrying after 2 s" "exited or not retrying: $(cat "$T/outage.err")"; fi
 restart_nats || fail "outage" "nats-server did not restart"
 wait_until 35 "! kill -0 $P" || kill -KILL $P
 wait $P
@@ -247,8 +253,9 @@ check "outage: publish exits 0 once NATS is back, with the relay's answer" \
 n503=$(grep "$NOTICE" "$T/outage.err" | grep -c 'result="\?503')
 if [ "$n503" -ge 1 ]; then ok "outage: the 503 answers were retried ($n503 notices)"
 else fail "outage: the 503 answers were retried" "no 503 notice: $(cat "$T/outage.err")"; fi
-check "outage: every 503 retry waited Retry-After 2 s capped at --retry-cap 1000" "" \
-    "$(grep "$NOTICE" "$T/outage.err" | grep 'result="\?503' | grep -v 'delay_ms=1000$')"
+# (With no 503 notice at all there is nothing to check: that fails too.)
+check "outage: every 503 retry waited Retry-After 2 s capped at --retry-cap 1000" "some []" \
+    "$([ "$n503" -ge 1 ] && echo some || echo none) [$(grep "$NOTICE" "$T/outage.err" | grep 'result="\?503' | grep -v 'delay_ms=1000$')]"
 wait_until 10 '[ "$(count WORK)" = $((W + 1)) ]'
 last WORK $S
 check "outage: WORK holds the event exactly once" "$((W + 1)) alpha:outage-1 outage" \
@@ -338,7 +345,7 @@ check "flush again (only the .rejected file left): exit 0, it is not sent again"
     "rc=0 WORK=$((W + 2)) rejected=1" "rc=$RC WORK=$(count WORK) rejected=$(nfiles "$T/ob2" '*.rejected')"
 mkdir -p "$T/ob-empty"
 idle_flush f5 "$T/ob-empty"
-check "flush of an empty outbox: exit 0 at once" "rc=0 fast=1" "rc=$RC fast=$((MS < 1000))"
+check "flush of an empty outbox: exit 0 at once" "rc=0 fast=1" "rc=$RC fast=$((MS < 3000))"
 
 # A file still failing: flush stops with 75 and keeps it and the rest.
 mkdir -p "$T/ob3"
@@ -427,7 +434,7 @@ sigtest() {
 	fi
 	t0=$(now_ms)
 	kill -$sig $p
-	for n in $(seq 1 150); do
+	for n in $(seq 1 250); do
 		kill -0 $p 2>/dev/null || break
 		sleep 0.02
 	done
@@ -441,18 +448,18 @@ for sig in TERM INT; do
 	sigtest sig$sig $sig "grep -q '$NOTICE' '$T/sig$sig.err'" publish \
 	    --url "$SURL/sig$sig/503" --subject $S --type $TY --source /cli --id sig$sig \
 	    "${LONG[@]}" --attempts 5
-	check "SIG$sig during a 20-40 s backoff: exit 75 within 1 s, no further request" \
-	    "rc=75 fast=1 sent=1" "rc=$RC fast=$((MS < 1000)) sent=$(reqs sig$sig)"
+	check "SIG$sig during a 20-40 s backoff: exit 75 within 3 s, no further request" \
+	    "rc=75 fast=1 sent=1" "rc=$RC fast=$((MS < 3000)) sent=$(reqs sig$sig)"
 done
 mkdir -p "$T/obsig"
 sigtest sighang TERM '[ "$(reqs sighang)" = 1 ]' publish --url "$SURL/sighang/hang" \
     --subject $S --type $TY --source /cli --id sighang --outbox "$T/obsig"
-check "SIGTERM during an unanswered request: exit 75 within 1 s, outbox file kept" \
-    "rc=75 fast=1 kept=1" "rc=$RC fast=$((MS < 1000)) kept=$(nfiles "$T/obsig" '*.event')"
+check "SIGTERM during an unanswered request: exit 75 within 3 s, outbox file kept" \
+    "rc=75 fast=1 kept=1" "rc=$RC fast=$((MS < 3000)) kept=$(nfiles "$T/obsig" '*.event')"
 keep=$(ls "$T/ob3" | tr '\n' ' ')
 sigtest sigflush TERM "grep -q '$NOTICE' '$T/sigflush.err'" flush --outbox "$T/ob3" \
     --url "$SURL/sigflush/503" "${LONG[@]}"
-check "SIGTERM during flush's 20-40 s backoff: exit 75 within 1 s, the files kept" \
+check "SIGTERM during flush's 20-40 s backoff: exit 75 within 3 s, the files kept" \
     "rc=75 fast=1 sent=1 kept=$keep" \
-    "rc=$RC fast=$((MS < 1000)) sent=$(reqs sigflush) kept=$(ls "$T/ob3" | tr '\n' ' ')"
+    "rc=$RC fast=$((MS < 3000)) sent=$(reqs sigflush) kept=$(ls "$T/ob3" | tr '\n' ' ')"
 finish

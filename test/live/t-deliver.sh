@@ -59,8 +59,13 @@ check "rotation: one v1= per secret, newest first" ok "$(echo "$sw" | tail -1)"
 # Filter: evt.*.other.> is not the subscriber's.
 TOKEN=$OTHER_TOKEN post evt.acme.other.thing.done ok-other x
 check "an event outside the filter is stored" 202 "$STATUS"
-sleep 1
-check "and not delivered" 0 "$(nreceived ok-other)"
+# Witnesses, instead of a 1 s sleep: an event inside the filter published
+# after it is delivered, and both consumers then have nothing left to
+# deliver or to wait for (JetStream will hand them nothing more).
+post evt.acme.shop.order.created ok-after-other x
+wait_until 10 'test "$(nreceived ok-after-other)" -ge 1'
+check "and not delivered" "0 after=1 settled" \
+    "$(nreceived ok-other) after=$(nreceived ok-after-other) $(quiet relay-hook relay-sw)"
 
 # 503, 503, 204: three attempts, gaps inside the jitter windows.
 post evt.acme.shop.order.created fail2-1 x
@@ -71,8 +76,10 @@ import sys, json
 t = [json.loads(l)["t"] for l in sys.stdin]
 print(" ".join("%d" % ((b - a) * 1000) for a, b in zip(t, t[1:])))')
 read -r g1 g2 <<< "$gaps"
-# nominal 400 ms then 800 ms; actual in [d/2, d] plus scheduling slack
-if [ "${g1:-0}" -ge 150 ] && [ "${g1:-0}" -le 650 ] && [ "${g2:-0}" -ge 350 ] && [ "${g2:-0}" -le 1050 ]; then
+# nominal 400 ms then 800 ms; actual in [d/2, d].  The lower bounds are
+# the backoff (load only lengthens a gap); the upper ones allow for a
+# loaded machine and still catch a delay far beyond its window.
+if [ "${g1:-0}" -ge 150 ] && [ "${g1:-0}" -le 1200 ] && [ "${g2:-0}" -ge 350 ] && [ "${g2:-0}" -le 2000 ]; then
 	ok "retry gaps inside the backoff windows ($gaps ms)"
 else
 	fail "retry gaps inside the backoff windows" "$gaps ms"
@@ -85,13 +92,14 @@ g=$(received fail2-ra-1 | python3 -c '
 import sys, json
 t = [json.loads(l)["t"] for l in sys.stdin]
 print("%d" % ((t[1] - t[0]) * 1000))')
-if [ "$g" -ge 900 ] && [ "$g" -le 2500 ]; then ok "Retry-After: 1 waited ($g ms)"; else fail "Retry-After: 1 waited" "$g ms"; fi
+if [ "$g" -ge 900 ] && [ "$g" -le 3500 ]; then ok "Retry-After: 1 waited ($g ms)"; else fail "Retry-After: 1 waited" "$g ms"; fi
 
 # 400: exactly one attempt, recorded in AUDIT.
 post evt.acme.shop.order.created reject-1 x
 wait_until 10 'test "$(nreceived reject-1)" -ge 1'
-sleep 1.5
-check "400: exactly one attempt" 1 "$(nreceived reject-1)"
+# No further attempt can come once JetStream holds nothing pending or
+# unacknowledged for the subscriber (the relay terminated the event).
+check "400: exactly one attempt" "1 settled" "$(nreceived reject-1) $(quiet relay-hook)"
 drop=$("$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null)
 check_match "400: the drop is in AUDIT as a CloudEvent" 'ce-type: dev.treaty.delivery.dropped.v1' "$drop"
 check_match "400: drop record data" '"subscriber":"hook","eventId":"reject-1","source":"/test","subject":"evt.acme.shop.order.created","attempts":1,"status":400,"error":null' "$drop"
@@ -99,8 +107,7 @@ check_match "400: drop record data" '"subscriber":"hook","eventId":"reject-1","s
 # Always 500 with maxDeliver 3: exactly three attempts, then dropped.
 post evt.acme.shop.order.created always500-1 x
 wait_until 20 'test "$(nreceived always500-1)" -ge 3'
-sleep 3
-check "always 500, maxDeliver 3: exactly three attempts" 3 "$(nreceived always500-1)"
+check "always 500, maxDeliver 3: exactly three attempts" "3 settled" "$(nreceived always500-1) $(quiet relay-hook)"
 drop=$("$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null)
 check_match "maxDeliver: drop record" '"eventId":"always500-1".*"attempts":3,"status":500' "$drop"
 check_match "maxDeliver: logged" 'msg="delivery dropped" sub=hook id=always500-1' "$(cat "$RELAY_LOG")"

@@ -13,10 +13,39 @@ export TREATY_RELAY_SUBSCRIBERS='[
 export TREATY_RELAY_LEASE_SECONDS=4
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
-# iget INBOX QUERY [TOKEN]: GET, body in $T/body, prints the status.
-iget() { curl -s -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer ${3-$IT}" "$RELAY_URL/v1/inbox/$1?$2"; }
-# ids: the envelope ids of the last body, space-separated.
-ids() { python3 -c 'import json,sys; print(" ".join(e["id"] for e in json.load(open(sys.argv[1]))["envelopes"]))' "$T/body"; }
+# iget INBOX QUERY [TOKEN]: GET, body in $T/body (removed first: a failed
+# request leaves none), prints the status (000: no answer).
+iget() {
+	rm -f "$T/body"
+	curl -s -m 40 -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer ${3-$IT}" "$RELAY_URL/v1/inbox/$1?$2"
+}
+# ids: the envelope ids of the last body, space-separated; "ERROR: ..."
+# when there is no inbox answer.
+ids() {
+	python3 -c 'import json,sys; print(" ".join(e["id"] for e in json.load(open(sys.argv[1]))["envelopes"]))' "$T/body" 2>/dev/null ||
+	    echo "ERROR: no inbox answer in the last body"
+}
+# lease_until ID SECONDS: lease GETs on work every 0.1 s until ID is handed
+# out (its lease ran out or its delay passed), at most SECONDS.  Sets ST
+# (the last status), SEEN (every id handed out meanwhile, in order, each
+# with a leading space) and TV (the time the GET that handed out ID
+# returned, in ms); $T/body holds that answer.  1 when ID did not come.
+lease_until() {
+	local end=$(($(now_ms) + $2 * 1000))
+	SEEN=
+	while :; do
+		ST=$(iget work 'lease=true&max=10')
+		TV=$(now_ms)
+		[ "$ST" = 200 ] || return 1
+		SEEN="$SEEN $(ids)"
+		SEEN=${SEEN% }
+		[[ "$SEEN " == *" $1 "* ]] && return 0
+		[ "$TV" -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+# held: JetStream's consumer for the work inbox, "ack_pending=N pending=N".
+held() { consumer_state relay-work | cut -d' ' -f1,2; }
 # field ID KEY [FILE]: a field of the envelope ID in the last body (or FILE).
 field() { python3 -c 'import json,sys; print([e for e in json.load(open(sys.argv[1]))["envelopes"] if e["id"] == sys.argv[2]][0][sys.argv[3]])' "${3:-$T/body}" "$1" "$2"; }
 # op METHOD PATH: status of a lease operation with the inbox token.
@@ -64,29 +93,48 @@ check "a malformed receipt: 400" 400 "$(op DELETE "work/lease-1?receipt=1.2.3")"
 # Acknowledge: 204, then 404; it never comes back.
 check "DELETE acknowledges: 204" 204 "$(op DELETE "work/lease-1?receipt=$r1")"
 check "DELETE again: 404" 404 "$(op DELETE "work/lease-1?receipt=$r1")"
-sleep 4.3
+# The lease ends: lease GETs (bounded) until lease-2 is handed out again;
+# lease-1, whose lease ended no later, must not come with it or before it.
 t0=$(now_ms)
-check "after the lease: the unacknowledged event is visible again, the acknowledged one is not" "200 lease-2" "$(iget work 'lease=true&max=10') $(ids)"
+lease_until lease-2 20
+check "after the lease: the unacknowledged event is visible again, the acknowledged one is not" "200 lease-2" "$ST$SEEN"
 cp "$T/body" "$T/second"
-# Extend half-way through this 4 s lease; check after it would have ended.
-until_ms() { while [ $(now_ms) -lt $(($1)) ]; do sleep 0.05; done; }
-r2b=$(field lease-2 receipt "$T/second")
-until_ms "t0 + 2000"
-check "extend: 204" 204 "$(op POST "work/lease-2/extend?receipt=$r2b")"
-until_ms "t0 + 4800"
-check "extended: still hidden past the first lease" "200 " "$(iget work 'lease=true') $(ids)"
 check "deliveryCount 2 the second time" 2 "$(field lease-2 deliveryCount "$T/second")"
 old2=$(field lease-2 receipt "$T/first")
 check "the expired lease's old receipt: 404 (handed out again)" 404 "$(op DELETE "work/lease-2?receipt=$old2")"
-check "metrics: redelivery counted" 1 "$(metric 'treaty_relay_inbox_redeliveries_total{inbox="work"}')"
+# Extend half-way through this 4 s lease (it began before TV: at most 2 s
+# of it are gone when the extend is sent).  A lease lasting its whole
+# length is the behaviour under test, so time is the measure here, but
+# only as a lower bound that load cannot break: extended at TE, it is not
+# handed out again before TE + 4 s (unextended it would be by TV + 4 s).
+until_ms() { while [ $(now_ms) -lt $(($1)) ]; do sleep 0.05; done; }
+r2b=$(field lease-2 receipt "$T/second")
+until_ms "TV + 2000"
+TE=$(now_ms)
+check "extend: 204" 204 "$(op POST "work/lease-2/extend?receipt=$r2b")"
+lease_until lease-2 20
+if [ "$ST$SEEN" = "200 lease-2" ] && [ $((TV - TE)) -ge 4000 ]; then
+	ok "extended: hidden past the first lease, for a whole lease from the extension ($((TV - TE)) ms)"
+else
+	fail "extended: hidden past the first lease, for a whole lease from the extension" "[$ST$SEEN] after $((TV - TE)) ms (lease 4000 ms)"
+fi
+check "metrics: redelivery counted (twice: after the lease, after the extended lease)" 2 "$(metric 'treaty_relay_inbox_redeliveries_total{inbox="work"}')"
 check "metrics: extension counted" 1 "$(metric 'treaty_relay_inbox_extends_total{inbox="work"}')"
+r2b=$(field lease-2 receipt)
 check "release: 204" 204 "$(op POST "work/lease-2/release?receipt=$r2b")"
 check "released: visible at once" "200 lease-2" "$(iget work 'lease=true') $(ids)"
 r2c=$(field lease-2 receipt)
-check "release after a delay: 204" 204 "$(op POST "work/lease-2/release?receipt=$r2c&delay=1500")"
+# A delay is again a duration under test: hidden at once, and handed out
+# no earlier than the delay after the release was sent (a lower bound).
+TR=$(now_ms)
+check "release after a delay: 204" 204 "$(op POST "work/lease-2/release?receipt=$r2c&delay=3000")"
 check "not visible during the delay" "200 " "$(iget work 'lease=true') $(ids)"
-sleep 1.8
-check "visible after the delay" "200 lease-2" "$(iget work 'lease=true') $(ids)"
+lease_until lease-2 20
+if [ "$ST$SEEN" = "200 lease-2" ] && [ $((TV - TR)) -ge 3000 ]; then
+	ok "visible after the delay, not before ($((TV - TR)) ms)"
+else
+	fail "visible after the delay, not before" "[$ST$SEEN] after $((TV - TR)) ms (delay 3000 ms)"
+fi
 r2d=$(field lease-2 receipt)
 check "release of a released lease: 404" 404 "$(op POST "work/lease-2/release?receipt=$r2c")"
 check "and DELETE of the current one: 204" 204 "$(op DELETE "work/lease-2?receipt=$r2d")"
@@ -105,29 +153,42 @@ check "DELETE it" 204 "$(op DELETE "work/peek-1?receipt=$rp")"
 post evt.acme.shop.order.created take-1 x
 check "destructive fetch returns it" "200 take-1" "$(iget work 'max=5') $(ids)"
 check "without a receipt" None "$(field take-1 receipt)"
-sleep 4.3
-check "and it does not come back, even after a lease time" "200 " "$(iget work 'lease=true') $(ids)"
+# Nothing can come back: JetStream holds no lease and nothing undelivered
+# for the inbox (waited for, bounded), and a lease GET finds nothing.
+wait_until 10 'settled relay-work'
+check "and it does not come back, even after a lease time" "200 | ack_pending=0 pending=0" "$(iget work 'lease=true') $(ids)| $(held)"
 
 # Long-poll: answered as soon as an event arrives; empty at its wait.
 t0=$(now_ms)
 check "a long-poll with nothing: empty" "200 " "$(iget work 'lease=true&wait=700') $(ids)"
 took=$(($(now_ms) - t0))
-if [ $took -ge 650 ] && [ $took -lt 2000 ]; then ok "and it waited its 700 ms ($took ms)"; else fail "it waited its 700 ms" "$took ms"; fi
-( sleep 0.5; post evt.acme.shop.order.created poll-1 x ) & poster=$!
+# Not before its wait; the upper bound only catches a hang (load may add seconds).
+if [ $took -ge 650 ] && [ $took -lt 5000 ]; then ok "and it waited its 700 ms ($took ms)"; else fail "it waited its 700 ms" "$took ms"; fi
+# The event is published once the long-poll is waiting (the gauge says so).
+lp_work() { metric 'treaty_relay_inbox_long_polls{inbox="work"}'; }
+iget work 'lease=true&wait=10000&max=5' > "$T/lpstatus" & poller=$!
+wait_until 10 '[ "$(lp_work)" = 1 ]' || fail "long-poll waiting" "long_polls{inbox=work} [$(lp_work)]"
 t0=$(now_ms)
-check "a long-poll gets an event published meanwhile" "200 poll-1" "$(iget work 'lease=true&wait=10000&max=5') $(ids)"
+post evt.acme.shop.order.created poll-1 x
+wait $poller
 took=$(($(now_ms) - t0))
-if [ $took -lt 2000 ]; then ok "as soon as it is published ($took ms)"; else fail "as soon as it is published" "$took ms"; fi
-wait $poster
+check "a long-poll gets an event published meanwhile" "200 poll-1" "$(cat "$T/lpstatus") $(ids)"
+# As soon as published, against at the end of its 10 s wait.
+if [ $took -lt 5000 ]; then ok "as soon as it is published ($took ms)"; else fail "as soon as it is published" "$took ms"; fi
 check "and it is acknowledged" 204 "$(op DELETE "work/poll-1?receipt=$(field poll-1 receipt)")"
 check "leases counted" 1 "$([ "$(metric 'treaty_relay_inbox_leases_total{inbox="work"}')" -ge 6 ] && echo 1)"
 check "acknowledgements counted" 4 "$(metric 'treaty_relay_inbox_acks_total{inbox="work"}')"
 # A long-poll whose client left: the event that arrives for it is given
-# back at once, not hidden for a lease.
-curl -s -o /dev/null -m 1 -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox/work?lease=true&wait=4000"
+# back at once, not hidden for a lease.  Its JetStream request waits 20 s,
+# so the event surely goes to it: deliveryCount 2 on the next GET says it
+# did (delivered to the request, given back), and coming within the lease
+# (4 s) says it was given back, not leased to nobody.
+curl -s -o /dev/null -m 1 -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox/work?lease=true&wait=20000"
+t0=$(now_ms)
 post evt.acme.shop.order.created gone-1 x
-sleep 0.5
-check "an event for a long-poll whose client left is not leased to nobody" "200 gone-1" "$(iget work 'lease=true') $(ids)"
+lease_until gone-1 10
+check "an event for a long-poll whose client left is not leased to nobody" "200 gone-1 count=2 within-lease=1" \
+    "$ST$SEEN count=$(field gone-1 deliveryCount) within-lease=$((TV - t0 < 4000))"
 check "and it is acknowledged" 204 "$(op DELETE "work/gone-1?receipt=$(field gone-1 receipt)")"
 
 # 200 long-polls waiting on one inbox do not slow ingestion.
@@ -154,7 +215,9 @@ polls=$!
 wait_until 10 'test "$(metric "treaty_relay_inbox_long_polls{inbox=\"other\"}")" = 200'
 check "200 long-polls waiting" 200 "$(metric 'treaty_relay_inbox_long_polls{inbox="other"}')"
 t0=$(now_ms); pub poll-; with=$(($(now_ms) - t0))
-if [ $with -lt $((base * 2 + 1000)) ]; then
+# Slowed down would be many times slower; two test runs side by side on
+# two cores make one measurement noisy, hence the slack.
+if [ $with -lt $((base * 3 + 2000)) ]; then
 	ok "1,000 events with 200 long-polls waiting: $with ms (without: $base ms)"
 else
 	fail "ingestion not slowed by 200 long-polls" "$with ms with, $base ms without"
@@ -174,14 +237,14 @@ first=$RELAY_URL
 check "after a restart the lease still hides it" "200 " "$(iget work 'lease=true') $(ids)"
 start_relay || { fail second "second relay did not start"; finish; }
 check "a second instance acknowledges it: 204" 204 "$(op DELETE "work/restart-1?receipt=$rr")"
-sleep 4.3
 RELAY_URL=$first
-check "and it does not come back after the lease" "200 " "$(iget work 'lease=true') $(ids)"
+wait_until 10 'settled relay-work'
+check "and it does not come back after the lease" "200 | ack_pending=0 pending=0" "$(iget work 'lease=true') $(ids)| $(held)"
 
 # NATS restarts under a waiting long-poll: the relay asks again on the new
 # connection, so an event published after it reaches the waiting client.
 curl -s -o "$T/lpbody" -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox/work?lease=true&wait=25000" & lp=$!
-sleep 0.5
+wait_until 10 '[ "$(lp_work)" = 1 ]' || fail "long-poll waiting" "long_polls{inbox=work} [$(lp_work)]"
 stop_nats
 restart_nats
 wait_for 20 healthz_ok

@@ -111,6 +111,7 @@ alive "after absurd methods"
 (
 	exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT" || exit 0
 	printf 'POST /v1/events/%s HTTP/1.1\r\nHost: x\r\n' "$SUBJ" >&3
+	: > "$T/drip-hdr.started"
 	for _ in $(seq 1 60); do
 		printf 'X' >&3 2>/dev/null || exit 0
 		sleep 0.1
@@ -122,6 +123,7 @@ PIDS+=("$DRIP_HDR")
 	exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT" || exit 0
 	printf 'POST /v1/events/%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nce-specversion: 1.0\r\nce-id: drip-1\r\nce-source: /t\r\nce-type: %s\r\nContent-Length: 1000\r\n\r\n' \
 	    "$SUBJ" "$TOKEN" "$(type_for $SUBJ)" >&3
+	: > "$T/drip-body.started"
 	for _ in $(seq 1 60); do
 		printf 'b' >&3 2>/dev/null || exit 0
 		sleep 0.1
@@ -129,17 +131,20 @@ PIDS+=("$DRIP_HDR")
 ) &
 DRIP_BODY=$!
 PIDS+=("$DRIP_BODY")
-sleep 0.5
+# Both drip clients connected and sending (instead of 0.5 s).
+wait_until 5 '[ -e "$T/drip-hdr.started" ] && [ -e "$T/drip-body.started" ]'
+# Held up would mean until a drip ends (6 s) or times out; a loaded
+# machine may take a second or two for a POST: the bound is 3 s.
 slow=0
 for i in 1 2 3 4 5; do
 	good_post "during-drip-$i"
-	if [ "$STATUS" != 202 ] || [ "$MS" -ge 1000 ]; then
+	if [ "$STATUS" != 202 ] || [ "$MS" -ge 3000 ]; then
 		slow=1
-		fail "POST during a slow-drip client: 202 in < 1 s (#$i)" "status $STATUS in ${MS} ms"
+		fail "POST during a slow-drip client: 202 in < 3 s (#$i)" "status $STATUS in ${MS} ms"
 	fi
-	sleep 0.2
+	sleep 0.2	# spread the POSTs over the drip (pacing, not a wait)
 done
-[ $slow = 0 ] && ok "5 POSTs during two slow-drip clients: 202 in < 1 s each"
+[ $slow = 0 ] && ok "5 POSTs during two slow-drip clients: 202 in < 3 s each"
 kill "$DRIP_HDR" "$DRIP_BODY" 2>/dev/null
 wait "$DRIP_HDR" "$DRIP_BODY" 2>/dev/null
 
@@ -155,8 +160,8 @@ done 2>/dev/null
 check "100 idle connections opened" 100 "$opened"
 good_post idle-1
 check "POST with 100 idle connections: 202" 202 "$STATUS"
-if [ "$MS" -lt 1000 ]; then ok "POST with 100 idle connections in < 1 s (${MS} ms)"
-else fail "POST with 100 idle connections in < 1 s" "${MS} ms"; fi
+if [ "$MS" -lt 3000 ]; then ok "POST with 100 idle connections in < 3 s (${MS} ms)"
+else fail "POST with 100 idle connections in < 3 s" "${MS} ms"; fi
 # Half of them now send a partial request and stay.
 for fd in "${fds[@]:0:50}"; do { printf 'GET /healthz HTTP/1.1\r\nHo' >&"$fd"; } 2>/dev/null; done
 good_post idle-2
@@ -167,15 +172,20 @@ check "POST after 100 connections dropped: 202" 202 "$STATUS"
 
 # --- afterwards -----------------------------------------------------------
 alive "after everything"
-m=$(curl -s -m 5 "$RELAY_URL/metrics")
+# metrics_text prints "ERROR: ..." unless /metrics answered 200; an empty
+# body had every "no bad line" check below pass.
+m=$(metrics_text)
 check "metrics: events 202 count equals the 202s we received" "$ACCEPTED" \
-    "$(printf '%s\n' "$m" | awk '$1 == "treaty_relay_http_requests_total{route=\"events\",status=\"202\"}" { print $2 }')"
-bad=$(printf '%s\n' "$m" | grep '^treaty_relay_http_requests_total' | grep -Ev '^treaty_relay_http_requests_total\{route="(events|healthz|metrics|other)",status="[1-5][0-9][0-9]"\} [0-9]+$')
-check "metrics: every requests_total line well-formed" "" "$bad"
+    "$(metric 'treaty_relay_http_requests_total{route="events",status="202"}')"
+lines_of() { case $m in "ERROR: "*) echo "$m" ;; *) printf '%s\n' "$m" | grep "$@" ;; esac; }
+n_req=$(lines_of -c '^treaty_relay_http_requests_total')
+bad=$(lines_of '^treaty_relay_http_requests_total' | grep -Ev '^treaty_relay_http_requests_total\{route="(events|healthz|metrics|other)",status="[1-5][0-9][0-9]"\} [0-9]+$')
+check "metrics: every requests_total line well-formed" "some lines, none bad: []" \
+    "$([ "${n_req:-0}" -gt 0 ] 2>/dev/null && echo "some lines" || echo "no lines"), none bad: [$bad]"
 # (healthz may have answered 503 once while the relay was starting.)
-check "metrics: no 500 on any route, no 5xx on events or other" "" \
-    "$(printf '%s\n' "$m" | grep -E '^treaty_relay_http_requests_total\{(.*status="500"|route="(events|other)",status="5)')"
+check "metrics: no 500 on any route, no 5xx on events or other" "[]" \
+    "[$(lines_of -E '^treaty_relay_http_requests_total\{(.*status="500"|route="(events|other)",status="5)')]"
 check "metrics: nothing in flight" 0 "$(printf '%s\n' "$m" | awk '$1 == "treaty_relay_publishes_in_flight" { print $2 }')"
-check "no sanitizer report in the relay log" "" "$(grep -E 'AddressSanitizer|runtime error:|LeakSanitizer' "$RELAY_LOG" | head -3)"
+check_no_sanitizer_report "no sanitizer report in the relay log" "$RELAY_LOG"
 check "no body marker in the relay log" 0 "$(grep -c 'robust' "$RELAY_LOG")"
 finish

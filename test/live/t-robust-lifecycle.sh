@@ -55,8 +55,9 @@ while time.time() < end:
 ' "$TRIP_PORT" "$T/tripwire.log" &
 PIDS+=($!)
 wait_for 5 port_open "$TRIP_PORT" || echo "# tripwire listener did not start" >&2
-sleep 0.3
-: > "$T/tripwire.log"	# forget our own probe
+# Forget our own probe, once it is recorded (instead of 0.3 s).
+wait_until 5 'grep -q connection "$T/tripwire.log"'
+: > "$T/tripwire.log"
 
 # run_fg [VAR=VALUE...] -- [ARGS...]: the relay in the foreground, bounded,
 # with a good configuration unless overridden; sets RC, OUT and ERR.
@@ -140,8 +141,12 @@ check_match "  says what is wrong" 'no-such-flag' "$ERR"
 run_fg -- stray-argument
 check "stray argument: exit 2" 2 "$RC"
 
-sleep 0.3
-check "configuration-only runs never connected to NATS" "" "$(cat "$T/tripwire.log")"
+# The witness, instead of 0.3 s: one connection of our own, made after all
+# those runs, is recorded (the listener takes connections in order), and it
+# is the only one.
+port_open "$TRIP_PORT"
+wait_until 5 'grep -q connection "$T/tripwire.log"'
+check "configuration-only runs never connected to NATS" "connection" "$(cat "$T/tripwire.log")"
 
 # --- the port already taken -----------------------------------------------
 start_nats || { fail start "nats-server did not start"; finish; }
@@ -199,7 +204,8 @@ if wait_for 5 metric_inflight; then ok "a publish is in flight while NATS is fro
 else fail "a publish is in flight while NATS is frozen" "publishes_in_flight never 1"; fi
 kill -TERM "$RELAY_PID"
 t_term=$(now_ms)
-sleep 0.2
+# In the grace period once the relay says it is shutting down (was 0.2 s).
+in_log 'msg="shutting down"' >/dev/null
 st=$(curl_status -m 2 "$RELAY_URL/healthz")
 check_match "during the grace period new connections are refused (or 503)" '^(000|503)$' "$st"
 inflight_done() { [ -e "$T/inflight" ]; }
@@ -238,9 +244,14 @@ POSTER=$!
 PIDS+=("$POSTER")
 wait_for 5 metric_inflight
 kill -TERM "$RELAY_PID"
+# The relay says it is shutting down with the publish in flight; an exit
+# without waiting for it has no witness but the process being gone, and
+# would come at its next tick (100 ms): 1 s after that line is plenty.
+wait_for 10 grep -q 'msg="shutting down" signal=15 in_flight=1' "$RELAY_LOG"
 sleep 1
-if kill -0 "$RELAY_PID" 2>/dev/null && ! inflight_done; then ok "first SIGTERM: waits for the publish in flight (grace 30 s)"
-else fail "first SIGTERM: waits for the publish in flight (grace 30 s)" "already gone or answered"; fi
+if kill -0 "$RELAY_PID" 2>/dev/null && ! inflight_done && grep -q 'msg="shutting down" signal=15 in_flight=1' "$RELAY_LOG"
+then ok "first SIGTERM: waits for the publish in flight (grace 30 s)"
+else fail "first SIGTERM: waits for the publish in flight (grace 30 s)" "already gone or answered, or no shutdown with the publish in flight logged"; fi
 t_term=$(now_ms)
 kill -TERM "$RELAY_PID"
 wait_exit "$RELAY_PID" 15
@@ -286,9 +297,9 @@ export NOTIFY_SOCKET=$T/notify.sock
 NATS_URL_RELAY=nats://127.0.0.1:$LATE_PORT NO_WAIT=1 start_relay
 unset NOTIFY_SOCKET
 wait_for 10 relay_listening
-sleep 1.5
-check "notify: healthz 503 while NATS is down" 503 "$(healthz_status)"
-check "notify: no READY=1 while NATS is down" "" "$(grep READY "$T/notify.log")"
+# Witness, instead of 1.5 s: its first connection attempt failed.
+check "notify: healthz 503 while NATS is down" "logged 503" "$(in_log 'msg="nats not reachable yet') $(healthz_status)"
+check "notify: no READY=1 while NATS is down" "alive []" "$(relay_alive && echo alive) [$(grep READY "$T/notify.log")]"
 NATS_PORT_FIXED=$LATE_PORT start_nats late || fail "late nats-server" "did not start"
 if wait_for 15 ready_seen; then
 	ok "notify: READY=1 once NATS is up"
@@ -325,5 +336,5 @@ check "logs do not contain the producer token" 0 "$(grep -cF -- "$TOKEN" "$T/all
 check "logs do not contain the other token" 0 "$(grep -cF -- "$OTHER_TOKEN" "$T/all-stderr.log")"
 check "logs do not contain a rejected token" 0 "$(grep -cF -- "$BAD_TOKEN" "$T/all-stderr.log")"
 check "logs do not contain the body marker" 0 "$(grep -cF -- "$BODY_MARKER" "$T/all-stderr.log")"
-check "no sanitizer report in any relay log" "" "$(grep -E 'AddressSanitizer|LeakSanitizer|runtime error:' "$T/all-stderr.log" | head -3)"
+check_no_sanitizer_report "no sanitizer report in any relay log" "$T/all-stderr.log"
 finish

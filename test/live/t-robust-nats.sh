@@ -77,7 +77,9 @@ timed_post $SUBJ down-1
 check "POST 503 while NATS is down" 503 "$STATUS"
 check "POST error publish_failed" publish_failed "$(json_get error)"
 check_match "POST 503 carries Retry-After" '^[0-9]+$' "$(retry_after)"
-if [ "$MS" -le 1500 ]; then ok "POST 503 within the publish timeout (${MS} ms)"
+# At once, or at worst the 1 s publish timeout, against a hang (curl waits
+# 20 s); a loaded machine adds up to a second or two.
+if [ "$MS" -le 3000 ]; then ok "POST 503 within the publish timeout (${MS} ms)"
 else fail "POST 503 within the publish timeout" "took ${MS} ms (timeout 1000 ms)"; fi
 
 # --- NATS restarted -------------------------------------------------------
@@ -103,8 +105,10 @@ timed_post $SUBJ frozen-1
 check "POST 503 while NATS is frozen" 503 "$STATUS"
 check "frozen: error publish_failed" publish_failed "$(json_get error)"
 check_match "frozen: Retry-After" '^[0-9]+$' "$(retry_after)"
-if [ "$MS" -ge 500 ] && [ "$MS" -le 3000 ]; then ok "frozen: answered within 1-3 s, no hang (${MS} ms)"
-else fail "frozen: answered within 1-3 s" "took ${MS} ms"; fi
+# Lower bound: it did wait for NATS (timeout 1 s); upper: no hang, with
+# room for a loaded machine.
+if [ "$MS" -ge 500 ] && [ "$MS" -le 5000 ]; then ok "frozen: answered within 1-5 s, no hang (${MS} ms)"
+else fail "frozen: answered within 1-5 s" "took ${MS} ms"; fi
 # A second request meanwhile is not held up behind the first.
 healthz
 check_match "healthz answers while NATS is frozen" '^(200|503)$' "$STATUS"
