@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <event2/event.h>
@@ -13,6 +14,53 @@
 #include "log.h"
 
 static int	 log_level_debug;
+static enum {
+	STAMP_NONE,		/* the client: plain lines */
+	STAMP_TIME,		/* time=<RFC 3339, ms> first */
+	STAMP_JOURNAL		/* <priority> first, for journald */
+}		 log_stamp;
+
+/*
+ * The relay's lines (SPEC 11): under systemd's journal a syslog priority
+ * (<3> .. <7>, so journalctl -p works), otherwise the time.  The journal is
+ * the one JOURNAL_STREAM names, and only when stderr still is that stream
+ * (not redirected by whoever started us).
+ */
+void
+log_use_stamps(void)
+{
+	const char		*js = getenv("JOURNAL_STREAM");
+	unsigned long long	 dev, ino;
+	struct stat		 st;
+
+	log_stamp = STAMP_TIME;
+	if (js != NULL && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
+	    fstat(2, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino)
+		log_stamp = STAMP_JOURNAL;
+}
+
+/* The line's prefix for its level into buf: "", "<N>" or "time=... ". */
+static int
+log_prefix(char *buf, size_t len, const char *level)
+{
+	struct timespec	 ts;
+	struct tm	 tm;
+	char		 t[32];
+	int		 pri;
+
+	if (log_stamp == STAMP_JOURNAL) {
+		pri = level[0] == 'e' ? 3 : level[0] == 'w' ? 4 :
+		    level[0] == 'd' ? 7 : 6;
+		return snprintf(buf, len, "<%d>", pri);
+	}
+	if (log_stamp == STAMP_NONE)
+		return buf[0] = '\0', 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+	return snprintf(buf, len, "time=%s.%03ldZ ", t, ts.tv_nsec / 1000000);
+}
 
 /* Set whether debug lines are written. */
 void
@@ -36,7 +84,9 @@ log_vline(const char *level, const char *msg, const char *err,
 	char	 buf[2048];
 	int	 n;
 
-	n = snprintf(buf, sizeof(buf), "level=%s msg=%s", level, log_q(msg));
+	n = log_prefix(buf, sizeof(buf), level);
+	n += snprintf(buf + n, sizeof(buf) - n, "level=%s msg=%s", level,
+	    log_q(msg));
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		n = (int)sizeof(buf) - 1;
 	if (fmt != NULL && fmt[0] != '\0' && (size_t)n < sizeof(buf) - 2) {
@@ -145,7 +195,7 @@ log_libevent(int severity, const char *msg)
 {
 	static time_t	 window;
 	static int	 lines, dropped;
-	char		 buf[512], q[400];
+	char		 buf[512], q[400], pre[48];
 	const char	*level;
 	time_t		 now = time(NULL);
 	size_t		 i, o = 0;
@@ -156,8 +206,9 @@ log_libevent(int severity, const char *msg)
 	/* Racy across threads by design: it only bounds the volume. */
 	if (now != window) {
 		if (dropped > 0) {
-			n = snprintf(buf, sizeof(buf), "level=warn msg=\"libevent "
-			    "messages dropped\" count=%d\n", dropped);
+			log_prefix(pre, sizeof(pre), "warn");
+			n = snprintf(buf, sizeof(buf), "%slevel=warn msg=\"libevent "
+			    "messages dropped\" count=%d\n", pre, dropped);
 			fwrite(buf, 1, (size_t)n, stderr);
 		}
 		window = now;
@@ -178,8 +229,9 @@ log_libevent(int severity, const char *msg)
 		q[o++] = c < ' ' || c == 0x7f ? '?' : (char)c;
 	}
 	q[o] = '\0';
-	n = snprintf(buf, sizeof(buf), "level=%s msg=\"libevent\" detail=\"%s\"\n",
-	    level, q);
+	log_prefix(pre, sizeof(pre), level);
+	n = snprintf(buf, sizeof(buf), "%slevel=%s msg=\"libevent\" "
+	    "detail=\"%s\"\n", pre, level, q);
 	if (n > 0)
 		fwrite(buf, 1, (size_t)n < sizeof(buf) ? (size_t)n :
 		    sizeof(buf) - 1, stderr);

@@ -10,6 +10,13 @@
 #define ATTR_PRINTF(f, a)	__attribute__((format(printf, f, a)))
 
 void		 log_init(int verbose);
+/*
+ * From now on every line starts with its syslog priority (<3> error .. <7>
+ * debug) when stderr is the journal's stream (JOURNAL_STREAM), otherwise
+ * with time=<RFC 3339, UTC, milliseconds>.  The relay's; the client's
+ * lines stay plain.
+ */
+void		 log_use_stamps(void);
 int		 log_verbose(void);
 /*
  * Each call takes msg (the human text, quoted for you) and then a printf

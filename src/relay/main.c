@@ -152,6 +152,8 @@ main(int argc, char **argv)
 	struct config_error	 err;
 	struct timeval		 tv = { 0, READY_POLL_MS * 1000 };
 
+	/* Even a configuration error is a stamped line (SPEC 11). */
+	log_use_stamps();
 	switch (config_load(&relay.cfg, argc, argv, &err)) {
 	case CONFIG_HELP:
 		config_usage(stdout);
@@ -181,6 +183,9 @@ main(int argc, char **argv)
 	log_init(relay.cfg.verbose);
 	event_set_log_callback(log_libevent);
 	relay_raise_nofile();
+	log_debug("configuration read", "file=%s producers=%zu subscribers=%zu",
+	    log_q(relay.cfg.config_file), relay.cfg.nproducers,
+	    relay.cfg.nsubscribers);
 	if (relay.cfg.nproducers == 0)
 		log_warnx("no producers configured: every POST gets 401",
 		    "var=TREATY_RELAY_PRODUCERS");

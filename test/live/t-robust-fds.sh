@@ -39,7 +39,7 @@ else
 fi
 lines=$(grep -c 'accept failed' "$RELAY_LOG")
 if [ "$lines" -ge 1 ] && [ "$lines" -le 10 ]; then ok "the pause is logged a few times ($lines)"; else fail "the pause is logged a few times" "$lines lines"; fi
-check "no raw libevent lines" 0 "$(grep -vc '^level=' "$RELAY_LOG")"
+check "no raw libevent lines" 0 "$(grep -Evc '^time=[^ ]+ level=' "$RELAY_LOG")"
 
 for fd in "${fds[@]}"; do exec {fd}>&-; done
 wait_for 10 healthz_ok

@@ -80,7 +80,7 @@ run_fg TREATY_RELAY_PRODUCERS='[{"name":"x"}]' --
 check "producer without token: exit 78" 78 "$RC"
 check_match "  names var=TREATY_RELAY_PRODUCERS" 'var=TREATY_RELAY_PRODUCERS' "$ERR"
 check_match "  names field=[0].tokenSha256" 'field="?\[0\]\.tokenSha256"?' "$ERR"
-check_match "  is one level=error line" '^level=error msg="bad configuration" ' "$ERR"
+check_match "  is one level=error line" '^time=[0-9T:.-]+Z level=error msg="bad configuration" ' "$ERR"
 check "  exactly one line on stderr" 1 "$(grep -c '' "$T/fg.err")"
 check "  nothing on stdout" "" "$OUT"
 
