@@ -1,10 +1,15 @@
 /*
- * config.c: environment variables and flags -> struct config.  Runs once at
- * start-up on the main thread; the result is never changed afterwards.
+ * config.c: flags, environment variables and the configuration file ->
+ * struct config.  Main thread, outside the loop's callbacks; a struct
+ * config is never changed once loaded.
  *
  * Every setting is a row of opts[] below: its flag, its variable, its
  * default and its range, so --help, parsing and the error messages cannot
- * drift apart.  A flag overrides its variable.
+ * drift apart.  Precedence (SPEC 11): the flag, then the environment, then
+ * the file (--config / TREATY_RELAY_CONFIG, systemd's EnvironmentFile
+ * syntax), then the default.  A TREATY_RELAY_* variable the relay does not
+ * know, in the environment or the file, is an error: a misspelt setting
+ * must not pass silently.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -158,7 +163,8 @@ config_usage(void *fp)
 
 	fprintf(f, "usage: treaty-relay [options]\n"
 	    "\nHTTP relay between producers, subscribers and NATS JetStream.\n"
-	    "Every option has an environment variable; the option wins.\n\n");
+	    "Every option has an environment variable; the option wins over\n"
+	    "it, and it over the configuration file.\n\n");
 	for (i = 0; i < NOPTS; i++) {
 		char	 lhs[64];
 
@@ -170,6 +176,9 @@ config_usage(void *fp)
 		    "", opts[i].var, opts[i].def ? ", default " : "",
 		    opts[i].def ? opts[i].def : "");
 	}
+	fprintf(f, "  %-32s %s\n  %-32s   %s\n", "--config FILE",
+	    "read settings from FILE (VAR=value lines); flags and the "
+	    "environment win", "", CONFIG_FILE_VAR);
 	fprintf(f, "  %-32s %s\n", "-v", "same as --verbose");
 	fprintf(f, "  %-32s %s\n", "--check-config",
 	    "validate the configuration, exit 0 or 78");
@@ -309,6 +318,80 @@ entry_start(yajl_val o, size_t i, const char *const *keys, const void *base,
 	return 0;
 }
 
+/*
+ * tokenSha256: one SHA-256 in hex, or a list of 1 to CONFIG_MAX_TOKENS of
+ * them (newest first), none twice.
+ */
+static int
+parse_tokens(yajl_val v, struct token_list *t, const char *var,
+    const char *field, struct config_error *err)
+{
+	yajl_val	 one;
+	size_t		 i, k, n = 1;
+
+	t->n = 0;
+	if (v != NULL && YAJL_IS_ARRAY(v))
+		n = v->u.array.len;
+	if (v == NULL || (!YAJL_IS_STRING(v) && !YAJL_IS_ARRAY(v)) || n < 1 ||
+	    n > CONFIG_MAX_TOKENS)
+		return cfg_err(err, var, field, "must be 64 hex digits (the "
+		    "SHA-256 of the token: printf %%s TOKEN | sha256sum), or a "
+		    "list of 1 to %d of them", CONFIG_MAX_TOKENS);
+	for (i = 0; i < n; i++) {
+		one = YAJL_IS_ARRAY(v) ? v->u.array.values[i] : v;
+		if (!YAJL_IS_STRING(one) ||
+		    sha_hex_parse(one->u.string, t->hash[i]) == -1)
+			return cfg_err(err, var, field, "must be 64 hex digits "
+			    "(the SHA-256 of the token: printf %%s TOKEN | "
+			    "sha256sum)%s", YAJL_IS_ARRAY(v) ? " in each place" :
+			    "");
+		for (k = 0; k < i; k++)
+			if (strcmp(t->hash[k], t->hash[i]) == 0)
+				return cfg_err(err, var, field, "the same hash "
+				    "twice");
+		t->n++;
+	}
+	return 0;
+}
+
+/*
+ * The producer or inbox, other than self, that already has one of t's
+ * hashes ("producer NAME" or "subscriber NAME" into who), or NULL.  One
+ * token, one role: an inbox's token never publishes, nor opens another.
+ */
+static const char *
+token_owner(const struct config *cfg, size_t nproducers, size_t nsubs,
+    const struct token_list *t, const void *self, char *who, size_t wlen)
+{
+	const struct token_list	*o;
+	size_t			 i, j, k;
+
+	for (i = 0; i < nproducers + nsubs; i++) {
+		if (i < nproducers) {
+			o = &cfg->producers[i].tokens;
+			if ((const void *)&cfg->producers[i] == self)
+				continue;
+		} else {
+			if (cfg->subscribers[i - nproducers].kind != SUB_PULL ||
+			    (const void *)&cfg->subscribers[i - nproducers] ==
+			    self)
+				continue;
+			o = &cfg->subscribers[i - nproducers].tokens;
+		}
+		for (j = 0; j < o->n; j++)
+			for (k = 0; k < t->n; k++)
+				if (strcmp(o->hash[j], t->hash[k]) == 0) {
+					snprintf(who, wlen, "%s %s", i <
+					    nproducers ? "producer" :
+					    "subscriber", i < nproducers ?
+					    cfg->producers[i].name :
+					    cfg->subscribers[i - nproducers].name);
+					return who;
+				}
+	}
+	return NULL;
+}
+
 /* Parse TREATY_RELAY_PRODUCERS. */
 static int
 parse_producers(struct config *cfg, const char *text, const char *var,
@@ -317,8 +400,8 @@ parse_producers(struct config *cfg, const char *text, const char *var,
 	static const char *const keys[] = { "name", "tokenSha256", "subjects",
 	    NULL };
 	yajl_val	 list, o, v;
-	size_t		 i, j, k;
-	char		 field[128];
+	size_t		 i, k;
+	char		 field[128], who[NAME_MAX_LEN + 16];
 	int		 rc = -1;
 
 	if ((list = json_list(text, var, err)) == NULL)
@@ -333,21 +416,14 @@ parse_producers(struct config *cfg, const char *text, const char *var,
 		    var, err) == -1)
 			goto out;
 		snprintf(field, sizeof(field), "[%zu].tokenSha256", i);
-		v = obj_get(o, "tokenSha256");
-		if (v == NULL || !YAJL_IS_STRING(v) ||
-		    sha_hex_parse(v->u.string, p->token_sha256) == -1) {
-			cfg_err(err, var, field, "must be 64 hex digits (the "
-			    "SHA-256 of the token: printf %%s TOKEN | "
-			    "sha256sum)");
+		if (parse_tokens(obj_get(o, "tokenSha256"), &p->tokens, var,
+		    field, err) == -1)
+			goto out;
+		if (token_owner(cfg, i, 0, &p->tokens, p, who,
+		    sizeof(who)) != NULL) {
+			cfg_err(err, var, field, "same token as %s", who);
 			goto out;
 		}
-		for (j = 0; j < i; j++)
-			if (strcmp(cfg->producers[j].token_sha256,
-			    p->token_sha256) == 0) {
-				cfg_err(err, var, field, "same token as "
-				    "producer %s", cfg->producers[j].name);
-				goto out;
-			}
 		snprintf(field, sizeof(field), "[%zu].subjects", i);
 		v = obj_get(o, "subjects");
 		if (v == NULL || !YAJL_IS_ARRAY(v) || v->u.array.len == 0) {
@@ -457,7 +533,7 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 	    "standardWebhooks", "tokenSha256", NULL };
 	yajl_val	 list, o, v;
 	size_t		 i, j;
-	char		 field[128];
+	char		 field[128], who[NAME_MAX_LEN + 16];
 	const char	*why;
 	int		 rc = -1;
 
@@ -513,27 +589,13 @@ parse_subscribers(struct config *cfg, const char *text, const char *var,
 		} else {
 			s->kind = SUB_PULL;
 			snprintf(field, sizeof(field), "[%zu].tokenSha256", i);
-			if (!YAJL_IS_STRING(tok) ||
-			    sha_hex_parse(tok->u.string, s->token_sha256) == -1) {
-				cfg_err(err, var, field, "must be 64 hex digits");
+			if (parse_tokens(tok, &s->tokens, var, field, err) == -1)
+				goto out;
+			if (token_owner(cfg, cfg->nproducers, i, &s->tokens, s,
+			    who, sizeof(who)) != NULL) {
+				cfg_err(err, var, field, "same token as %s", who);
 				goto out;
 			}
-			/* One token, one role: an inbox token never publishes. */
-			for (j = 0; j < cfg->nproducers; j++)
-				if (strcmp(cfg->producers[j].token_sha256,
-				    s->token_sha256) == 0) {
-					cfg_err(err, var, field, "same token as "
-					    "producer %s", cfg->producers[j].name);
-					goto out;
-				}
-			for (j = 0; j < i; j++)
-				if (cfg->subscribers[j].kind == SUB_PULL &&
-				    strcmp(cfg->subscribers[j].token_sha256,
-				    s->token_sha256) == 0) {
-					cfg_err(err, var, field, "same token as "
-					    "subscriber %s", cfg->subscribers[j].name);
-					goto out;
-				}
 		}
 
 		sec = obj_get(o, "secret");
@@ -717,6 +779,175 @@ ca_file_usable(const char *path)
 	return ok;
 }
 
+/* 1 when s is a variable name: a letter or '_', then letters, digits, '_'. */
+static int
+var_name_valid(const char *s, size_t n)
+{
+	size_t	 i;
+
+	if (n == 0 || isdigit((unsigned char)s[0]))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return 0;
+	return 1;
+}
+
+/* Parse a configuration file's text; see config.h. */
+int
+config_file_parse(const char *text, size_t len, config_file_cb fn, void *arg,
+    int *errline, const char **why)
+{
+	const char	*p = text, *end = text + len, *nl, *eq, *v, *ve;
+	char		*name, *value, *o;
+	int		 line = 0, rc;
+
+	*why = NULL;
+	for (; p < end; p = nl + 1) {
+		line++;
+		*errline = line;
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		/* Leading and trailing blanks (and a CR) do not count. */
+		for (v = p; v < nl && (*v == ' ' || *v == '\t'); v++)
+			;
+		for (ve = nl; ve > v && (ve[-1] == ' ' || ve[-1] == '\t' ||
+		    ve[-1] == '\r'); ve--)
+			;
+		if (v == ve || *v == '#' || *v == ';')
+			continue;
+		if (memchr(v, '\0', (size_t)(ve - v)) != NULL) {
+			*why = "a NUL byte";
+			return -1;
+		}
+		if ((eq = memchr(v, '=', (size_t)(ve - v))) == NULL ||
+		    !var_name_valid(v, (size_t)(eq - v))) {
+			*why = "not VAR=value (no export, no spaces around =)";
+			return -1;
+		}
+		name = xstrndup(v, (size_t)(eq - v));
+		v = eq + 1;
+		if (v < ve && (*v == '\'' || *v == '"')) {
+			/* Quoted: the quotes go; in "..." a \ escapes. */
+			char	 q = *v++;
+
+			value = o = xmalloc((size_t)(ve - v) + 1);
+			for (; v < ve && *v != q; v++) {
+				if (q == '"' && *v == '\\' && v + 1 < ve)
+					v++;
+				*o++ = *v;
+			}
+			*o = '\0';
+			if (v == ve || v + 1 != ve) {
+				free(name);
+				free(value);
+				*why = v == ve ? "a quote is not closed (a value "
+				    "is one line)" : "text after the closing quote";
+				return -1;
+			}
+		} else
+			value = xstrndup(v, (size_t)(ve - v));
+		rc = fn(arg, name, value, line);
+		free(name);
+		free(value);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The values a configuration file gave, and where. */
+struct file_vars {
+	const char	*path;
+	char		*value[NOPTS];
+	int		 line[NOPTS];
+	struct config_error *err;
+};
+
+/* One assignment of the file: a setting of opts[], or an error. */
+static int
+file_var(void *arg, const char *name, const char *value, int line)
+{
+	struct file_vars	*fv = arg;
+	int			 i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (strcmp(opts[i].var, name) == 0) {
+			free(fv->value[i]);	/* a later line wins */
+			fv->value[i] = xstrdup(value);
+			fv->line[i] = line;
+			return 0;
+		}
+	cfg_err(fv->err, name, "", "unknown variable (%s line %d)", fv->path,
+	    line);
+	return 1;
+}
+
+/* Read the configuration file into fv; -1 with err set when it cannot. */
+static int
+file_read(struct file_vars *fv, const char *blame, struct config_error *err)
+{
+	FILE		*f;
+	char		*text;
+	size_t		 len;
+	int		 line = 0, rc, saved;
+	const char	*why = NULL;
+
+	fv->err = err;
+	if ((f = fopen(fv->path, "r")) == NULL) {
+		saved = errno;
+		return cfg_err(err, blame, "", "cannot read %s: %s", fv->path,
+		    strerror(saved));
+	}
+	text = xmalloc(CONFIG_FILE_MAX + 1);
+	len = fread(text, 1, CONFIG_FILE_MAX + 1, f);
+	saved = ferror(f) ? errno : 0;
+	fclose(f);
+	if (saved != 0 || len > CONFIG_FILE_MAX) {
+		free(text);
+		return cfg_err(err, blame, "", "cannot read %s: %s", fv->path,
+		    saved != 0 ? strerror(saved) : "larger than 1 MiB");
+	}
+	rc = config_file_parse(text, len, file_var, fv, &line, &why);
+	free(text);
+	if (rc == -1) {
+		char	 field[32];
+
+		snprintf(field, sizeof(field), "line %d", line);
+		return cfg_err(err, blame, field, "%s: %s", fv->path, why);
+	}
+	return rc == 0 ? 0 : -1;
+}
+
+/* A TREATY_RELAY_* variable of the environment the relay does not know. */
+static int
+env_unknown(struct config_error *err)
+{
+	extern char	**environ;
+	char		**e, name[128];
+	size_t		  n;
+	int		  i;
+
+	for (e = environ; e != NULL && *e != NULL; e++) {
+		if (strncmp(*e, "TREATY_RELAY_", 13) != 0)
+			continue;
+		n = strcspn(*e, "=");
+		if (n >= sizeof(name))
+			n = sizeof(name) - 1;
+		memcpy(name, *e, n);
+		name[n] = '\0';
+		if (strcmp(name, CONFIG_FILE_VAR) == 0)
+			continue;
+		for (i = 0; i < NOPTS; i++)
+			if (strcmp(opts[i].var, name) == 0)
+				break;
+		if (i == NOPTS)
+			return cfg_err(err, name, "", "unknown variable (in the "
+			    "environment)");
+	}
+	return 0;
+}
+
 /* Apply one option's text value; name is what to blame in an error. */
 static int
 apply(struct config *cfg, int i, const char *val, const char *name,
@@ -757,14 +988,17 @@ enum config_action
 config_load(struct config *cfg, int argc, char **argv,
     struct config_error *err)
 {
-	struct option	 lopts[NOPTS + 4];
+	struct option	 lopts[NOPTS + 5];
 	const char	*given[NOPTS];	/* value from flag, or NULL */
+	const char	*file = NULL, *file_blame = "--config";
+	struct file_vars fv;
 	enum config_action action = CONFIG_RUN;
 	int		 i, c, idx;
 
 	memset(cfg, 0, sizeof(*cfg));
 	memset(err, 0, sizeof(*err));
 	memset(given, 0, sizeof(given));
+	memset(&fv, 0, sizeof(fv));
 	for (i = 0; i < NOPTS; i++) {
 		lopts[i].name = opts[i].flag;
 		lopts[i].has_arg = opts[i].kind == OPT_FLAG ? no_argument :
@@ -775,7 +1009,9 @@ config_load(struct config *cfg, int argc, char **argv,
 	lopts[NOPTS] = (struct option){ "check-config", no_argument, NULL, 'C' };
 	lopts[NOPTS + 1] = (struct option){ "help", no_argument, NULL, 'h' };
 	lopts[NOPTS + 2] = (struct option){ "version", no_argument, NULL, 'V' };
-	lopts[NOPTS + 3] = (struct option){ NULL, 0, NULL, 0 };
+	lopts[NOPTS + 3] = (struct option){ "config", required_argument, NULL,
+	    'F' };
+	lopts[NOPTS + 4] = (struct option){ NULL, 0, NULL, 0 };
 
 	optind = 1;
 	opterr = 0;
@@ -787,6 +1023,8 @@ config_load(struct config *cfg, int argc, char **argv,
 			given[O_VERBOSE] = "1";
 		else if (c == 'C')
 			action = CONFIG_CHECK;
+		else if (c == 'F')
+			file = optarg;
 		else if (c == 'h')
 			return CONFIG_HELP;
 		else if (c == 'V')
@@ -804,6 +1042,19 @@ config_load(struct config *cfg, int argc, char **argv,
 		return CONFIG_USAGE_ERROR;
 	}
 
+	if (env_unknown(err) == -1)
+		return CONFIG_BAD;
+	if (file == NULL && (file = getenv(CONFIG_FILE_VAR)) != NULL)
+		file_blame = CONFIG_FILE_VAR;
+	if (file != NULL) {
+		fv.path = file;
+		cfg->config_file = xstrdup(file);
+		if (file_read(&fv, file_blame, err) == -1) {
+			action = CONFIG_BAD;
+			goto out;
+		}
+	}
+
 	for (i = 0; i < NOPTS; i++) {
 		const char	*val = given[i], *name;
 		char		 flagname[64];
@@ -813,17 +1064,21 @@ config_load(struct config *cfg, int argc, char **argv,
 		if (val == NULL)
 			val = getenv(opts[i].var);
 		if (val == NULL)
+			val = fv.value[i];
+		if (val == NULL)
 			val = opts[i].def;
 		if (val == NULL)
 			continue;
-		if (apply(cfg, i, val, name, err) == -1)
-			return CONFIG_BAD;
-		if (i == O_NATS && parse_nats_url(cfg, name, err) == -1)
-			return CONFIG_BAD;
+		if (apply(cfg, i, val, name, err) == -1 ||
+		    (i == O_NATS && parse_nats_url(cfg, name, err) == -1)) {
+			action = CONFIG_BAD;
+			goto out;
+		}
 		if (i == O_CA_FILE && !ca_file_usable(val)) {
 			cfg_err(err, name, "", "%s is not a readable PEM file "
 			    "of CA certificates", val);
-			return CONFIG_BAD;
+			action = CONFIG_BAD;
+			goto out;
 		}
 		if (i == O_DNS_SERVER) {
 			struct sockaddr_storage	 ss;
@@ -832,7 +1087,8 @@ config_load(struct config *cfg, int argc, char **argv,
 			if (evutil_parse_sockaddr_port(val,
 			    (struct sockaddr *)&ss, &sl) == -1) {
 				cfg_err(err, name, "", "must be ip[:port]");
-				return CONFIG_BAD;
+				action = CONFIG_BAD;
+				goto out;
 			}
 		}
 		if (i == O_LISTEN) {
@@ -842,10 +1098,14 @@ config_load(struct config *cfg, int argc, char **argv,
 			    evutil_inet_pton(AF_INET6, val, a) != 1) {
 				cfg_err(err, name, "", "must be a numeric IPv4 or "
 				    "IPv6 address");
-				return CONFIG_BAD;
+				action = CONFIG_BAD;
+				goto out;
 			}
 		}
 	}
+out:
+	for (i = 0; i < NOPTS; i++)
+		free(fv.value[i]);
 	return action;
 }
 
@@ -855,6 +1115,7 @@ config_free(struct config *cfg)
 {
 	size_t	 i, j;
 
+	free(cfg->config_file);
 	free(cfg->nats_url);
 	for (i = 0; i < (size_t)cfg->nnats_servers; i++)
 		free(cfg->nats_servers[i]);
@@ -893,8 +1154,7 @@ config_find_producer(const struct config *cfg, const char *sha_hex)
 	size_t			 i;
 
 	for (i = 0; i < cfg->nproducers; i++)
-		if (treaty_memeq(cfg->producers[i].token_sha256, sha_hex,
-		    TOKEN_HASH_HEX))
+		if (config_token_match(&cfg->producers[i].tokens, sha_hex))
 			found = &cfg->producers[i];
 	return found;
 }
@@ -908,10 +1168,21 @@ config_find_inbox(const struct config *cfg, const char *sha_hex)
 
 	for (i = 0; i < cfg->nsubscribers; i++)
 		if (cfg->subscribers[i].kind == SUB_PULL &&
-		    treaty_memeq(cfg->subscribers[i].token_sha256, sha_hex,
-		    TOKEN_HASH_HEX))
+		    config_token_match(&cfg->subscribers[i].tokens, sha_hex))
 			found = &cfg->subscribers[i];
 	return found;
+}
+
+/* One of a token list's hashes, each compared in constant time. */
+int
+config_token_match(const struct token_list *t, const char *sha_hex)
+{
+	size_t	 i;
+	int	 match = 0;
+
+	for (i = 0; i < t->n; i++)
+		match |= treaty_memeq(t->hash[i], sha_hex, TOKEN_HASH_HEX);
+	return match;
 }
 
 /* The subscriber's secrets for treaty_sig_sign, newest first. */

@@ -20,9 +20,19 @@
 #define SUB_PULL_IN_FLIGHT	1000	/* leases at once: JetStream's own */
 #define SUB_IN_FLIGHT_MAX	10000
 
+/*
+ * A producer's or an inbox's tokens, as SHA-256 hex (lowercase): one, or a
+ * list while a token is rotated (SPEC 11).  The first is the newest.
+ */
+#define CONFIG_MAX_TOKENS	8
+struct token_list {
+	char		  hash[CONFIG_MAX_TOKENS][TOKEN_HASH_HEX + 1];
+	size_t		  n;
+};
+
 struct producer {
 	char		  name[NAME_MAX_LEN + 1];
-	char		  token_sha256[TOKEN_HASH_HEX + 1];	/* lowercase */
+	struct token_list tokens;
 	char		**subjects;		/* NATS patterns */
 	size_t		  nsubjects;
 };
@@ -39,13 +49,17 @@ struct subscriber {
 	char		 *filter;
 	char		**secrets;		/* newest first */
 	size_t		  nsecrets;
-	char		  token_sha256[TOKEN_HASH_HEX + 1];	/* pull */
+	struct token_list tokens;		/* pull */
 	int		  max_deliver;
 	int		  max_in_flight;
 	int		  standard_webhooks;
 };
 
+#define CONFIG_FILE_VAR		"TREATY_RELAY_CONFIG"
+#define CONFIG_FILE_MAX		(1024 * 1024)	/* bytes */
+
 struct config {
+	char		 *config_file;		/* --config, or NULL */
 	char		 *nats_url;		/* as given, comma-separated */
 	char		**nats_servers;
 	int		  nnats_servers;
@@ -96,6 +110,20 @@ struct config_error {
 /* Parse the environment and argv into cfg; see enum config_action. */
 enum config_action	 config_load(struct config *cfg, int argc, char **argv,
 			    struct config_error *err);
+/*
+ * Read a configuration file's text (systemd's EnvironmentFile syntax, one
+ * VAR=value per line; blank lines and lines starting with # or ; are
+ * skipped; a value wrapped in '...' or "..." loses its quotes, and in
+ * "..." a backslash escapes the next character; no export, no expansion,
+ * no value over several lines).  fn gets each assignment in order and
+ * returns 0 to go on.  Returns 0; fn's non-zero result; or -1 with
+ * *errline and *why for a line that is not VAR=value.
+ */
+typedef int (*config_file_cb)(void *arg, const char *name, const char *value,
+    int line);
+int			 config_file_parse(const char *text, size_t len,
+			    config_file_cb fn, void *arg, int *errline,
+			    const char **why);
 /* Free what config_load allocated. */
 void			 config_free(struct config *cfg);
 /* Print the --help text to f. */
@@ -105,6 +133,9 @@ int			 config_host_is_local(const char *host);
 struct treaty_secret;
 /* A subscriber's secrets as libtreaty wants them (malloc'd; free it). */
 struct treaty_secret	*config_secrets(const struct subscriber *sc);
+/* 1 when sha_hex is one of t's hashes; every one compared, constant time. */
+int			 config_token_match(const struct token_list *t,
+			    const char *sha_hex);
 /* Find the producer whose token hash equals sha_hex, in constant time. */
 const struct producer	*config_find_producer(const struct config *cfg,
 			    const char *sha_hex);

@@ -175,8 +175,8 @@ gen_envelope(yajl_gen g, struct fetch *f, struct store_msg *m, int64_t t,
 	json_gen_str(g, "id");
 	json_gen_str(g, id);
 	json_gen_str(g, "receipt");
-	if (f->lease && inbox_receipt_make(s->cfg->name, s->cfg->token_sha256,
-	    id, l, receipt, sizeof(receipt)) == 0) {
+	if (f->lease && inbox_receipt_make(s->cfg->name,
+	    s->cfg->tokens.hash[0], id, l, receipt, sizeof(receipt)) == 0) {
 		json_gen_str(g, receipt);
 		inbox_leases_note(ib.leases, s->idx, l, INBOX_LEASE_HELD,
 		    now_ms());

@@ -72,7 +72,7 @@ inbox_auth(struct evhttp_request *req, const struct isub *s)
 	char	 hex[AUTH_HASH_HEX];
 
 	if (auth_bearer(req, hex) == 0) {
-		if (treaty_memeq(hex, s->cfg->token_sha256, TOKEN_HASH_HEX))
+		if (config_token_match(&s->cfg->tokens, hex))
 			return 0;
 		if (config_find_inbox(ib.cfg, hex) != NULL ||
 		    config_find_producer(ib.cfg, hex) != NULL) {
@@ -86,6 +86,25 @@ inbox_auth(struct evhttp_request *req, const struct isub *s)
 	inbox_reject(req, 401, "unauthenticated", "the inbox's bearer token "
 	    "is required", s->cfg->name);
 	return -1;
+}
+
+/*
+ * Read a receipt of this inbox: 0, -1 when it is not a receipt, -2 when no
+ * token hash of the inbox made it.  Receipts are made with the newest hash
+ * and read with any, so a lease taken before a token rotation can still
+ * be answered until the old hash is removed.
+ */
+static int
+inbox_receipt_check(const struct isub *s, const char *id, const char *r,
+    struct store_lease *l)
+{
+	size_t	 i;
+	int	 rc = -2;
+
+	for (i = 0; i < s->cfg->tokens.n && rc == -2; i++)
+		rc = inbox_receipt_parse(s->cfg->name, s->cfg->tokens.hash[i],
+		    id, r, l);
+	return rc;
 }
 
 /* GET /v1/inbox/<name>: the parameters, then inbox-fetch.c. */
@@ -179,8 +198,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		    API_STR(API_RELEASE_DELAY_MAX_MS) " ms", s->cfg->name);
 		return;
 	}
-	if ((rc = inbox_receipt_parse(s->cfg->name, s->cfg->token_sha256, id,
-	    r, &l)) == -1) {
+	if ((rc = inbox_receipt_check(s, id, r, &l)) == -1) {
 		inbox_reject(req, 400, "bad_receipt", "not a receipt",
 		    s->cfg->name);
 		return;

@@ -246,9 +246,12 @@ start_relay() {
 		RELAY_PORT=$(free_port)
 		RELAY_URL=http://127.0.0.1:$RELAY_PORT
 		RELAY_LOG=$T/relay.$RELAY_PORT.log
-		NATS_URL=${NATS_URL_RELAY:-$NATS_URL_T} PORT=$RELAY_PORT \
-		    TREATY_RELAY_LISTEN=127.0.0.1 \
-		    TREATY_RELAY_PRODUCERS=${PRODUCERS:-$PRODUCERS_DEFAULT} \
+		# PRODUCERS=none: no TREATY_RELAY_PRODUCERS in the
+		# environment at all (a configuration file's then counts).
+		local penv=(TREATY_RELAY_PRODUCERS="${PRODUCERS:-$PRODUCERS_DEFAULT}")
+		[ "${PRODUCERS-}" = none ] && penv=(-u TREATY_RELAY_PRODUCERS)
+		env "${penv[@]}" NATS_URL="${NATS_URL_RELAY:-$NATS_URL_T}" \
+		    PORT=$RELAY_PORT TREATY_RELAY_LISTEN=127.0.0.1 \
 		    "$RELAY_BIN" -v "$@" > "$RELAY_LOG" 2>&1 &
 		RELAY_PID=$!
 		PIDS+=($RELAY_PID)

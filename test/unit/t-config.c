@@ -3,7 +3,8 @@
  * default of docs/DESIGN.md's table, environment values, flags over the
  * environment, numeric ranges, the producer and subscriber lists, NATS_URL,
  * the listen address, the actions (--check-config, --help, --version,
- * usage errors) and config_find_producer().
+ * usage errors), config_find_producer(), and the configuration file (its
+ * syntax, its precedence, unknown variables).
  *
  * Every load is followed by config_free(), whatever it returned, so that a
  * leak on any path shows under AddressSanitizer (make SANITIZE=1).
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../src/relay/config.h"
 #include "harness.h"
@@ -42,7 +44,8 @@ static const char *const vars[] = {
 	"TREATY_RELAY_DELIVERY_IDLE_TIMEOUT_MS", "TREATY_RELAY_DNS_TIMEOUT_MS",
 	"TREATY_RELAY_DNS_SERVER", "TREATY_RELAY_ACK_WAIT_SECONDS",
 	"TREATY_RELAY_RETRY_BASE_MS", "TREATY_RELAY_RETRY_MAX_MS",
-	"TREATY_RELAY_PROGRESS_SECONDS"
+	"TREATY_RELAY_PROGRESS_SECONDS", "TREATY_RELAY_LEASE_SECONDS",
+	"TREATY_RELAY_CONFIG"
 };
 
 /* Every argv built by load(), freed at exit. */
@@ -136,6 +139,26 @@ expect_bad_at(int line, const char *var, const char *val, const char *flag,
 	}
 	config_free(&cfg);
 }
+
+/* Like EXPECT_BAD_ENV, on top of what the caller set in the environment. */
+static void
+expect_bad_keep_at(int line, const char *var, const char *val,
+    const char *want_field)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+
+	setenv(var, val, 1);
+	if (t_check_int(__FILE__, line, "action", "CONFIG_BAD",
+	    load(&cfg, &err, NULL), CONFIG_BAD)) {
+		t_check_str(__FILE__, line, "err.var", var, err.var, var);
+		t_check_str(__FILE__, line, "err.field", want_field, err.field,
+		    want_field);
+	}
+	config_free(&cfg);
+}
+#define EXPECT_BAD_AT_KEEP(var, val, field) \
+	expect_bad_keep_at(__LINE__, var, val, field)
 
 #define EXPECT_BAD_ENV(var, val, field) \
 	expect_bad_at(__LINE__, var, val, NULL, NULL, var, field)
@@ -377,7 +400,7 @@ producers_ok(void)
 	T_EQ_INT(cfg.nproducers, 2);
 	if (cfg.nproducers == 2) {
 		T_EQ_STR(cfg.producers[0].name, "alpha");
-		T_EQ_STR(cfg.producers[0].token_sha256, HASH_A);
+		T_EQ_STR(cfg.producers[0].tokens.hash[0], HASH_A);
 		T_EQ_INT(cfg.producers[0].nsubjects, 2);
 		if (cfg.producers[0].nsubjects == 2) {
 			T_EQ_STR(cfg.producers[0].subjects[0], "evt.*.shop.>");
@@ -385,7 +408,7 @@ producers_ok(void)
 			    "audit.*.shop.>");
 		}
 		T_EQ_STR(cfg.producers[1].name, "Beta_2-x");
-		T_EQ_STR(cfg.producers[1].token_sha256, HASH_B);
+		T_EQ_STR(cfg.producers[1].tokens.hash[0], HASH_B);
 		T_EQ_INT(cfg.producers[1].nsubjects, 1);
 	}
 	config_free(&cfg);
@@ -592,7 +615,7 @@ subscribers_ok(void)
 			s = &cfg.subscribers[1];
 			T_EQ_INT(s->kind, SUB_PULL);
 			T_ASSERT(s->url == NULL);
-			T_EQ_STR(s->token_sha256, HASH_A);
+			T_EQ_STR(s->tokens.hash[0], HASH_A);
 			T_EQ_INT(s->max_deliver, 10);
 			/* Pull: leases at once, JetStream's own default. */
 			T_EQ_INT(s->max_in_flight, 1000);
@@ -880,6 +903,68 @@ pull_token_roles(void)
 	env_clear();
 }
 
+#define HASH_C	"c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"
+
+/* tokenSha256 as a list (rotation): any of its hashes, up to eight. */
+static void
+token_lists(void)
+{
+	struct config		 cfg;
+	char			 nine[1024];
+	size_t			 i, n;
+
+	if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_PRODUCERS", "[{\"name\":\"p\","
+	    "\"tokenSha256\":[\"" HASH_B "\",\"" HASH_A_UPPER "\"],"
+	    "\"subjects\":[\"evt.>\"]},{\"name\":\"q\",\"tokenSha256\":\""
+	    HASH_C "\",\"subjects\":[\"evt.>\"]}]")) {
+		T_EQ_INT((int)cfg.producers[0].tokens.n, 2);
+		T_EQ_STR(cfg.producers[0].tokens.hash[1], HASH_A);
+		T_ASSERT(config_find_producer(&cfg, HASH_A) == &cfg.producers[0]);
+		T_ASSERT(config_find_producer(&cfg, HASH_B) == &cfg.producers[0]);
+		T_ASSERT(config_find_producer(&cfg, HASH_C) == &cfg.producers[1]);
+		config_free(&cfg);
+	}
+	n = (size_t)snprintf(nine, sizeof(nine), "[{\"name\":\"p\","
+	    "\"subjects\":[\"evt.>\"],\"tokenSha256\":[");
+	for (i = 0; i < 9; i++)
+		n += (size_t)snprintf(nine + n, sizeof(nine) - n,
+		    "%s\"%064zx\"", i ? "," : "", i + 1);
+	snprintf(nine + n, sizeof(nine) - n, "]}]");
+	EXPECT_BAD_ENV("TREATY_RELAY_PRODUCERS", nine, "[0].tokenSha256");
+	EXPECT_BAD_ENV("TREATY_RELAY_PRODUCERS", "[{\"name\":\"p\","
+	    "\"subjects\":[\"evt.>\"],\"tokenSha256\":[]}]",
+	    "[0].tokenSha256");
+	EXPECT_BAD_ENV("TREATY_RELAY_PRODUCERS", "[{\"name\":\"p\","
+	    "\"subjects\":[\"evt.>\"],\"tokenSha256\":[\"" HASH_A "\",7]}]",
+	    "[0].tokenSha256");
+	EXPECT_BAD_ENV("TREATY_RELAY_PRODUCERS", "[{\"name\":\"p\","
+	    "\"subjects\":[\"evt.>\"],\"tokenSha256\":[\"" HASH_A "\",\""
+	    HASH_A_UPPER "\"]}]", "[0].tokenSha256");
+	/* A hash is one producer's or one inbox's, even inside lists. */
+	EXPECT_BAD_ENV("TREATY_RELAY_PRODUCERS", "[{\"name\":\"p\","
+	    "\"subjects\":[\"evt.>\"],\"tokenSha256\":[\"" HASH_A "\",\""
+	    HASH_B "\"]},{\"name\":\"q\",\"subjects\":[\"evt.>\"],"
+	    "\"tokenSha256\":[\"" HASH_C "\",\"" HASH_B "\"]}]",
+	    "[1].tokenSha256");
+	env_clear();
+	setenv("TREATY_RELAY_PRODUCERS", "[{\"name\":\"p\",\"tokenSha256\":"
+	    "[\"" HASH_C "\",\"" HASH_A "\"],\"subjects\":[\"evt.>\"]}]", 1);
+	EXPECT_BAD_AT_KEEP("TREATY_RELAY_SUBSCRIBERS", "[{\"name\":\"i\","
+	    "\"tokenSha256\":[\"" HASH_B "\",\"" HASH_A "\"],\"secret\":"
+	    "\"0123456789abcdef\",\"filter\":\"evt.>\"}]", "[0].tokenSha256");
+	/* An inbox's list: found by any of its hashes. */
+	env_clear();
+	if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_SUBSCRIBERS", "[{\"name\":\"i\","
+	    "\"tokenSha256\":[\"" HASH_B "\",\"" HASH_A "\"],\"secret\":"
+	    "\"0123456789abcdef\",\"filter\":\"evt.>\"}]")) {
+		T_ASSERT(config_find_inbox(&cfg, HASH_A) == &cfg.subscribers[0]);
+		T_ASSERT(config_find_inbox(&cfg, HASH_B) == &cfg.subscribers[0]);
+		T_ASSERT(config_find_inbox(&cfg, HASH_C) == NULL);
+		config_free(&cfg);
+	}
+	env_clear();
+}
+
 /* At most TREATY_MAX_SECRETS secrets; a CA file must load; numeric hosts are not local. */
 static void
 delivery_settings(void)
@@ -907,7 +992,175 @@ delivery_settings(void)
 	env_clear();
 }
 
+/* Collects what config_file_parse reads: "NAME=value|" per line. */
+struct collected {
+	char	 text[1024];
+	int	 lines[16];
+	int	 n;
+};
+
+/* config_file_parse's callback for collect(). */
+static int
+collect_cb(void *arg, const char *name, const char *value, int line)
+{
+	struct collected	*c = arg;
+	size_t			 len = strlen(c->text);
+
+	snprintf(c->text + len, sizeof(c->text) - len, "%s=%s|", name, value);
+	if (c->n < 16)
+		c->lines[c->n++] = line;
+	return 0;
+}
+
+/* Parse text; the assignments read, or "ERROR line N: why". */
+static const char *
+collect(const char *text)
+{
+	static struct collected	 c;
+	static char		 out[1100];
+	const char		*why = NULL;
+	int			 line = 0;
+
+	memset(&c, 0, sizeof(c));
+	if (config_file_parse(text, strlen(text), collect_cb, &c, &line,
+	    &why) == -1) {
+		snprintf(out, sizeof(out), "ERROR line %d: %s", line, why);
+		return out;
+	}
+	return c.text;
+}
+
+/* The file syntax: what systemd's EnvironmentFile= reads, and the shell. */
+static void
+file_syntax(void)
+{
+	T_EQ_STR(collect(""), "");
+	T_EQ_STR(collect("# a comment\n\n; another\n   \nA=1\n"), "A=1|");
+	T_EQ_STR(collect("A=1\r\nB_2=two words  \n"), "A=1|B_2=two words|");
+	T_EQ_STR(collect("J='[{\"name\":\"a\"}]'\n"), "J=[{\"name\":\"a\"}]|");
+	T_EQ_STR(collect("D=\"say \\\"hi\\\" \\\\ \"\n"), "D=say \"hi\" \\ |");
+	T_EQ_STR(collect("E=\nF=''\n"), "E=|F=|");
+	T_EQ_STR(collect("   G=1\t\n"), "G=1|");
+	T_EQ_STR(collect("H=a=b"), "H=a=b|");
+	/* What is not VAR=value, with its line. */
+	T_EQ_STR(collect("A=1\nexport B=2\n"),
+	    "ERROR line 2: not VAR=value (no export, no spaces around =)");
+	T_EQ_STR(collect("A = 1\n"),
+	    "ERROR line 1: not VAR=value (no export, no spaces around =)");
+	T_EQ_STR(collect("just text\n"),
+	    "ERROR line 1: not VAR=value (no export, no spaces around =)");
+	T_EQ_STR(collect("1A=1\n"),
+	    "ERROR line 1: not VAR=value (no export, no spaces around =)");
+	T_EQ_STR(collect("#\n\nJ='[1,\n2]'\n"),
+	    "ERROR line 3: a quote is not closed (a value is one line)");
+	T_EQ_STR(collect("J='a'b\n"), "ERROR line 1: text after the closing quote");
+}
+
+/* Write text to a new temporary file; its path (static). */
+static const char *
+temp_file(const char *text)
+{
+	static char	 path[64];
+	FILE		*f;
+	int		 fd;
+
+	snprintf(path, sizeof(path), "/tmp/t-config.XXXXXX");
+	if ((fd = mkstemp(path)) == -1 || (f = fdopen(fd, "w")) == NULL)
+		abort();
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* Flag, then environment, then file, then default; unknown names refused. */
+static void
+file_precedence(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+	const char		*path;
+	char			 file[64];
+
+	path = temp_file("# treaty-relay\nPORT=7001\nTREATY_RELAY_REPLICAS=3\n"
+	    "TREATY_RELAY_GRACE_SECONDS=4\nTREATY_RELAY_PRODUCERS='[{\"name\""
+	    ":\"p\",\"tokenSha256\":\"" HASH_A "\",\"subjects\":[\"evt.>\"]}]'"
+	    "\nTREATY_RELAY_REPLICAS=2\n");
+	snprintf(file, sizeof(file), "%s", path);
+	env_clear();
+	setenv("TREATY_RELAY_GRACE_SECONDS", "5", 1);
+	T_EQ_INT(load(&cfg, &err, "--config", file, "--port", "7002", NULL),
+	    CONFIG_RUN);
+	T_EQ_INT(cfg.port, 7002);		/* the flag */
+	T_EQ_INT(cfg.grace_seconds, 5);		/* the environment */
+	T_EQ_INT(cfg.replicas, 2);		/* the file's later line */
+	T_EQ_INT(cfg.http_timeout_seconds, 30);	/* the default */
+	T_EQ_INT((int)cfg.nproducers, 1);
+	T_EQ_STR(cfg.config_file, file);
+	config_free(&cfg);
+	/* The same file named by the environment. */
+	env_clear();
+	setenv("TREATY_RELAY_CONFIG", file, 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_INT(cfg.port, 7001);
+	config_free(&cfg);
+	unlink(file);
+	/* Unreadable: the variable or flag that named it. */
+	EXPECT_BAD_ENV("TREATY_RELAY_CONFIG", "/nonexistent/treaty.env", "");
+	EXPECT_BAD_FLAG("--config", "/nonexistent/treaty.env", "");
+	EXPECT_BAD_FLAG("--config", "/tmp", "");
+	env_clear();
+}
+
+/* A misspelt variable, in the file or the environment, is 78 naming it. */
+static void
+file_unknown(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+	char			 file[64];
+
+	snprintf(file, sizeof(file), "%s", temp_file("PORT=7001\n"
+	    "TREATY_RELAY_REPLICA=2\n"));
+	env_clear();
+	T_EQ_INT(load(&cfg, &err, "--config", file, NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "TREATY_RELAY_REPLICA");
+	T_ASSERT(strstr(err.detail, "line 2") != NULL);
+	config_free(&cfg);
+	unlink(file);
+	/* The file is the relay's alone: any unknown name is refused. */
+	snprintf(file, sizeof(file), "%s", temp_file("NATS_ULR=nats://x:1\n"));
+	T_EQ_INT(load(&cfg, &err, "--config", file, NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "NATS_ULR");
+	config_free(&cfg);
+	unlink(file);
+	/* A line that is not VAR=value: the file's variable, and the line. */
+	snprintf(file, sizeof(file), "%s", temp_file("PORT=1\nexport A=1\n"));
+	setenv("TREATY_RELAY_CONFIG", file, 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "TREATY_RELAY_CONFIG");
+	T_EQ_STR(err.field, "line 2");
+	config_free(&cfg);
+	unlink(file);
+	/* The environment: TREATY_RELAY_* only (others are not ours). */
+	env_clear();
+	setenv("TREATY_RELAY_PRODUCER", "[]", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "TREATY_RELAY_PRODUCER");
+	config_free(&cfg);
+	unsetenv("TREATY_RELAY_PRODUCER");
+	setenv("TREATY_RELAYX", "1", 1);
+	setenv("NATS_USER", "someone", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	config_free(&cfg);
+	unsetenv("TREATY_RELAYX");
+	unsetenv("NATS_USER");
+	env_clear();
+}
+
 static const struct t_case cases[] = {
+	{ "configuration file syntax", file_syntax },
+	{ "configuration file precedence and errors", file_precedence },
+	{ "unknown variables in the file or the environment", file_unknown },
 	{ "delivery settings: secrets, CA file, DNS server, local hosts",
 	  delivery_settings },
 	{ "defaults of DESIGN.md", defaults },
@@ -922,6 +1175,7 @@ static const struct t_case cases[] = {
 	{ "bad subscribers name var and field", subscribers_bad },
 	{ "pull tokens are never a producer's or another inbox's",
 	  pull_token_roles },
+	{ "tokenSha256 lists for rotation", token_lists },
 	{ "NATS_URL lists", nats_url },
 	{ "TREATY_RELAY_LISTEN numeric only", listen_addr },
 	{ "check-config, help, version, usage errors", actions },

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The configuration file (SPEC 11): --config FILE / TREATY_RELAY_CONFIG in
+# systemd's EnvironmentFile syntax, the precedence flag > environment >
+# file > default, unknown variables refused (78, named) in the file and
+# in the environment, the same file read by a shell; token lists; and the
+# log lines' stamps (time= or, under journald, a syslog priority).
+. "$(dirname "$0")/lib.sh"
+TREATY=$ROOT/$O/treaty
+start_nats || { fail start "nats-server did not start"; finish; }
+
+NEW_TOKEN="new-token-0123456789"
+NEW_SHA=$(printf %s "$NEW_TOKEN" | sha256sum | cut -c1-64)
+FILE=$T/relay.env
+# The file's producer has two tokens (a rotation under way): the new one
+# first.  JSON in single quotes: the same file works for a shell.
+cat > "$FILE" <<CONF
+# treaty-relay, as an operator writes it
+NATS_URL=$NATS_URL_T
+
+TREATY_RELAY_PRODUCERS='[{"name":"filed","tokenSha256":["$NEW_SHA","$TOKEN_SHA"],"subjects":["evt.*.shop.>"]}]'
+TREATY_RELAY_GRACE_SECONDS="3"
+CONF
+
+# run_check ENV... -- ARGS: the relay's --check-config; sets RC, ERR, OUT.
+run_check() {
+	local envs=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	env -u TREATY_RELAY_PRODUCERS "${envs[@]}" "$RELAY_BIN" "$@" \
+	    --check-config > "$T/chk.out" 2> "$T/chk.err"
+	RC=$?
+	OUT=$(cat "$T/chk.out")
+	ERR=$(cat "$T/chk.err")
+}
+
+run_check -- --config "$FILE"
+check "--config FILE --check-config: exit 0" "0 configuration ok: 1 producers, 0 subscribers" "$RC $OUT"
+run_check TREATY_RELAY_CONFIG="$FILE" --
+check "TREATY_RELAY_CONFIG=FILE: the same" "0 configuration ok: 1 producers, 0 subscribers" "$RC $OUT"
+bash -c 'set -a; . "$1"; set +a; exec "$2" --check-config' sh "$FILE" "$RELAY_BIN" > "$T/sh.out" 2>&1
+check "the same file read by a shell (set -a; . FILE)" "0 configuration ok: 1 producers, 0 subscribers" "$? $(cat "$T/sh.out")"
+
+# Unknown variables: 78, one stamped error line naming it.
+printf 'TREATY_RELAY_GRACE_SECOND=3\n' >> "$FILE.bad"
+run_check -- --config "$FILE.bad"
+check "a misspelt variable in the file: exit 78" 78 "$RC"
+check_match "  one error line naming it and its line" '^time=[^ ]+ level=error msg="bad configuration" var=TREATY_RELAY_GRACE_SECOND .*line 1' "$ERR"
+run_check TREATY_RELAY_PRODUCER='[]' --
+check "a misspelt variable in the environment: exit 78" 78 "$RC"
+check_match "  naming it" 'var=TREATY_RELAY_PRODUCER ' "$ERR"
+printf 'PORT=1\nexport NATS_URL=nats://x:1\n' > "$FILE.line"
+run_check -- --config "$FILE.line"
+check_match "a line that is not VAR=value: 78 naming the flag and the line" '^78 .*var=--config field="line 2"' "$RC $ERR"
+run_check -- --config "$T/absent.env"
+check_match "an unreadable file: 78" '^78 .*cannot read' "$RC $ERR"
+
+# The running relay: the file's producer and both of its tokens; the
+# environment's PORT (start_relay's) over the file's missing one.
+PRODUCERS=none start_relay --config "$FILE" || { fail relay "did not start with --config"; finish; }
+TOKEN=$NEW_TOKEN post evt.acme.shop.order.created f-1 x
+check "the file's producer, new token: 202" 202 "$STATUS"
+post evt.acme.shop.order.created f-2 x
+check "the file's producer, old token (still listed): 202" 202 "$STATUS"
+TOKEN=$OTHER_TOKEN post evt.acme.shop.order.created f-3 x
+check "a token not in the list: 401" 401 "$STATUS"
+check_match "every relay line starts with time=<RFC 3339 ms>" '^0 [1-9]' \
+    "$(grep -Evc '^time=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z level=' "$RELAY_LOG") $(grep -c '' "$RELAY_LOG")"
+kill -TERM $RELAY_PID; wait $RELAY_PID
+
+# The environment over the file: start_relay's producers replace the file's.
+start_relay --config "$FILE" || { fail relay "did not start"; finish; }
+post evt.acme.shop.order.created f-4 x
+check "the environment's producers win over the file's: 202" 202 "$STATUS"
+TOKEN=$NEW_TOKEN post evt.acme.shop.order.created f-5 x
+check "  and the file's are not used: 401" 401 "$STATUS"
+kill -TERM $RELAY_PID; wait $RELAY_PID
+
+# Under journald (stderr is the stream JOURNAL_STREAM names): priorities.
+JLOG=$T/journal.log
+: > "$JLOG"
+JS=$(stat -c '%d:%i' "$JLOG")
+JOURNAL_STREAM=$JS NATS_URL=$NATS_URL_T PORT=$(free_port) TREATY_RELAY_LISTEN=127.0.0.1 \
+    TREATY_RELAY_PRODUCERS='[]' "$RELAY_BIN" -v >> "$JLOG" 2>&1 &
+JPID=$!
+PIDS+=($JPID)
+wait_until 15 'grep -q "msg=ready" "$JLOG"'
+kill -TERM $JPID; wait $JPID
+check_match "journald: info lines start with <6>" '^<6>level=info msg=ready' "$(grep 'msg=ready' "$JLOG")"
+check_match "  warnings with <4>" '^<4>level=warn msg="no producers' "$(grep 'no producers' "$JLOG")"
+check_match "  debug with <7>, and no time= anywhere" '^[1-9][0-9]* 0$' \
+    "$(grep -c '^<7>level=debug' "$JLOG") $(grep -c 'time=' "$JLOG")"
+JOURNAL_STREAM=1:2 "$RELAY_BIN" --port 0 --check-config 2> "$T/nj.err"
+check_match "another stream named: still time=, and errors are <3> only in the journal" '^time=[^ ]+ level=error' "$(cat "$T/nj.err")"
+
+# The client's lines carry no stamp.
+"$TREATY" verify --secret-file "$T/absent" --id x < /dev/null 2> "$T/cli.err"
+check_match "the client's messages are plain" '^treaty: ' "$(head -1 "$T/cli.err")"
+finish
