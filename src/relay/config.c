@@ -139,6 +139,17 @@ static const struct opt opts[NOPTS] = {
 	  OFF(verbose), "0", 0, 1, "write debug log lines" },
 };
 
+/*
+ * Settings only a restart changes (SPEC 11): the listener, the NATS
+ * connection, the publish table, the TLS context and pool timeouts of
+ * deliveries, DNS, and the lease that pull consumers and the lease memory
+ * were made with.  A reload keeps their running values.
+ */
+static const int restart_only[] = {
+	O_NATS, O_PORT, O_LISTEN, O_MAXPENDING, O_CA_FILE, O_DELIVERY_TIMEOUT,
+	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_LEASE
+};
+
 /* Record a configuration error; always returns -1. */
 static int __attribute__((format(printf, 4, 5)))
 cfg_err(struct config_error *err, const char *var, const char *field,
@@ -1109,6 +1120,19 @@ out:
 	return action;
 }
 
+/* Free what a subscriber's members hold. */
+static void
+subscriber_clear(struct subscriber *s)
+{
+	size_t	 j;
+
+	free(s->url);
+	free(s->filter);
+	for (j = 0; j < s->nsecrets; j++)
+		free(s->secrets[j]);
+	free(s->secrets);
+}
+
 /* Free everything config_load allocated. */
 void
 config_free(struct config *cfg)
@@ -1129,15 +1153,8 @@ config_free(struct config *cfg)
 		free(cfg->producers[i].subjects);
 	}
 	free(cfg->producers);
-	for (i = 0; i < cfg->nsubscribers; i++) {
-		struct subscriber *s = &cfg->subscribers[i];
-
-		free(s->url);
-		free(s->filter);
-		for (j = 0; j < s->nsecrets; j++)
-			free(s->secrets[j]);
-		free(s->secrets);
-	}
+	for (i = 0; i < cfg->nsubscribers; i++)
+		subscriber_clear(&cfg->subscribers[i]);
 	free(cfg->subscribers);
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -1197,4 +1214,122 @@ config_secrets(const struct subscriber *sc)
 		s[j].len = strlen(sc->secrets[j]);
 	}
 	return s;
+}
+
+/* A copy of sc that owns all it holds (config_subscriber_free). */
+struct subscriber *
+config_subscriber_dup(const struct subscriber *sc)
+{
+	struct subscriber	*c = xmalloc(sizeof(*c));
+	size_t			 j;
+
+	*c = *sc;
+	c->url = sc->url != NULL ? xstrdup(sc->url) : NULL;
+	c->filter = xstrdup(sc->filter);
+	c->secrets = xcalloc(sc->nsecrets, sizeof(char *));
+	for (j = 0; j < sc->nsecrets; j++)
+		c->secrets[j] = xstrdup(sc->secrets[j]);
+	return c;
+}
+
+void
+config_subscriber_free(struct subscriber *sc)
+{
+	if (sc == NULL)
+		return;
+	subscriber_clear(sc);
+	free(sc);
+}
+
+/* Two optional strings are equal (both NULL, or the same text). */
+static int
+str_eq(const char *a, const char *b)
+{
+	return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
+}
+
+/* 1 when every setting of a and b is the same. */
+int
+config_subscriber_equal(const struct subscriber *a, const struct subscriber *b)
+{
+	size_t	 j;
+
+	if (strcmp(a->name, b->name) != 0 || a->kind != b->kind ||
+	    !str_eq(a->url, b->url) || strcmp(a->filter, b->filter) != 0 ||
+	    a->nsecrets != b->nsecrets || a->tokens.n != b->tokens.n ||
+	    a->max_deliver != b->max_deliver ||
+	    a->max_in_flight != b->max_in_flight ||
+	    a->standard_webhooks != b->standard_webhooks)
+		return 0;
+	for (j = 0; j < a->nsecrets; j++)
+		if (strcmp(a->secrets[j], b->secrets[j]) != 0)
+			return 0;
+	for (j = 0; j < a->tokens.n; j++)
+		if (strcmp(a->tokens.hash[j], b->tokens.hash[j]) != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * A reload: next replaces run.  Each restart-only setting that differs
+ * keeps its running value, and warn gets its variable.  A subscriber may
+ * not change between push and pull (its JetStream consumer cannot): -1
+ * with err naming it.  0 otherwise.
+ */
+int
+config_reload_prepare(struct config *next, const struct config *run,
+    void (*warn)(const char *var), struct config_error *err)
+{
+	const char	*base_run = (const char *)run;
+	char		*base_next = (char *)next;
+	size_t		 i, k;
+
+	for (i = 0; i < next->nsubscribers; i++)
+		for (k = 0; k < run->nsubscribers; k++)
+			if (strcmp(next->subscribers[i].name,
+			    run->subscribers[k].name) == 0 &&
+			    next->subscribers[i].kind !=
+			    run->subscribers[k].kind) {
+				char	 field[32];
+
+				snprintf(field, sizeof(field), "[%zu]", i);
+				return cfg_err(err, opts[O_SUBSCRIBERS].var,
+				    field, "%s cannot change between push and "
+				    "pull while running; add it under a new name",
+				    next->subscribers[i].name);
+			}
+	for (i = 0; i < sizeof(restart_only) / sizeof(restart_only[0]); i++) {
+		const struct opt	*o = &opts[restart_only[i]];
+		char			**ns, *const *rs;
+
+		if (o->kind == OPT_STR) {
+			ns = (char **)(base_next + o->off);
+			rs = (char *const *)(base_run + o->off);
+			if (str_eq(*ns, *rs))
+				continue;
+			free(*ns);
+			*ns = *rs != NULL ? xstrdup(*rs) : NULL;
+		} else {
+			if (*(const int *)(base_run + o->off) ==
+			    *(int *)(base_next + o->off))
+				continue;
+			*(int *)(base_next + o->off) =
+			    *(const int *)(base_run + o->off);
+		}
+		warn(o->var);
+		if (restart_only[i] == O_NATS) {
+			/* What the URL made: the servers and TLS. */
+			for (k = 0; k < (size_t)next->nnats_servers; k++)
+				free(next->nats_servers[k]);
+			free(next->nats_servers);
+			next->nnats_servers = run->nnats_servers;
+			next->nats_servers = xcalloc((size_t)run->nnats_servers,
+			    sizeof(char *));
+			for (k = 0; k < (size_t)run->nnats_servers; k++)
+				next->nats_servers[k] =
+				    xstrdup(run->nats_servers[k]);
+			next->nats_tls = run->nats_tls;
+		}
+	}
+	return 0;
 }

@@ -55,6 +55,13 @@ struct subscriber {
 	int		  standard_webhooks;
 };
 
+/* What a reload did to the subscribers. */
+struct sub_changes {
+	int		  added;
+	int		  changed;
+	int		  removed;
+};
+
 #define CONFIG_FILE_VAR		"TREATY_RELAY_CONFIG"
 #define CONFIG_FILE_MAX		(1024 * 1024)	/* bytes */
 
@@ -126,6 +133,22 @@ int			 config_file_parse(const char *text, size_t len,
 			    const char **why);
 /* Free what config_load allocated. */
 void			 config_free(struct config *cfg);
+/*
+ * A reload (SPEC 11): next, freshly loaded, is to replace run.  A
+ * restart-only setting that differs keeps its running value, and warn
+ * gets its variable's name.  -1 with err when next cannot replace run (a
+ * subscriber changed between push and pull).
+ */
+int			 config_reload_prepare(struct config *next,
+			    const struct config *run,
+			    void (*warn)(const char *var),
+			    struct config_error *err);
+/* A subscriber's settings, copied to outlive its configuration. */
+struct subscriber	*config_subscriber_dup(const struct subscriber *sc);
+void			 config_subscriber_free(struct subscriber *sc);
+/* 1 when a and b have the same settings. */
+int			 config_subscriber_equal(const struct subscriber *a,
+			    const struct subscriber *b);
 /* Print the --help text to f. */
 void			 config_usage(void *f);
 /* 1 for a host SPEC 3 allows plain http (localhost, loopback, one label). */

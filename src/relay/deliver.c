@@ -74,19 +74,37 @@ struct hdrs {
 struct delivery;
 TAILQ_HEAD(delivery_list, delivery);
 
-/* One push subscriber. */
+/*
+ * A subscriber URL's connection pool.  A reload that changes the URL (or
+ * maxInFlight, its size) makes a new one; the old one lives on until the
+ * last delivery that uses it ends.
+ */
+struct dtarget {
+	struct outbound_target	*t;
+	int			 refs;	/* its deliveries, +1 while current */
+};
+
+/*
+ * One push subscriber, with its own copy of its settings, which a reload
+ * replaces (later attempts use the new ones).  A removed subscriber moves
+ * to dl.gone until its last delivery ends.
+ */
 struct dsub {
 	int			 idx;		/* metrics index */
-	const struct subscriber	*cfg;
-	struct store_consumer	*consumer;
-	struct outbound_target	*target;
+	struct subscriber	*cfg;
+	struct store_consumer	*consumer;	/* NULL once removed */
+	struct dtarget		*target;
 	int			 allow_private;
 	struct treaty_secret	*secrets;
 	struct delivery_list	 live;
+	int			 seen;		/* by the reload under way */
+	TAILQ_ENTRY(dsub)	 entry;
 };
+TAILQ_HEAD(dsub_list, dsub);
 
 struct delivery {
 	struct dsub		*s;
+	struct dtarget		*t;		/* the pool it uses */
 	struct store_msg	*m;		/* NULL once JetStream was answered */
 	enum delivery_state	 state;
 	union {
@@ -105,11 +123,26 @@ struct delivery {
 static struct {
 	struct event_base	*base;
 	const struct config	*cfg;
-	struct dsub		*subs;
-	int			 nsubs;
+	struct dsub_list	 subs;
+	struct dsub_list	 gone;		/* removed, deliveries left */
 	int			 in_flight;
 	int			 stopping;
-} dl;
+} dl = {
+	.subs = TAILQ_HEAD_INITIALIZER(dl.subs),
+	.gone = TAILQ_HEAD_INITIALIZER(dl.gone)
+};
+
+static void	dsub_free(struct dsub *s);
+
+/* Let go of a pool; the last user frees it. */
+static void
+dtarget_release(struct dtarget *t)
+{
+	if (--t->refs > 0)
+		return;
+	outbound_target_free(t->t);
+	free(t);
+}
 
 /* Move a delivery to state s. */
 static void
@@ -151,6 +184,12 @@ delivery_close(struct delivery *d, const char *reason)
 	TAILQ_REMOVE(&d->s->live, d, entry);
 	dl.in_flight--;
 	metrics_in_flight(d->s->idx, -1);
+	dtarget_release(d->t);
+	if (d->s->consumer == NULL && TAILQ_EMPTY(&d->s->live)) {
+		/* The last delivery of a removed subscriber. */
+		TAILQ_REMOVE(&dl.gone, d->s, entry);
+		dsub_free(d->s);
+	}
 	free(d->id);
 	free(d->source);
 	free(d);
@@ -304,7 +343,7 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 	}
 	msg = (struct outbound_msg){ OUTBOUND_POST, NULL, hs.h, hs.n, body,
 	    len };
-	if ((d->op.out = outbound_send(s->target, to, &msg, delivery_sent_cb,
+	if ((d->op.out = outbound_send(d->t->t, to, &msg, delivery_sent_cb,
 	    d)) == NULL) {
 		delivery_failed(d, 0, "connection failed", NULL, -1);
 		return;
@@ -347,6 +386,8 @@ delivery_new(struct dsub *s, struct store_msg *m)
 
 	d = xcalloc(1, sizeof(*d));
 	d->s = s;
+	d->t = s->target;
+	d->t->refs++;
 	d->m = m;
 	d->state = DS_IDLE;
 	d->attempt = store_msg_delivered(m);
@@ -373,12 +414,12 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 	const char	*spec;
 
 	/*
-	 * Stopping: give it back for another instance, unless this is its
-	 * last delivery: JetStream would count the give-back as the last
+	 * Stopping, or the subscriber was removed (what nats.c had queued):
+	 * give it back for another instance, unless this is its last delivery: JetStream would count the give-back as the last
 	 * attempt, and the event would be dropped untried.  Try it within
 	 * the grace period instead.
 	 */
-	if (dl.stopping &&
+	if ((dl.stopping || s->consumer == NULL) &&
 	    store_msg_delivered(m) < (uint64_t)s->cfg->max_deliver) {
 		store_msg_give_back(m);
 		return;
@@ -392,8 +433,8 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 		return;
 	}
 	delivery_set_state(d, DS_RESOLVING);
-	d->op.rr = resolve_host(outbound_target_host(s->target),
-	    outbound_target_port(s->target), s->allow_private,
+	d->op.rr = resolve_host(outbound_target_host(d->t->t),
+	    outbound_target_port(d->t->t), s->allow_private,
 	    delivery_resolved_cb, d);
 }
 
@@ -412,53 +453,189 @@ deliver_exhausted_cb(void *arg, struct store_msg *m)
 	    "last attempt unfinished (relay stopped or lost)", -1);
 }
 
+/* The push subscriber called name, or NULL. */
+static struct dsub *
+dsub_find(const char *name)
+{
+	struct dsub	*s;
+
+	TAILQ_FOREACH(s, &dl.subs, entry)
+		if (strcmp(s->cfg->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+/* Its consumer's settings. */
+static struct store_consumer_spec
+dsub_spec(const struct dsub *s)
+{
+	return (struct store_consumer_spec){ s->cfg->name, STORE_PUSH,
+	    s->cfg->filter, s->cfg->max_deliver, s->cfg->max_in_flight,
+	    dl.cfg->ack_wait_seconds };
+}
+
+/*
+ * Take sc's settings (a copy): a new pool when the URL or its size
+ * changed, the secrets, the address rule.
+ */
+static void
+dsub_set(struct dsub *s, const struct subscriber *sc)
+{
+	struct subscriber	*old = s->cfg;
+	struct dtarget		*t;
+
+	s->cfg = config_subscriber_dup(sc);
+	if (old == NULL || strcmp(old->url, sc->url) != 0 ||
+	    old->max_in_flight != sc->max_in_flight) {
+		t = xcalloc(1, sizeof(*t));
+		t->refs = 1;
+		/*
+		 * As many idle connections as deliveries may run at once:
+		 * fewer would close and reopen one per delivery under load.
+		 */
+		t->t = outbound_target_new(sc->url, sc->max_in_flight <
+		    MAX_IDLE_CONNS ? sc->max_in_flight : MAX_IDLE_CONNS);
+		if (t->t == NULL)
+			fatalx("bad subscriber url", "sub=%s", sc->name);
+		if (s->target != NULL)
+			dtarget_release(s->target);
+		s->target = t;
+	}
+	s->allow_private = dl.cfg->allow_private_networks ||
+	    config_host_is_local(outbound_target_host(s->target->t));
+	free(s->secrets);
+	s->secrets = config_secrets(s->cfg);
+	config_subscriber_free(old);
+}
+
+/* A push subscriber, and its consumer. */
+static void
+dsub_new(const struct subscriber *sc)
+{
+	struct dsub			*s = xcalloc(1, sizeof(*s));
+	struct store_consumer_spec	 spec;
+
+	TAILQ_INIT(&s->live);
+	dsub_set(s, sc);
+	s->idx = metrics_subscriber_add(sc->name);
+	s->seen = 1;
+	TAILQ_INSERT_TAIL(&dl.subs, s, entry);
+	spec = dsub_spec(s);
+	s->consumer = store_consumer_add(&spec, deliver_msg_cb,
+	    deliver_exhausted_cb, s);
+}
+
+/* Free a subscriber whose deliveries have all ended. */
+static void
+dsub_free(struct dsub *s)
+{
+	dtarget_release(s->target);
+	free(s->secrets);
+	config_subscriber_free(s->cfg);
+	free(s);
+}
+
+/*
+ * A reload removed it: no new messages here (what nats.c queued goes
+ * back), its deliveries under way finish, its JetStream consumer stays.
+ */
+static void
+dsub_remove(struct dsub *s)
+{
+	struct store_consumer	*c = s->consumer;
+
+	TAILQ_REMOVE(&dl.subs, s, entry);
+	s->consumer = NULL;
+	store_consumer_remove(c);
+	metrics_subscriber_gone(s->idx);
+	if (TAILQ_EMPTY(&s->live))
+		dsub_free(s);
+	else
+		TAILQ_INSERT_TAIL(&dl.gone, s, entry);
+}
+
+/*
+ * Bring the push subscribers to the configuration: add, change, remove
+ * (by name), counting into ch when it is not NULL (a reload).
+ */
+static void
+deliver_sync(struct sub_changes *ch)
+{
+	const struct subscriber		*sc;
+	struct store_consumer_spec	 spec;
+	struct dsub			*s, *next;
+	struct delivery			*d;
+	struct sub_changes		 start;
+	size_t				 i;
+	int				 n;
+
+	if (ch == NULL) {
+		/* Start-up: every subscriber is new, and not news. */
+		memset(&start, 0, sizeof(start));
+		ch = &start;
+	}
+
+	TAILQ_FOREACH(s, &dl.subs, entry)
+		s->seen = 0;
+	for (i = 0; i < dl.cfg->nsubscribers; i++) {
+		sc = &dl.cfg->subscribers[i];
+		if (sc->kind != SUB_PUSH)
+			continue;
+		if ((s = dsub_find(sc->name)) == NULL) {
+			dsub_new(sc);
+			if (ch != &start)
+				log_info("subscriber added", "sub=%s", sc->name);
+			ch->added++;
+			continue;
+		}
+		s->seen = 1;
+		if (!config_subscriber_equal(s->cfg, sc)) {
+			dsub_set(s, sc);
+			ch->changed++;
+			log_info("subscriber changed", "sub=%s", sc->name);
+		} else
+			s->allow_private = dl.cfg->allow_private_networks ||
+			    config_host_is_local(outbound_target_host(
+			    s->target->t));
+		spec = dsub_spec(s);
+		store_consumer_update(s->consumer, &spec);
+	}
+	for (s = TAILQ_FIRST(&dl.subs); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (s->seen)
+			continue;
+		n = 0;
+		TAILQ_FOREACH(d, &s->live, entry)
+			n++;
+		log_info("subscriber removed: this instance delivers no more "
+		    "to it; its consumer stays in JetStream", "sub=%s "
+		    "consumer=relay-%s finishing=%d", s->cfg->name, s->cfg->name,
+		    n);
+		ch->removed++;
+		dsub_remove(s);
+	}
+}
+
 /* Set up every push subscriber. */
 void
 deliver_init(struct event_base *base, const struct config *cfg)
 {
-	const char	**names;
-	size_t		  i;
-
 	dl.base = base;
 	dl.cfg = cfg;
-	dl.subs = xcalloc(cfg->nsubscribers, sizeof(*dl.subs));
-	names = xcalloc(cfg->nsubscribers, sizeof(*names));
 	resolve_init(base, cfg->dns_server, cfg->dns_timeout_ms, PIN_CACHE_MS);
 	if (outbound_init(base, cfg->ca_file, cfg->delivery_timeout_ms,
 	    cfg->delivery_idle_ms, "treaty-relay") == -1)
 		fatalx("cannot set up TLS for deliveries", "ca_file=%s",
 		    log_q(cfg->ca_file));
-	for (i = 0; i < cfg->nsubscribers; i++) {
-		const struct subscriber	*sc = &cfg->subscribers[i];
-		struct dsub		*s = &dl.subs[dl.nsubs];
-		struct store_consumer_spec spec = { sc->name, STORE_PUSH,
-		    sc->filter, sc->max_deliver, sc->max_in_flight,
-		    cfg->ack_wait_seconds };
+	deliver_sync(NULL);
+}
 
-		if (sc->kind != SUB_PUSH)
-			continue;
-		s->idx = dl.nsubs;
-		s->cfg = sc;
-		TAILQ_INIT(&s->live);
-		/*
-		 * As many idle connections as deliveries may run at once:
-		 * fewer would close and reopen one per delivery under load.
-		 */
-		s->target = outbound_target_new(sc->url,
-		    sc->max_in_flight < MAX_IDLE_CONNS ? sc->max_in_flight :
-		    MAX_IDLE_CONNS);
-		if (s->target == NULL)
-			fatalx("bad subscriber url", "sub=%s", sc->name);
-		s->allow_private = cfg->allow_private_networks ||
-		    config_host_is_local(outbound_target_host(s->target));
-		s->secrets = config_secrets(sc);
-		names[dl.nsubs] = sc->name;
-		s->consumer = store_consumer_add(&spec, deliver_msg_cb,
-		    deliver_exhausted_cb, s);
-		dl.nsubs++;
-	}
-	metrics_subscribers(names, dl.nsubs);
-	free(names);
+/* The configuration was reloaded; see deliver.h. */
+void
+deliver_reload(struct sub_changes *ch)
+{
+	if (!dl.stopping)
+		deliver_sync(ch);
 }
 
 /* Deliveries under way. */
@@ -472,44 +649,52 @@ deliver_in_flight(void)
 void
 deliver_stop(void)
 {
-	int	 i;
+	struct dsub	*s;
 
 	dl.stopping = 1;
-	for (i = 0; i < dl.nsubs; i++)
-		store_consumer_stop(dl.subs[i].consumer);
+	TAILQ_FOREACH(s, &dl.subs, entry)
+		store_consumer_stop(s->consumer);
+}
+
+/* Give back and close every delivery of s. */
+static void
+dsub_give_back(struct dsub *s)
+{
+	struct delivery	*d;
+
+	while ((d = TAILQ_FIRST(&s->live)) != NULL) {
+		if (d->m != NULL) {
+			store_msg_give_back(d->m);
+			d->m = NULL;
+		}
+		delivery_close(d, "given back: shutting down");
+	}
 }
 
 /* Give every delivery under way back to JetStream now. */
 void
 deliver_give_back_all(void)
 {
-	struct delivery	*d;
-	int		 i;
+	struct dsub	*s;
 
-	for (i = 0; i < dl.nsubs; i++)
-		while ((d = TAILQ_FIRST(&dl.subs[i].live)) != NULL) {
-			if (d->m != NULL) {
-				store_msg_give_back(d->m);
-				d->m = NULL;
-			}
-			delivery_close(d, "given back: shutting down");
-		}
+	TAILQ_FOREACH(s, &dl.subs, entry)
+		dsub_give_back(s);
+	/* Each removed subscriber is freed with its last delivery. */
+	while ((s = TAILQ_FIRST(&dl.gone)) != NULL)
+		dsub_give_back(s);
 }
 
 /* Free everything. */
 void
 deliver_free(void)
 {
-	int	 i;
+	struct dsub	*s;
 
 	deliver_give_back_all();
-	for (i = 0; i < dl.nsubs; i++) {
-		outbound_target_free(dl.subs[i].target);
-		free(dl.subs[i].secrets);
+	while ((s = TAILQ_FIRST(&dl.subs)) != NULL) {
+		TAILQ_REMOVE(&dl.subs, s, entry);
+		dsub_free(s);
 	}
-	free(dl.subs);
-	dl.subs = NULL;
-	dl.nsubs = 0;
 	resolve_free();
 	outbound_free();
 }

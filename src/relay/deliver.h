@@ -8,9 +8,21 @@
 
 struct event_base;
 struct config;
+struct sub_changes;
 
-/* Set up DNS, outbound HTTP and one consumer per push subscriber. */
+/*
+ * Set up DNS, outbound HTTP and one consumer per push subscriber.  cfg
+ * stays in place for the life of the relay; a reload changes what it
+ * holds and then calls deliver_reload.
+ */
 void	deliver_init(struct event_base *base, const struct config *cfg);
+/*
+ * The configuration was reloaded: push subscribers added (consumer made,
+ * deliveries start), changed (later attempts use the new settings; the
+ * consumer is updated) or removed (no new deliveries here; those under
+ * way finish; the JetStream consumer stays), counted into ch.
+ */
+void	deliver_reload(struct sub_changes *ch);
 /* Deliveries under way. */
 int	deliver_in_flight(void);
 /*

@@ -240,6 +240,13 @@ http_init(struct event_base *base, const struct config *cfg)
 	    cfg->port);
 }
 
+/* A reload: the idle timeout of connections accepted from now on. */
+void
+http_reload(const struct config *cfg)
+{
+	evhttp_set_timeout(http, cfg->http_timeout_seconds);
+}
+
 /* Stop accepting connections; keep answering those we have. */
 void
 http_stop_accepting(void)

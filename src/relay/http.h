@@ -17,6 +17,8 @@ struct config;
 
 /* Bind and listen; exits 1 when the address cannot be bound. */
 void	http_init(struct event_base *base, const struct config *cfg);
+/* A reload: settings for the connections accepted from now on. */
+void	http_reload(const struct config *cfg);
 /* Close the listening socket; answer new requests 503 shutting_down. */
 void	http_stop_accepting(void);
 /* Free the server and every connection; all requests must be answered. */

@@ -96,6 +96,7 @@ fetch_close(struct fetch *f, const char *reason)
 	for (i = 0; i < f->n; i++)
 		store_msg_free(f->msgs[i]);
 	TAILQ_REMOVE(&ib.fetches, f, entry);
+	inbox_sub_unref(f->s);
 	free(f->takes);
 	free(f);
 }
@@ -444,6 +445,7 @@ inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
 
 	f->req = req;
 	f->s = s;
+	s->refs++;
 	f->q = FETCH_UNQUEUED;
 	f->max = max;
 	f->lease = lease;
@@ -482,13 +484,14 @@ inbox_fetch_pump_init(struct isub *s)
 void
 inbox_fetch_stop(void)
 {
-	struct fetch	*f;
-	int		 i;
+	struct fetch	*f, *next;
 
-	for (i = 0; i < ib.nsubs; i++)
-		while ((f = TAILQ_FIRST(&ib.subs[i].queue[STORE_PULL_WAIT])) !=
-		    NULL)
+	/* fetch_done may end f (and free a removed inbox), no other. */
+	for (f = TAILQ_FIRST(&ib.fetches); f != NULL; f = next) {
+		next = TAILQ_NEXT(f, entry);
+		if (f->q == STORE_PULL_WAIT)
 			fetch_done(f);
+	}
 }
 
 /*
@@ -499,16 +502,17 @@ void
 inbox_fetch_close_all(void)
 {
 	struct fetch	*f;
-	int		 i;
+	struct isub	*s;
 
+	/* A removed inbox is freed with its last fetch. */
 	while ((f = TAILQ_FIRST(&ib.fetches)) != NULL) {
 		http_error(f->req, ROUTE_INBOX, 503, "inbox_unavailable",
 		    "the relay is shutting down");
 		fetch_close(f, "shutting down");
 	}
-	for (i = 0; i < ib.nsubs; i++) {
-		store_pull_close_all(ib.subs[i].consumer, "shutting down");
-		event_del(&ib.subs[i].pump);
+	TAILQ_FOREACH(s, &ib.subs, entry) {
+		store_pull_close_all(s->consumer, "shutting down");
+		event_del(&s->pump);
 	}
 }
 

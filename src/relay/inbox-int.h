@@ -29,16 +29,25 @@ struct fetch;
 struct take;
 TAILQ_HEAD(fetch_list, fetch);
 
-/* One pull subscriber. */
+/*
+ * One pull subscriber, with its own copy of its settings, which a reload
+ * replaces.  A removed one moves to ib.gone (no longer found by name)
+ * until the last fetch and lease operation that use it end.
+ */
 struct isub {
 	int			 idx;		/* metrics and leases index */
-	const struct subscriber	*cfg;
+	struct subscriber	*cfg;
 	struct store_consumer	*consumer;
 	struct treaty_secret	*secrets;
 	/* GETs waiting for the store's pull of each kind. */
 	struct fetch_list	 queue[STORE_PULL_KINDS];
 	struct event		 pump;		/* send the next pulls */
+	int			 refs;		/* fetches and operations */
+	int			 removed;
+	int			 seen;		/* by the reload under way */
+	TAILQ_ENTRY(isub)	 entry;
 };
+TAILQ_HEAD(isub_list, isub);
 
 /* A GET waiting for JetStream. */
 #define FETCH_UNQUEUED	(-1)
@@ -64,8 +73,8 @@ struct fetch {
 struct inbox_state {
 	struct event_base	*base;
 	const struct config	*cfg;
-	struct isub		*subs;
-	int			 nsubs;
+	struct isub_list	 subs;
+	struct isub_list	 gone;		/* removed, still in use */
 	struct inbox_leases	*leases;
 	struct fetch_list	 fetches;
 	int			 stopping;
@@ -73,6 +82,8 @@ struct inbox_state {
 extern struct inbox_state	 ib;
 
 /* inbox.c */
+/* A fetch or lease operation ends its use of s (see struct isub). */
+void	inbox_sub_unref(struct isub *s);
 void	inbox_reject(struct evhttp_request *req, int status, const char *code,
 	    const char *detail, const char *inbox);
 

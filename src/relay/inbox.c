@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/queue.h>
 
+#include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
@@ -49,7 +50,11 @@ struct op {
 };
 TAILQ_HEAD(op_list, op);
 
-struct inbox_state	 ib = { .fetches = TAILQ_HEAD_INITIALIZER(ib.fetches) };
+struct inbox_state	 ib = {
+	.subs = TAILQ_HEAD_INITIALIZER(ib.subs),
+	.gone = TAILQ_HEAD_INITIALIZER(ib.gone),
+	.fetches = TAILQ_HEAD_INITIALIZER(ib.fetches)
+};
 static struct op_list	 ops = TAILQ_HEAD_INITIALIZER(ops);
 
 /* Reject and log one request (metadata only). */
@@ -142,6 +147,7 @@ op_close(struct op *o, const char *reason)
 	    o->s->cfg->name, (unsigned long long)o->l.seq, reason);
 	store_req_close(o->sr, reason);
 	TAILQ_REMOVE(&ops, o, entry);
+	inbox_sub_unref(o->s);
 	free(o);
 }
 
@@ -216,6 +222,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 	o = xcalloc(1, sizeof(*o));
 	o->req = req;
 	o->s = s;
+	s->refs++;
 	o->l = l;
 	o->kind = kind;
 	TAILQ_INSERT_TAIL(&ops, o, entry);
@@ -232,12 +239,12 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 static struct isub *
 inbox_find(const char *name, size_t len)
 {
-	int	 i;
+	struct isub	*s;
 
-	for (i = 0; i < ib.nsubs; i++)
-		if (strlen(ib.subs[i].cfg->name) == len &&
-		    memcmp(ib.subs[i].cfg->name, name, len) == 0)
-			return &ib.subs[i];
+	TAILQ_FOREACH(s, &ib.subs, entry)
+		if (strlen(s->cfg->name) == len &&
+		    memcmp(s->cfg->name, name, len) == 0)
+			return s;
 	return NULL;
 }
 
@@ -342,38 +349,139 @@ inbox_exhausted_cb(void *arg, struct store_msg *m)
 	    "lease expired maxDeliver times", inbox_dropped_cb, m);
 }
 
-/* Register the pull consumers; before store_init. */
+/* Its consumer's settings. */
+static struct store_consumer_spec
+isub_spec(const struct isub *s)
+{
+	return (struct store_consumer_spec){ s->cfg->name, STORE_PULL,
+	    s->cfg->filter, s->cfg->max_deliver, s->cfg->max_in_flight,
+	    ib.cfg->lease_seconds };
+}
+
+/* Take sc's settings (a copy). */
+static void
+isub_set(struct isub *s, const struct subscriber *sc)
+{
+	config_subscriber_free(s->cfg);
+	s->cfg = config_subscriber_dup(sc);
+	free(s->secrets);
+	s->secrets = config_secrets(s->cfg);
+}
+
+/* A pull subscriber, and its consumer. */
+static void
+isub_new(const struct subscriber *sc)
+{
+	struct isub			*s = xcalloc(1, sizeof(*s));
+	struct store_consumer_spec	 spec;
+
+	isub_set(s, sc);
+	s->idx = metrics_inbox_add(sc->name);
+	s->seen = 1;
+	inbox_fetch_pump_init(s);
+	TAILQ_INSERT_TAIL(&ib.subs, s, entry);
+	spec = isub_spec(s);
+	s->consumer = store_consumer_add(&spec, NULL, inbox_exhausted_cb, s);
+}
+
+/* Free an inbox nothing uses. */
+static void
+isub_free(struct isub *s)
+{
+	event_del(&s->pump);
+	store_consumer_remove(s->consumer);
+	free(s->secrets);
+	config_subscriber_free(s->cfg);
+	free(s);
+}
+
+/* A fetch or lease operation is done with s; see inbox-int.h. */
+void
+inbox_sub_unref(struct isub *s)
+{
+	if (--s->refs == 0 && s->removed) {
+		TAILQ_REMOVE(&ib.gone, s, entry);
+		isub_free(s);
+	}
+}
+
+/*
+ * Bring the pull subscribers to the configuration: add, change, remove
+ * (by name), counting into ch when it is not NULL (a reload).  A removed
+ * inbox answers 404 from now on; its fetches and lease operations under
+ * way finish, its consumer stays in JetStream.
+ */
+static void
+inbox_sync(struct sub_changes *ch)
+{
+	const struct subscriber		*sc;
+	struct store_consumer_spec	 spec;
+	struct sub_changes		 start;
+	struct isub			*s, *next;
+	size_t				 i;
+
+	if (ch == NULL) {
+		memset(&start, 0, sizeof(start));
+		ch = &start;
+	}
+	TAILQ_FOREACH(s, &ib.subs, entry)
+		s->seen = 0;
+	for (i = 0; i < ib.cfg->nsubscribers; i++) {
+		sc = &ib.cfg->subscribers[i];
+		if (sc->kind != SUB_PULL)
+			continue;
+		if ((s = inbox_find(sc->name, strlen(sc->name))) == NULL) {
+			isub_new(sc);
+			if (ch != &start)
+				log_info("inbox added", "inbox=%s", sc->name);
+			ch->added++;
+			continue;
+		}
+		s->seen = 1;
+		if (config_subscriber_equal(s->cfg, sc))
+			continue;
+		isub_set(s, sc);
+		spec = isub_spec(s);
+		store_consumer_update(s->consumer, &spec);
+		log_info("inbox changed", "inbox=%s", sc->name);
+		ch->changed++;
+	}
+	for (s = TAILQ_FIRST(&ib.subs); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (s->seen)
+			continue;
+		log_info("inbox removed: this instance serves it no more; its "
+		    "consumer stays in JetStream", "inbox=%s consumer=relay-%s "
+		    "finishing=%d", s->cfg->name, s->cfg->name, s->refs);
+		ch->removed++;
+		TAILQ_REMOVE(&ib.subs, s, entry);
+		metrics_inbox_gone(s->idx);
+		if (s->refs == 0) {
+			isub_free(s);
+			continue;
+		}
+		s->removed = 1;
+		TAILQ_INSERT_TAIL(&ib.gone, s, entry);
+	}
+}
+
+/* Register the pull consumers. */
 void
 inbox_init(struct event_base *base, const struct config *cfg)
 {
-	const char	**names;
-	size_t		  i;
-
 	ib.base = base;
 	ib.cfg = cfg;
 	ib.leases = inbox_leases_new(cfg->lease_seconds * 1000LL +
 	    INBOX_LEASE_KEEP_MS);
-	ib.subs = xcalloc(cfg->nsubscribers, sizeof(*ib.subs));
-	names = xcalloc(cfg->nsubscribers, sizeof(*names));
-	for (i = 0; i < cfg->nsubscribers; i++) {
-		const struct subscriber	*sc = &cfg->subscribers[i];
-		struct isub		*s = &ib.subs[ib.nsubs];
-		struct store_consumer_spec spec = { sc->name, STORE_PULL,
-		    sc->filter, sc->max_deliver, sc->max_in_flight,
-		    cfg->lease_seconds };
+	inbox_sync(NULL);
+}
 
-		if (sc->kind != SUB_PULL)
-			continue;
-		s->idx = ib.nsubs;
-		s->cfg = sc;
-		inbox_fetch_pump_init(s);
-		s->secrets = config_secrets(sc);
-		names[ib.nsubs++] = sc->name;
-		s->consumer = store_consumer_add(&spec, NULL,
-		    inbox_exhausted_cb, s);
-	}
-	metrics_inboxes(names, ib.nsubs);
-	free(names);
+/* The configuration was reloaded; see inbox.h. */
+void
+inbox_reload(struct sub_changes *ch)
+{
+	if (!ib.stopping)
+		inbox_sync(ch);
 }
 
 /* Answer the long-polls now; refuse new requests. */
@@ -414,14 +522,14 @@ inbox_fail_all(void)
 void
 inbox_free(void)
 {
-	int	 i;
+	struct isub	*s;
 
 	inbox_fail_all();
 	inbox_leases_free(ib.leases);
 	ib.leases = NULL;
-	for (i = 0; i < ib.nsubs; i++)
-		free(ib.subs[i].secrets);
-	free(ib.subs);
-	ib.subs = NULL;
-	ib.nsubs = 0;
+	/* The removed ones went with their last requests. */
+	while ((s = TAILQ_FIRST(&ib.subs)) != NULL) {
+		TAILQ_REMOVE(&ib.subs, s, entry);
+		isub_free(s);
+	}
 }

@@ -9,9 +9,20 @@
 struct event_base;
 struct evhttp_request;
 struct config;
+struct sub_changes;
 
-/* Register each pull subscriber's consumer; before store_init. */
+/*
+ * Register each pull subscriber's consumer.  cfg stays in place for the
+ * life of the relay; a reload changes what it holds, then inbox_reload.
+ */
 void	inbox_init(struct event_base *base, const struct config *cfg);
+/*
+ * The configuration was reloaded: inboxes added, changed (tokens,
+ * secrets, filter, maxDeliver, maxInFlight) or removed (404 from now on;
+ * requests under way finish; the JetStream consumer stays), counted into
+ * ch.
+ */
+void	inbox_reload(struct sub_changes *ch);
 /* Handle a request whose path is /v1/inbox/<rest>. */
 void	inbox_handle(struct evhttp_request *req, const char *rest);
 /*

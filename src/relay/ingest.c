@@ -38,7 +38,8 @@
 struct ingest_req {
 	struct evhttp_request	*req;
 	char			*id;		/* decoded ce-id, for the body */
-	const char		*producer;
+	/* A copy: a reload may free the producer before JetStream answers. */
+	char			 producer[NAME_MAX_LEN + 1];
 	char			 subject[TREATY_SUBJECT_MAX + 1];
 	long long		 start;
 };
@@ -218,7 +219,7 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	ir = xcalloc(1, sizeof(*ir));
 	ir->req = req;
 	ir->id = xstrdup(ev.id);
-	ir->producer = p->name;
+	memcpy(ir->producer, p->name, sizeof(ir->producer));
 	/* Valid suite subjects always fit. */
 	memcpy(ir->subject, subject, strlen(subject) + 1);
 	ir->start = now_ms();

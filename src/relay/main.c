@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
@@ -29,6 +30,7 @@
 #include "ingest.h"
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "store.h"
 #include "util.h"
@@ -37,8 +39,10 @@
 
 static struct {
 	struct event_base	*base;
-	struct config		 cfg;
-	struct event		 sigterm, sigint, sigpipe;
+	struct config		 cfg;		/* in place; a reload refills it */
+	int			 argc;
+	char			**argv;
+	struct event		 sigterm, sigint, sigpipe, sighup;
 	struct event		 tick;
 	int			 ready_sent;
 	int			 stopping;
@@ -115,6 +119,85 @@ relay_signal_cb(evutil_socket_t sig, short ev, void *arg)
 	inbox_stop();
 }
 
+/* A restart-only setting that a reload keeps. */
+static void
+relay_reload_warn(const char *var)
+{
+	log_warnx("this setting changes only with a restart; keeping the "
+	    "running value", "var=%s", var);
+}
+
+/* A reload that cannot be applied: say why once, keep what runs. */
+static void
+relay_reload_refused(const struct config_error *err)
+{
+	log_errorx("configuration not reloaded; keeping the running one",
+	    "var=%s field=%s detail=%s", log_q(err->var),
+	    log_q(err->field[0] ? err->field : NULL), log_q(err->detail));
+	metrics_reload(0);
+}
+
+/*
+ * SIGHUP (SPEC 11): read the configuration again (the file; the
+ * environment and the flags are what they were at start), validate all
+ * of it, and apply it in place: nothing in flight holds a pointer into
+ * relay.cfg's lists (deliveries and inboxes keep copies of their
+ * subscriber, a publish the producer's name), so it is replaced whole and
+ * each module brings itself up to it.  Never exits.
+ */
+static void
+relay_reload(void)
+{
+	struct config		 next;
+	struct config_error	 err;
+	struct sub_changes	 ch;
+	struct timespec		 ts;
+	char			 state[64];
+
+	if (relay.stopping) {
+		log_info("reload ignored: shutting down", NULL);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%lld",
+	    (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000);
+	notify_send(state);
+	memset(&ch, 0, sizeof(ch));
+	if (config_load(&next, relay.argc, relay.argv, &err) != CONFIG_RUN ||
+	    config_reload_prepare(&next, &relay.cfg, relay_reload_warn,
+	    &err) == -1) {
+		relay_reload_refused(&err);
+		config_free(&next);
+	} else {
+		config_free(&relay.cfg);
+		relay.cfg = next;
+		log_init(relay.cfg.verbose);
+		http_reload(&relay.cfg);
+		deliver_reload(&ch);
+		inbox_reload(&ch);
+		store_reload();
+		metrics_reload(1);
+		metrics_config_loaded(time(NULL));
+		log_info("configuration reloaded", "producers=%zu "
+		    "subscribers=%zu added=%d changed=%d removed=%d",
+		    relay.cfg.nproducers, relay.cfg.nsubscribers, ch.added,
+		    ch.changed, ch.removed);
+	}
+	/* Until the first READY=1, the tick sends it. */
+	if (relay.ready_sent)
+		notify_send("READY=1\nSTATUS=ready");
+}
+
+/* SIGHUP: reload. */
+static void
+relay_sighup_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	(void)sig;
+	(void)ev;
+	(void)arg;
+	relay_reload();
+}
+
 /*
  * Raise the descriptor limit to its hard maximum: every client connection
  * costs one, and the default soft limit (1024) is easy to reach with idle
@@ -152,8 +235,12 @@ main(int argc, char **argv)
 	struct config_error	 err;
 	struct timeval		 tv = { 0, READY_POLL_MS * 1000 };
 
+	/* SIGHUP never ends the relay, not even while it starts. */
+	signal(SIGHUP, SIG_IGN);
 	/* Even a configuration error is a stamped line (SPEC 11). */
 	log_use_stamps();
+	relay.argc = argc;
+	relay.argv = argv;
 	switch (config_load(&relay.cfg, argc, argv, &err)) {
 	case CONFIG_HELP:
 		config_usage(stdout);
@@ -202,6 +289,10 @@ main(int argc, char **argv)
 	event_add(&relay.sigterm, NULL);
 	event_add(&relay.sigint, NULL);
 	event_add(&relay.sigpipe, NULL);
+	evsignal_assign(&relay.sighup, relay.base, SIGHUP, relay_sighup_cb,
+	    NULL);
+	event_add(&relay.sighup, NULL);
+	metrics_config_loaded(time(NULL));
 	event_assign(&relay.tick, relay.base, -1, EV_PERSIST, relay_tick_cb,
 	    NULL);
 	event_add(&relay.tick, &tv);
@@ -225,6 +316,7 @@ main(int argc, char **argv)
 	event_del(&relay.sigterm);
 	event_del(&relay.sigint);
 	event_del(&relay.sigpipe);
+	event_del(&relay.sighup);
 	event_base_free(relay.base);
 	json_free();
 	config_free(&relay.cfg);

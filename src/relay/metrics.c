@@ -4,11 +4,13 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/buffer.h>
 
 #include "treaty.h"
 #include "metrics.h"
+#include "util.h"
 
 static const char *const route_names[ROUTE_MAX] = {
 	"events", "healthz", "metrics", "inbox", "other"
@@ -31,8 +33,16 @@ static const long long		 lat_ms[] = { 5, 10, 25, 50, 100, 250, 500,
 				    1000, 2500, 5000, 10000, 30000, 60000 };
 #define NLAT	(sizeof(lat_ms) / sizeof(lat_ms[0]))
 
+/*
+ * Subscribers and inboxes have a slot each, found by name, that outlives
+ * a reload: a subscriber removed and added again goes on counting where
+ * it left off (Prometheus counters never go down), and a removed one is
+ * no longer shown.
+ */
+#define METRICS_NAME_MAX	64
 struct sub_metrics {
-	const char		*name;
+	char			 name[METRICS_NAME_MAX + 1];
+	int			 active;
 	unsigned long long	 outcomes[DELIVERY_OUTCOME_MAX];
 	unsigned long long	 dropped[DROP_REASON_MAX];
 	unsigned long long	 redeliveries;
@@ -51,12 +61,15 @@ static const char *const drop_names[DROP_REASON_MAX] = {
 };
 
 struct inbox_metrics {
-	const char		*name;
+	char			 name[METRICS_NAME_MAX + 1];
+	int			 active;
 	unsigned long long	 counts[INBOX_COUNTER_MAX];
 	long long		 waiting;
 };
 static struct inbox_metrics	*inboxes;
 static int			 ninboxes;
+static unsigned long long	 reloads[2];	/* ok, error */
+static long long		 loaded_at;	/* Unix seconds */
 static const struct {
 	const char	*name, *help;
 } inbox_counters[INBOX_COUNTER_MAX] = {
@@ -73,17 +86,49 @@ static const struct {
 	  "maxDeliver times (recorded in AUDIT), by inbox." },
 };
 
-/* Name the inboxes. */
-void
-metrics_inboxes(const char *const *names, int n)
+/*
+ * The slot called name in *slots (n of them, each size bytes, the name
+ * its first member and "active" its second), added when there is none.
+ */
+static int
+slot_find(void **slots, int *n, size_t size, const char *name)
 {
+	char	*p;
 	int	 i;
 
-	free(inboxes);
-	inboxes = calloc((size_t)n, sizeof(*inboxes));
-	ninboxes = inboxes != NULL ? n : 0;
-	for (i = 0; i < ninboxes; i++)
-		inboxes[i].name = names[i];
+	for (i = 0; i < *n; i++) {
+		p = (char *)*slots + (size_t)i * size;
+		if (strcmp(p, name) == 0)
+			break;
+	}
+	if (i == *n) {
+		*slots = xrealloc(*slots, (size_t)(*n + 1) * size);
+		p = (char *)*slots + (size_t)i * size;
+		memset(p, 0, size);
+		snprintf(p, METRICS_NAME_MAX + 1, "%s", name);
+		(*n)++;
+	}
+	return i;
+}
+
+/* An inbox's slot, shown from now on. */
+int
+metrics_inbox_add(const char *name)
+{
+	void	*v = inboxes;
+	int	 i = slot_find(&v, &ninboxes, sizeof(*inboxes), name);
+
+	inboxes = v;
+	inboxes[i].active = 1;
+	return i;
+}
+
+/* A removed inbox's slot: no longer shown (its counts are kept). */
+void
+metrics_inbox_gone(int inbox)
+{
+	if (inbox >= 0 && inbox < ninboxes)
+		inboxes[inbox].active = 0;
 }
 
 /* Count inbox events. */
@@ -108,37 +153,63 @@ render_inboxes(struct evbuffer *out)
 {
 	int	 i, c;
 
-	if (ninboxes == 0)
+	for (i = 0; i < ninboxes && !inboxes[i].active; i++)
+		;
+	if (i == ninboxes)
 		return;
 	for (c = 0; c < INBOX_COUNTER_MAX; c++) {
 		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s counter\n",
 		    inbox_counters[c].name, inbox_counters[c].help,
 		    inbox_counters[c].name);
 		for (i = 0; i < ninboxes; i++)
-			evbuffer_add_printf(out, "%s{inbox=\"%s\"} %llu\n",
-			    inbox_counters[c].name, inboxes[i].name,
-			    inboxes[i].counts[c]);
+			if (inboxes[i].active)
+				evbuffer_add_printf(out,
+				    "%s{inbox=\"%s\"} %llu\n",
+				    inbox_counters[c].name, inboxes[i].name,
+				    inboxes[i].counts[c]);
 	}
 	evbuffer_add_printf(out, "# HELP treaty_relay_inbox_long_polls "
 	    "Inbox requests waiting for events.\n"
 	    "# TYPE treaty_relay_inbox_long_polls gauge\n");
 	for (i = 0; i < ninboxes; i++)
-		evbuffer_add_printf(out, "treaty_relay_inbox_long_polls"
-		    "{inbox=\"%s\"} %lld\n", inboxes[i].name,
-		    inboxes[i].waiting);
+		if (inboxes[i].active)
+			evbuffer_add_printf(out,
+			    "treaty_relay_inbox_long_polls{inbox=\"%s\"} "
+			    "%lld\n", inboxes[i].name, inboxes[i].waiting);
 }
 
-/* Name the subscribers. */
-void
-metrics_subscribers(const char *const *names, int n)
+/* A push subscriber's slot, shown from now on. */
+int
+metrics_subscriber_add(const char *name)
 {
-	int	 i;
+	void	*v = subs;
+	int	 i = slot_find(&v, &nsubs, sizeof(*subs), name);
 
-	free(subs);
-	subs = calloc((size_t)n, sizeof(*subs));
-	nsubs = subs != NULL ? n : 0;
-	for (i = 0; i < nsubs; i++)
-		subs[i].name = names[i];
+	subs = v;
+	subs[i].active = 1;
+	return i;
+}
+
+/* A removed subscriber's slot: no longer shown (its counts are kept). */
+void
+metrics_subscriber_gone(int sub)
+{
+	if (sub >= 0 && sub < nsubs)
+		subs[sub].active = 0;
+}
+
+/* A reload's outcome. */
+void
+metrics_reload(int ok)
+{
+	reloads[ok ? 0 : 1]++;
+}
+
+/* When the configuration in use was read (Unix seconds). */
+void
+metrics_config_loaded(long long when)
+{
+	loaded_at = when;
 }
 
 /* Count one delivery attempt and its latency. */
@@ -178,72 +249,85 @@ metrics_in_flight(int sub, int delta)
 		subs[sub].in_flight += delta;
 }
 
-/* The delivery metrics. */
+/* One subscriber's delivery latency histogram. */
+static void
+render_latency(struct evbuffer *out, const struct sub_metrics *m)
+{
+	unsigned long long	 cum = 0;
+	size_t			 b;
+
+	for (b = 0; b <= NLAT; b++) {
+		cum += m->lat[b];
+		if (b < NLAT)
+			evbuffer_add_printf(out,
+			    "treaty_relay_delivery_seconds_bucket"
+			    "{subscriber=\"%s\",le=\"%g\"} %llu\n", m->name,
+			    (double)lat_ms[b] / 1000.0, cum);
+		else
+			evbuffer_add_printf(out,
+			    "treaty_relay_delivery_seconds_bucket"
+			    "{subscriber=\"%s\",le=\"+Inf\"} %llu\n", m->name,
+			    cum);
+	}
+	evbuffer_add_printf(out, "treaty_relay_delivery_seconds_sum"
+	    "{subscriber=\"%s\"} %g\n"
+	    "treaty_relay_delivery_seconds_count{subscriber=\"%s\"} %llu\n",
+	    m->name, m->lat_sum, m->name, m->lat_count);
+}
+
+/* The delivery metrics of the subscribers configured now. */
 static void
 render_deliveries(struct evbuffer *out)
 {
-	int	 i, o;
-	size_t	 b;
+	const struct sub_metrics	*m;
+	int				 i, o;
 
-	if (nsubs == 0)
+	for (i = 0; i < nsubs && !subs[i].active; i++)
+		;
+	if (i == nsubs)
 		return;
 	evbuffer_add_printf(out, "# HELP treaty_relay_deliveries_total "
 	    "Delivery attempts, by subscriber and outcome.\n"
 	    "# TYPE treaty_relay_deliveries_total counter\n");
-	for (i = 0; i < nsubs; i++)
-		for (o = 0; o < DELIVERY_OUTCOME_MAX; o++)
+	for (m = subs; m < subs + nsubs; m++)
+		for (o = 0; m->active && o < DELIVERY_OUTCOME_MAX; o++)
 			evbuffer_add_printf(out, "treaty_relay_deliveries_total"
 			    "{subscriber=\"%s\",outcome=\"%s\"} %llu\n",
-			    subs[i].name, outcome_names[o], subs[i].outcomes[o]);
-	evbuffer_add_printf(out, "# HELP treaty_relay_deliveries_terminated_total "
-	    "Events a subscriber will never get, by reason (recorded in "
-	    "AUDIT).\n"
+			    m->name, outcome_names[o], m->outcomes[o]);
+	evbuffer_add_printf(out, "# HELP "
+	    "treaty_relay_deliveries_terminated_total Events a subscriber "
+	    "will never get, by reason (recorded in AUDIT).\n"
 	    "# TYPE treaty_relay_deliveries_terminated_total counter\n");
-	for (i = 0; i < nsubs; i++)
-		for (o = 0; o < DROP_REASON_MAX; o++)
+	for (m = subs; m < subs + nsubs; m++)
+		for (o = 0; m->active && o < DROP_REASON_MAX; o++)
 			evbuffer_add_printf(out,
 			    "treaty_relay_deliveries_terminated_total"
 			    "{subscriber=\"%s\",reason=\"%s\"} %llu\n",
-			    subs[i].name, drop_names[o], subs[i].dropped[o]);
+			    m->name, drop_names[o], m->dropped[o]);
 	evbuffer_add_printf(out, "# HELP treaty_relay_redeliveries_total "
 	    "Attempts after the first.\n"
 	    "# TYPE treaty_relay_redeliveries_total counter\n");
-	for (i = 0; i < nsubs; i++)
-		evbuffer_add_printf(out, "treaty_relay_redeliveries_total"
-		    "{subscriber=\"%s\"} %llu\n", subs[i].name,
-		    subs[i].redeliveries);
+	for (m = subs; m < subs + nsubs; m++)
+		if (m->active)
+			evbuffer_add_printf(out,
+			    "treaty_relay_redeliveries_total"
+			    "{subscriber=\"%s\"} %llu\n", m->name,
+			    m->redeliveries);
 	evbuffer_add_printf(out, "# HELP treaty_relay_deliveries_in_flight "
 	    "Deliveries under way.\n"
 	    "# TYPE treaty_relay_deliveries_in_flight gauge\n");
-	for (i = 0; i < nsubs; i++)
-		evbuffer_add_printf(out, "treaty_relay_deliveries_in_flight"
-		    "{subscriber=\"%s\"} %lld\n", subs[i].name,
-		    subs[i].in_flight);
+	for (m = subs; m < subs + nsubs; m++)
+		if (m->active)
+			evbuffer_add_printf(out,
+			    "treaty_relay_deliveries_in_flight"
+			    "{subscriber=\"%s\"} %lld\n", m->name,
+			    m->in_flight);
 	evbuffer_add_printf(out, "# HELP treaty_relay_delivery_seconds "
 	    "Time from sending a delivery to its answer.\n"
 	    "# TYPE treaty_relay_delivery_seconds histogram\n");
-	for (i = 0; i < nsubs; i++) {
-		unsigned long long cum = 0;
-
-		for (b = 0; b <= NLAT; b++) {
-			cum += subs[i].lat[b];
-			if (b < NLAT)
-				evbuffer_add_printf(out,
-				    "treaty_relay_delivery_seconds_bucket"
-				    "{subscriber=\"%s\",le=\"%g\"} %llu\n",
-				    subs[i].name, (double)lat_ms[b] / 1000.0, cum);
-			else
-				evbuffer_add_printf(out,
-				    "treaty_relay_delivery_seconds_bucket"
-				    "{subscriber=\"%s\",le=\"+Inf\"} %llu\n",
-				    subs[i].name, cum);
-		}
-		evbuffer_add_printf(out, "treaty_relay_delivery_seconds_sum"
-		    "{subscriber=\"%s\"} %g\n"
-		    "treaty_relay_delivery_seconds_count{subscriber=\"%s\"} "
-		    "%llu\n", subs[i].name, subs[i].lat_sum, subs[i].name,
-		    subs[i].lat_count);
-	}
+	for (m = subs; m < subs + nsubs; m++)
+		if (m->active)
+			render_latency(out, m);
 }
 
 /* Count one answered request. */
@@ -351,6 +435,17 @@ metrics_render(struct evbuffer *out)
 	    "treaty_relay_nats_reconnects_total %llu\n",
 	    gauges[GAUGE_PUBLISHES_IN_FLIGHT], gauges[GAUGE_NATS_CONNECTED],
 	    gauges[GAUGE_STREAMS_READY], reconnects);
+	evbuffer_add_printf(out,
+	    "# HELP treaty_relay_config_reloads_total Configuration reloads "
+	    "(SIGHUP), by result.\n"
+	    "# TYPE treaty_relay_config_reloads_total counter\n"
+	    "treaty_relay_config_reloads_total{result=\"ok\"} %llu\n"
+	    "treaty_relay_config_reloads_total{result=\"error\"} %llu\n"
+	    "# HELP treaty_relay_config_loaded_timestamp_seconds When the "
+	    "configuration in use was read.\n"
+	    "# TYPE treaty_relay_config_loaded_timestamp_seconds gauge\n"
+	    "treaty_relay_config_loaded_timestamp_seconds %lld\n",
+	    reloads[0], reloads[1], loaded_at);
 	render_deliveries(out);
 	render_inboxes(out);
 }

@@ -51,8 +51,13 @@ enum drop_reason {
 	DROP_REASON_MAX
 };
 
-/* Subscriber names for the per-subscriber metrics (index = config order). */
-void	metrics_subscribers(const char *const *names, int n);
+/*
+ * A push subscriber's index for the calls below, by name: the same index
+ * for the same name after a reload.  A removed subscriber's metrics are
+ * no longer shown; added again, they go on from where they were.
+ */
+int	metrics_subscriber_add(const char *name);
+void	metrics_subscriber_gone(int sub);
 /* One attempt's outcome; ms < 0 when no request was sent (no latency). */
 void	metrics_delivery(int sub, enum delivery_outcome o, long long ms,
 	    int redelivery);
@@ -74,11 +79,16 @@ enum inbox_counter {
 	INBOX_COUNTER_MAX
 };
 
-/* Inbox names for the per-inbox metrics (index = inbox order). */
-void	metrics_inboxes(const char *const *names, int n);
+/* An inbox's index, by name; see metrics_subscriber_add. */
+int	metrics_inbox_add(const char *name);
+void	metrics_inbox_gone(int inbox);
 void	metrics_inbox(int inbox, enum inbox_counter c, unsigned n);
 /* Long-polls waiting on an inbox. */
 void	metrics_inbox_waiting(int inbox, int delta);
+/* A configuration reload's result (SIGHUP). */
+void	metrics_reload(int ok);
+/* When the configuration in use was read, Unix seconds. */
+void	metrics_config_loaded(long long when);
 /* Append the whole exposition to out. */
 void	metrics_render(struct evbuffer *out);
 

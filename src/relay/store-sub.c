@@ -32,6 +32,17 @@ static struct {
 	natsSubscription		*exhausted;	/* the advisories */
 } cs = { .list = TAILQ_HEAD_INITIALIZER(cs.list) };
 
+/* Copy a spec's settings into c. */
+static void
+consumer_set(struct store_consumer *c, const struct store_consumer_spec *spec)
+{
+	free(c->filter);
+	c->filter = xstrdup(spec->filter);
+	c->max_deliver = spec->max_deliver;
+	c->max_ack_pending = spec->max_ack_pending;
+	c->ack_wait_s = spec->ack_wait_s;
+}
+
 /* Register a consumer; see store.h. */
 struct store_consumer *
 store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
@@ -42,17 +53,33 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 	c->name = store_wire_consumer(spec->name);
 	if (spec->kind == STORE_PUSH)
 		c->deliver = store_wire_deliver(spec->name);
-	c->filter = xstrdup(spec->filter);
 	c->kind = spec->kind;
-	c->max_deliver = spec->max_deliver;
-	c->max_ack_pending = spec->max_ack_pending;
-	c->ack_wait_s = spec->ack_wait_s;
+	consumer_set(c, spec);
 	c->cb = cb;
 	c->exhausted_cb = exhausted_cb;
 	c->arg = arg;
 	c->idx = cs.next_idx++;
 	TAILQ_INSERT_TAIL(&cs.list, c, entry);
+	/* Added by a reload: subscribe now, and have JetStream make it. */
+	if (store_conn.connected && !store_conn.closing) {
+		store_sub_init();
+		store_check();
+	}
 	return c;
+}
+
+/* New settings for c; see store.h. */
+void
+store_consumer_update(struct store_consumer *c,
+    const struct store_consumer_spec *spec)
+{
+	if (strcmp(c->filter, spec->filter) == 0 &&
+	    c->max_deliver == spec->max_deliver &&
+	    c->max_ack_pending == spec->max_ack_pending &&
+	    c->ack_wait_s == spec->ack_wait_s)
+		return;
+	consumer_set(c, spec);
+	store_check();
 }
 
 /* A push consumer's message to its callback. */
@@ -266,6 +293,35 @@ store_consumer_stop(struct store_consumer *c)
 	c->sub = NULL;
 }
 
+/* Unsubscribe and free one consumer. */
+static void
+consumer_free(struct store_consumer *c)
+{
+	int	 k;
+
+	TAILQ_REMOVE(&cs.list, c, entry);
+	natsSubscription_Destroy(c->sub);
+	for (k = 0; k < STORE_PULL_KINDS; k++)
+		natsSubscription_Destroy(c->pull_sub[k]);
+	free(c->name);
+	free(c->deliver);
+	free(c->filter);
+	free(c);
+}
+
+/*
+ * Forget c; see store.h.  Its subscriptions are closed (NATS drops what
+ * arrives for them later: a pull's late messages are redelivered after
+ * their ack wait), and the stream check no longer looks at it.
+ */
+void
+store_consumer_remove(struct store_consumer *c)
+{
+	store_consumer_stop(c);
+	store_pull_close_all(c, "consumer removed");
+	consumer_free(c);
+}
+
 /* Shutdown, before the drain (see store_pub_unsubscribe). */
 void
 store_sub_unsubscribe(void)
@@ -289,18 +345,9 @@ void
 store_sub_destroy(void)
 {
 	struct store_consumer	*c;
-	int			 k;
 
 	natsSubscription_Destroy(cs.exhausted);
 	cs.exhausted = NULL;
-	while ((c = TAILQ_FIRST(&cs.list)) != NULL) {
-		TAILQ_REMOVE(&cs.list, c, entry);
-		natsSubscription_Destroy(c->sub);
-		for (k = 0; k < STORE_PULL_KINDS; k++)
-			natsSubscription_Destroy(c->pull_sub[k]);
-		free(c->name);
-		free(c->deliver);
-		free(c->filter);
-		free(c);
-	}
+	while ((c = TAILQ_FIRST(&cs.list)) != NULL)
+		consumer_free(c);
 }

@@ -38,6 +38,7 @@ static struct {
 	struct event	 repoll_ev;	/* more messages were waiting */
 	struct event	 drain_ev;
 	int		 check_running;
+	int		 check_again;	/* asked for while one ran */
 	void		(*drained)(void);
 } sv;
 
@@ -189,6 +190,11 @@ store_check_done(struct bridge_job *job)
 		log_info("consumers", "detail=%s", log_q(cj->cdetail));
 	store_consumer_copies_free(cj->consumers, cj->nconsumers);
 	free(cj);
+	/* A reload changed the settings while this one ran. */
+	if (sv.check_again) {
+		sv.check_again = 0;
+		store_check();
+	}
 }
 
 /* Check the streams and consumers on the worker, unless that runs now. */
@@ -199,8 +205,12 @@ store_check(void)
 	struct store_check_job	*cj;
 	int64_t			 hour = 3600LL * 1000000000LL;
 
-	if (sv.check_running || !store_conn.connected || store_conn.closing)
+	if (!store_conn.connected || store_conn.closing)
 		return;
+	if (sv.check_running) {
+		sv.check_again = 1;
+		return;
+	}
 	cj = xcalloc(1, sizeof(*cj));
 	cj->work_max_age_ns = cfg->work_max_age_hours * hour;
 	cj->audit_max_age_ns = cfg->audit_max_age_days * 24 * hour;
@@ -212,6 +222,13 @@ store_check(void)
 	cj->job.done = store_check_done;
 	sv.check_running = 1;
 	bridge_run(&cj->job);
+}
+
+/* A reload: the stream settings may have changed; check now. */
+void
+store_reload(void)
+{
+	store_check();
 }
 
 /* Every CHECK_MS: check again (re-create what vanished). */

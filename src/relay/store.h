@@ -54,6 +54,11 @@ void		 store_init(struct event_base *base, const struct config *cfg);
 enum store_result store_publish(const char *subject,
 		    const struct store_header *h, size_t nh, const char *msg_id,
 		    const void *data, size_t len, store_publish_cb cb, void *arg);
+/*
+ * The configuration was reloaded (the struct store_init got now holds the
+ * new one): the streams are brought up to its settings.
+ */
+void		 store_reload(void);
 /* 1 when connected to NATS and both streams are ready. */
 int		 store_ready(void);
 int		 store_connected(void);
@@ -141,7 +146,8 @@ struct store_consumer_spec {
 };
 struct store_consumer;
 /*
- * Register a consumer (at start-up, before store_init).  A push
+ * Register a consumer (at start-up, or when a reload adds a subscriber:
+ * it is subscribed at once and made in JetStream by a stream check).  A push
  * consumer's messages go to cb on the loop thread; a pull consumer (cb
  * NULL) hands out messages only through store_pull.  exhausted_cb gets
  * each message JetStream stopped handing out on its own after
@@ -152,6 +158,21 @@ struct store_consumer;
 struct store_consumer *store_consumer_add(
 		    const struct store_consumer_spec *spec, store_msg_cb cb,
 		    store_msg_cb exhausted_cb, void *arg);
+/*
+ * A reload changed the subscriber: c's JetStream consumer is updated by a
+ * stream check (nothing happens when nothing differs; name and kind are
+ * fixed).
+ */
+void		 store_consumer_update(struct store_consumer *c,
+		    const struct store_consumer_spec *spec);
+/*
+ * A reload removed the subscriber: this instance takes no more of c's
+ * messages (a push consumer's queued ones go to cb first, as in
+ * store_consumer_stop) and c is freed.  Its JetStream consumer stays, for
+ * the other instances and for a later return.  The caller has closed its
+ * pulls, peeks and lease answers.
+ */
+void		 store_consumer_remove(struct store_consumer *c);
 /*
  * Shutdown: a push consumer takes no more messages here.  What nats.c
  * has queued goes to cb now, then this instance leaves the delivery

@@ -1157,7 +1157,78 @@ file_unknown(void)
 	env_clear();
 }
 
+/* The warnings config_reload_prepare gave, space-separated. */
+static char	 kept[256];
+
+static void
+kept_warn(const char *var)
+{
+	size_t	 n = strlen(kept);
+
+	snprintf(kept + n, sizeof(kept) - n, "%s%s", n ? " " : "", var);
+}
+
+/*
+ * A reload: restart-only settings keep their running values (one warning
+ * each), the others take the new ones; push and pull never swap under one
+ * name; subscriber copies and comparison.
+ */
+static void
+reload_prepare(void)
+{
+	struct config		 run, next;
+	struct config_error	 err;
+	struct subscriber	*copy;
+
+	env_clear();
+	setenv("TREATY_RELAY_SUBSCRIBERS", "[{\"name\":\"h\",\"url\":"
+	    "\"http://localhost/x\",\"secrets\":[\"" SECRET "\",\"" SECRET
+	    "x\"],\"filter\":\"evt.>\"}]", 1);
+	T_EQ_INT(load(&run, &err, NULL), CONFIG_RUN);
+	setenv("NATS_URL", "nats://10.0.0.1:4222,nats://10.0.0.2:4222", 1);
+	setenv("PORT", "9000", 1);
+	setenv("TREATY_RELAY_LEASE_SECONDS", "60", 1);
+	setenv("TREATY_RELAY_RETRY_BASE_MS", "123", 1);
+	setenv("TREATY_RELAY_WORK_MAX_AGE_HOURS", "24", 1);
+	T_EQ_INT(load(&next, &err, NULL), CONFIG_RUN);
+	kept[0] = '\0';
+	T_EQ_INT(config_reload_prepare(&next, &run, kept_warn, &err), 0);
+	T_EQ_STR(kept, "NATS_URL PORT TREATY_RELAY_LEASE_SECONDS");
+	T_EQ_STR(next.nats_url, run.nats_url);
+	T_EQ_INT(next.nnats_servers, 1);
+	T_EQ_STR(next.nats_servers[0], run.nats_servers[0]);
+	T_EQ_INT(next.port, 8080);
+	T_EQ_INT(next.lease_seconds, run.lease_seconds);
+	T_EQ_INT(next.retry_base_ms, 123);
+	T_EQ_INT(next.work_max_age_hours, 24);
+	T_ASSERT(config_subscriber_equal(&next.subscribers[0],
+	    &run.subscribers[0]));
+	copy = config_subscriber_dup(&run.subscribers[0]);
+	T_ASSERT(config_subscriber_equal(copy, &run.subscribers[0]));
+	T_ASSERT(copy->secrets[1] != run.subscribers[0].secrets[1]);
+	copy->max_deliver++;
+	T_ASSERT(!config_subscriber_equal(copy, &run.subscribers[0]));
+	config_subscriber_free(copy);
+	config_free(&next);
+
+	/* The same name as a pull subscriber: refused, nothing warned. */
+	env_clear();
+	setenv("TREATY_RELAY_SUBSCRIBERS", "[{\"name\":\"h\",\"tokenSha256\":"
+	    "\"" HASH_A "\",\"secret\":\"" SECRET "\",\"filter\":"
+	    "\"evt.>\"}]", 1);
+	T_EQ_INT(load(&next, &err, NULL), CONFIG_RUN);
+	kept[0] = '\0';
+	T_EQ_INT(config_reload_prepare(&next, &run, kept_warn, &err), -1);
+	T_EQ_STR(err.var, "TREATY_RELAY_SUBSCRIBERS");
+	T_EQ_STR(err.field, "[0]");
+	T_EQ_STR(kept, "");
+	config_free(&next);
+	config_free(&run);
+	env_clear();
+}
+
 static const struct t_case cases[] = {
+	{ "reload: restart-only settings kept, kinds fixed", reload_prepare },
 	{ "configuration file syntax", file_syntax },
 	{ "configuration file precedence and errors", file_precedence },
 	{ "unknown variables in the file or the environment", file_unknown },

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""A steady publisher for the live tests: POSTs one binary-mode CloudEvent
+after another (ids PREFIX1, PREFIX2, ...) until STOPFILE exists, reading
+the bearer token from TOKENFILE before each request (so a test can switch
+tokens under it), and counts what happened.
+
+  MODE keep   one keep-alive connection, opened again only when it fails
+  MODE new    a new connection for every request (a load balancer's view)
+
+While it runs, OUT.progress holds the number of requests answered so far.
+At the end OUT holds one line:
+
+  sent=N ok=N conns=N other=STATUS:N,...
+
+where ok counts 202s, conns the connections opened, and other every other
+outcome ("reset" for a connection error or a request without an answer).
+
+Usage: steady.py BASEURL TOKENFILE SUBJECT PREFIX STOPFILE OUT MODE [PAUSE_MS]
+"""
+import http.client
+import os
+import sys
+import time
+import urllib.parse
+
+base, tokfile, subject, prefix, stopfile, out, mode = sys.argv[1:8]
+pause = float(sys.argv[8]) / 1000 if len(sys.argv) > 8 else 0.005
+u = urllib.parse.urlsplit(base)
+ctype = "dev.%s.v1" % ".".join(subject.split(".")[2:])
+sent = ok = conns = 0
+other = {}
+conn = None
+
+
+def connect():
+    global conns
+    conns += 1
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    c.connect()
+    return c
+
+
+i = 0
+while not os.path.exists(stopfile):
+    i += 1
+    with open(tokfile) as f:
+        token = f.read().strip()
+    headers = {"Authorization": "Bearer " + token, "ce-specversion": "1.0",
+               "ce-id": "%s%d" % (prefix, i), "ce-source": "/steady",
+               "ce-type": ctype, "Content-Type": "text/plain"}
+    try:
+        if conn is None:
+            conn = connect()
+        conn.request("POST", "/v1/events/" + subject, body=b"steady %d" % i,
+                     headers=headers)
+        r = conn.getresponse()
+        r.read()
+        st = r.status
+        if mode == "new" or r.getheader("Connection", "").lower() == "close":
+            conn.close()
+            conn = None
+    except (OSError, http.client.HTTPException):
+        if conn is not None:
+            conn.close()
+        conn = None
+        st = "reset"
+    sent += 1
+    if st == 202:
+        ok += 1
+    else:
+        other[st] = other.get(st, 0) + 1
+    with open(out + ".progress.tmp", "w") as f:
+        f.write("%d\n" % sent)
+    os.replace(out + ".progress.tmp", out + ".progress")
+    time.sleep(pause)
+
+with open(out, "w") as f:
+    f.write("sent=%d ok=%d conns=%d other=%s\n" % (
+        sent, ok, conns, ",".join("%s:%d" % kv for kv in sorted(
+            other.items(), key=str))))
