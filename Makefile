@@ -8,7 +8,8 @@
 #   make bench-pull     inbox workers fetching and acknowledging (bench/pull.sh)
 #   make bench-work     treaty work --inbox end to end, and verify cost (bench/work.sh)
 #   make fuzz       libFuzzer run of test/fuzz/fz-*.c (needs clang)
-#   make install    binary, header, library, man page, unit (PREFIX, DESTDIR)
+#   make install    programs, library, header, man pages, units (PREFIX, DESTDIR)
+#   make uninstall  the same files removed
 #   make SANITIZE=1 ...  the same with AddressSanitizer and UBSan
 
 CC	?= cc
@@ -170,7 +171,25 @@ bench-pull: all
 bench-work: all
 	@O=$(O) bench/work.sh
 
+# make install: programs, library (static, shared, pkg-config), header, man
+# pages, both units with PREFIX in their ExecStart=, the sysctl file for
+# rolling restarts, the example configuration, and /etc/treaty-relay/env
+# when there is none (mode 640, group treaty-relay: the relay reads it
+# itself, as that user).  Into a real system (no DESTDIR) it also creates
+# the system user treaty-relay, runs ldconfig and applies the sysctl.
 PREFIX	?= /usr/local
+VERSION	:= $(shell sed -n 's/^\#define TREATY_VERSION[^"]*"\(.*\)"/\1/p' include/treaty.h)
+UNITS	 = treaty-relay.service treaty-relay@.service
+INSTALLED = $(PREFIX)/bin/treaty-relay $(PREFIX)/bin/treaty \
+	    $(PREFIX)/include/treaty.h $(PREFIX)/lib/libtreaty.a \
+	    $(PREFIX)/lib/libtreaty.so.0 $(PREFIX)/lib/libtreaty.so \
+	    $(PREFIX)/lib/pkgconfig/libtreaty.pc \
+	    $(PREFIX)/share/man/man8/treaty-relay.8 \
+	    $(PREFIX)/share/man/man3/libtreaty.3 \
+	    $(PREFIX)/share/man/man1/treaty.1 \
+	    $(UNITS:%=/etc/systemd/system/%) \
+	    /etc/sysctl.d/60-treaty-relay.conf /etc/treaty-relay/env.example
+
 install: all
 	install -D -m 0755 $(O)/treaty-relay $(DESTDIR)$(PREFIX)/bin/treaty-relay
 	install -D -m 0755 $(O)/treaty $(DESTDIR)$(PREFIX)/bin/treaty
@@ -178,11 +197,42 @@ install: all
 	install -D -m 0644 $(O)/libtreaty.a $(DESTDIR)$(PREFIX)/lib/libtreaty.a
 	install -D -m 0755 $(O)/libtreaty.so $(DESTDIR)$(PREFIX)/lib/libtreaty.so.0
 	ln -sf libtreaty.so.0 $(DESTDIR)$(PREFIX)/lib/libtreaty.so
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
+	    'includedir=$${prefix}/include' '' 'Name: libtreaty' \
+	    'Description: treaty-relay client library (signatures, subjects)' \
+	    'Version: $(VERSION)' 'Requires.private: libcrypto' \
+	    'Libs: -L$${libdir} -ltreaty' 'Cflags: -I$${includedir}' \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libtreaty.pc
 	install -D -m 0644 man/treaty-relay.8 $(DESTDIR)$(PREFIX)/share/man/man8/treaty-relay.8
 	install -D -m 0644 man/libtreaty.3 $(DESTDIR)$(PREFIX)/share/man/man3/libtreaty.3
 	install -D -m 0644 man/treaty.1 $(DESTDIR)$(PREFIX)/share/man/man1/treaty.1
-	install -D -m 0644 etc/treaty-relay.service $(DESTDIR)/etc/systemd/system/treaty-relay.service
+	install -d $(DESTDIR)/etc/systemd/system
+	for u in $(UNITS); do \
+	    sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' etc/$$u \
+	        > $(DESTDIR)/etc/systemd/system/$$u || exit 1; \
+	done
+	install -D -m 0644 etc/sysctl.d/60-treaty-relay.conf $(DESTDIR)/etc/sysctl.d/60-treaty-relay.conf
 	install -D -m 0644 etc/treaty-relay.env.example $(DESTDIR)/etc/treaty-relay/env.example
+	@if [ -z "$(DESTDIR)" ]; then \
+	    id -u treaty-relay >/dev/null 2>&1 || \
+	    useradd --system --user-group --no-create-home \
+	        --home-dir /nonexistent --shell /usr/sbin/nologin treaty-relay; \
+	    ldconfig; \
+	    sysctl -q -p /etc/sysctl.d/60-treaty-relay.conf || \
+	        echo "make install: could not apply 60-treaty-relay.conf now" >&2; \
+	fi
+	@if [ ! -e $(DESTDIR)/etc/treaty-relay/env ]; then \
+	    install -m 0640 etc/treaty-relay.env.example $(DESTDIR)/etc/treaty-relay/env; \
+	    [ -n "$(DESTDIR)" ] || chgrp treaty-relay /etc/treaty-relay/env; \
+	    echo "make install: wrote /etc/treaty-relay/env (everything commented out)"; \
+	fi
+
+# Removes what install put in place, but not /etc/treaty-relay/env (the
+# operator's) nor the user treaty-relay.
+uninstall:
+	rm -f $(INSTALLED:%=$(DESTDIR)%)
+	@[ -n "$(DESTDIR)" ] || ldconfig
 
 lint-man:
 	@for m in man/*; do mandoc -Tlint -W warning $$m || exit 1; done
@@ -190,7 +240,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all check test deps run bench bench-deliver bench-pull bench-work fuzz install lint-man clean
+.PHONY: all check test deps run bench bench-deliver bench-pull bench-work fuzz install uninstall lint-man clean
 # Keep test and bench objects: they are not intermediates to throw away.
 .SECONDARY:
 

@@ -8,7 +8,8 @@
 #                                      ones when they can be installed
 #   scripts/install-deps.sh --required required packages only
 #
-# Required: build, test and run.  Optional: wrk (make bench), mandoc
+# Required: build, test and run (iproute2: the several-instances test brings
+# up the loopback of a network namespace of its own).  Optional: wrk (make bench), mandoc
 # (make lint-man); missing optional packages never fail the script when
 # not root.
 # Package lists are space-separated strings, split on purpose.
@@ -16,7 +17,7 @@
 set -eu
 
 required="libevent-dev libnats-dev libssl-dev libyajl-dev nats-server \
-pkg-config gcc make curl openssl python3"
+pkg-config gcc make curl openssl python3 iproute2"
 optional="wrk mandoc"
 
 only_required=0

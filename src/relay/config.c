@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <event2/http.h>
@@ -59,7 +60,8 @@ enum {
 	O_AUDIT_AGE, O_DUPWIN, O_REPLICAS, O_PUBTIMEOUT, O_MAXPENDING,
 	O_GRACE, O_HTTPTIMEOUT, O_ALLOW_PRIVATE, O_CA_FILE, O_DELIVERY_TIMEOUT,
 	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_ACK_WAIT, O_RETRY_BASE,
-	O_RETRY_MAX, O_PROGRESS, O_LEASE, O_VERBOSE, NOPTS
+	O_RETRY_MAX, O_PROGRESS, O_LEASE, O_VERBOSE, O_REUSEPORT,
+	O_CONTROL_LISTEN, NOPTS
 };
 
 static const struct opt opts[NOPTS] = {
@@ -137,6 +139,12 @@ static const struct opt opts[NOPTS] = {
 	  "lease of an event fetched from an inbox (pull consumers' ack wait)" },
 	[O_VERBOSE] = { "verbose", "TREATY_RELAY_VERBOSE", OPT_FLAG,
 	  OFF(verbose), "0", 0, 1, "write debug log lines" },
+	[O_REUSEPORT] = { "reuseport", "TREATY_RELAY_REUSEPORT", OPT_FLAG,
+	  OFF(reuseport), "0", 0, 1,
+	  "share the port with other instances (SO_REUSEPORT)" },
+	[O_CONTROL_LISTEN] = { "control-listen", "TREATY_RELAY_CONTROL_LISTEN",
+	  OPT_STR, OFF(control_listen), NULL, 0, 0,
+	  "ADDR:PORT of this instance's own /healthz and /metrics" },
 };
 
 /*
@@ -147,7 +155,8 @@ static const struct opt opts[NOPTS] = {
  */
 static const int restart_only[] = {
 	O_NATS, O_PORT, O_LISTEN, O_MAXPENDING, O_CA_FILE, O_DELIVERY_TIMEOUT,
-	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_LEASE
+	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_LEASE, O_REUSEPORT,
+	O_CONTROL_LISTEN
 };
 
 /* Record a configuration error; always returns -1. */
@@ -1102,6 +1111,13 @@ config_load(struct config *cfg, int argc, char **argv,
 				goto out;
 			}
 		}
+		if (i == O_CONTROL_LISTEN && config_control_addr(val, NULL,
+		    NULL) == -1) {
+			cfg_err(err, name, "", "must be ADDR:PORT, a numeric "
+			    "address ([::1]:9101 for IPv6) and a port 1-65535");
+			action = CONFIG_BAD;
+			goto out;
+		}
 		if (i == O_LISTEN) {
 			unsigned char	 a[16];
 
@@ -1147,6 +1163,7 @@ config_free(struct config *cfg)
 	free(cfg->listen);
 	free(cfg->ca_file);
 	free(cfg->dns_server);
+	free(cfg->control_listen);
 	for (i = 0; i < cfg->nproducers; i++) {
 		for (j = 0; j < cfg->producers[i].nsubjects; j++)
 			free(cfg->producers[i].subjects[j]);
@@ -1331,5 +1348,34 @@ config_reload_prepare(struct config *next, const struct config *run,
 			next->nats_tls = run->nats_tls;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Split a control listener's "ADDR:PORT" ("[v6]:PORT" for IPv6) into a
+ * numeric address (into addr, 64 bytes, unless NULL) and a port 1-65535.
+ * 0, or -1 when it is not one.
+ */
+int
+config_control_addr(const char *s, char *addr, int *port)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+	int			 sl = sizeof(ss), p;
+	char			 host[64];
+
+	if (s == NULL || strchr(s, ':') == NULL ||
+	    evutil_parse_sockaddr_port(s, (struct sockaddr *)&ss, &sl) == -1)
+		return -1;
+	p = ntohs(ss.ss_family == AF_INET ? sin->sin_port : sin6->sin6_port);
+	if (p == 0 || evutil_inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?
+	    (void *)&sin->sin_addr : (void *)&sin6->sin6_addr, host,
+	    sizeof(host)) == NULL)
+		return -1;
+	if (addr != NULL)
+		memcpy(addr, host, strlen(host) + 1);
+	if (port != NULL)
+		*port = p;
 	return 0;
 }

@@ -97,6 +97,8 @@ struct config {
 	int		  progress_seconds;
 	int		  lease_seconds;
 	int		  verbose;
+	int		  reuseport;		/* SO_REUSEPORT (SPEC 12) */
+	char		 *control_listen;	/* ADDR:PORT, or NULL */
 };
 
 enum config_action {
@@ -151,6 +153,9 @@ int			 config_subscriber_equal(const struct subscriber *a,
 			    const struct subscriber *b);
 /* Print the --help text to f. */
 void			 config_usage(void *f);
+/* "ADDR:PORT" into a numeric address (64 bytes) and a port; 0 or -1. */
+int			 config_control_addr(const char *s, char *addr,
+			    int *port);
 /* 1 for a host SPEC 3 allows plain http (localhost, loopback, one label). */
 int			 config_host_is_local(const char *host);
 struct treaty_secret;

@@ -1,6 +1,15 @@
 /*
- * http.c: the evhttp server: route table, reply helpers, /healthz and
- * /metrics.  Loop thread only.
+ * http.c: the evhttp servers: the main one (route table, reply helpers,
+ * /healthz and /metrics) and the optional control listener (SPEC 12: one
+ * instance's own /healthz and /metrics).  Loop thread only.
+ *
+ * The main socket is made and bound at start, so a taken address ends the
+ * relay at once.  With reuseport it listens (joins the kernel's group for
+ * the port) only once the relay is ready: before that, a connection the
+ * kernel gave it would wait or get a 503 that another instance would not
+ * have answered.  At shutdown it closes first; what the kernel had queued
+ * to it goes to the other instances of the group when the host has
+ * net.ipv4.tcp_migrate_req=1 (else it is reset: the man page says so).
  *
  * A request we answer later (after JetStream's acknowledgement) stays valid
  * even if its client leaves: evhttp 2.1 detaches a request the user has not
@@ -37,10 +46,16 @@
 
 static struct evhttp			*http;
 static struct evhttp_bound_socket	*http_sock;
+static evutil_socket_t			 http_fd = -1;	/* bound, not listening */
+static struct evhttp			*http_ctl;	/* the control listener */
 static int				 http_stopping;
 static struct event			*http_resume_ev;
+static struct event_base		*http_base;
+static char				 http_addr[64];
+static int				 http_port;
 
 #define ACCEPT_PAUSE_MS		1000	/* after running out of descriptors */
+#define LISTEN_BACKLOG		1024
 
 /* Answer with body (consumed), Content-Type application/json. */
 void
@@ -134,17 +149,17 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	const char		*path = uri ? evhttp_uri_get_path(uri) : NULL;
 	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
 
-	(void)arg;
 	if (path == NULL)
 		path = "";
-	if (strncmp(path, "/v1/events/", 11) == 0) {
-		if (http_stopping) {
-			http_error(req, ROUTE_EVENTS, 503, "publish_failed",
-			    "the relay is shutting down");
-			return;
-		}
+	/*
+	 * While shutting down, an event that arrives on a connection already
+	 * open is still stored (each answer says Connection: close): the
+	 * kernel may have queued it to this instance just before it stopped
+	 * listening, and its client has no other answer.
+	 */
+	if (arg == NULL && strncmp(path, "/v1/events/", 11) == 0) {
 		ingest_handle(req, path + 11);
-	} else if (strncmp(path, "/v1/inbox/", 10) == 0) {
+	} else if (arg == NULL && strncmp(path, "/v1/inbox/", 10) == 0) {
 		inbox_handle(req, path + 10);
 	} else if (strcmp(path, "/healthz") == 0) {
 		if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
@@ -156,7 +171,10 @@ http_request_cb(struct evhttp_request *req, void *arg)
 			http_not_allowed(req, ROUTE_METRICS, "GET, HEAD");
 		else
 			http_metrics(req);
-	} else
+	} else if (arg != NULL)
+		http_error(req, ROUTE_OTHER, 404, "not_found", "no such route; "
+		    "the control listener serves /healthz and /metrics");
+	else
 		http_error(req, ROUTE_OTHER, 404, "not_found",
 		    "no such route; events go to POST /v1/events/<subject>");
 }
@@ -194,50 +212,147 @@ http_accept_error_cb(struct evconnlistener *l, void *arg)
 	event_add(http_resume_ev, &tv);
 }
 
-/* Bind and listen. */
-void
-http_init(struct event_base *base, const struct config *cfg)
+/* An evhttp server with the settings both listeners share. */
+static struct evhttp *
+http_server_new(struct event_base *base, const struct config *cfg,
+    void *route_arg)
 {
-	if ((http = evhttp_new(base)) == NULL)
+	struct evhttp	*h;
+
+	if ((h = evhttp_new(base)) == NULL)
 		fatalx("cannot create the HTTP server", NULL);
-	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
+	evhttp_set_allowed_methods(h, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
 	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
 	    EVHTTP_REQ_PATCH);
-	evhttp_set_max_headers_size(http, HTTP_MAX_HEADERS);
+	evhttp_set_max_headers_size(h, HTTP_MAX_HEADERS);
 	/*
 	 * libevent refuses larger bodies itself: on Content-Length before
 	 * reading (413 at once, then it closes the connection), and while
 	 * reading a chunked body.  Not EVHTTP_SERVER_LINGERING_CLOSE: that
 	 * would read and discard the whole announced body first.
 	 */
-	evhttp_set_max_body_size(http, API_BODY_MAX);
-	evhttp_set_timeout(http, cfg->http_timeout_seconds);
-	evhttp_set_gencb(http, http_request_cb, NULL);
-	http_sock = evhttp_bind_socket_with_handle(http, cfg->listen,
-	    (ev_uint16_t)cfg->port);
-	if (http_sock == NULL)
-		fatalx("cannot listen", "addr=%s port=%d", log_q(cfg->listen),
-		    cfg->port);
+	evhttp_set_max_body_size(h, API_BODY_MAX);
+	evhttp_set_timeout(h, cfg->http_timeout_seconds);
+	evhttp_set_gencb(h, http_request_cb, route_arg);
+	return h;
+}
+
+/*
+ * The main socket, bound (with SO_REUSEPORT when asked) but not listening
+ * yet; exits 1 when the address cannot be had.
+ */
+static evutil_socket_t
+http_bind(const char *addr, int port, int reuseport)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t		 len;
+	evutil_socket_t		 fd;
+	int			 one = 1;
+
+	memset(&ss, 0, sizeof(ss));
+	if (evutil_inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+		len = sizeof(*sin);
+	} else if (evutil_inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		len = sizeof(*sin6);
+	} else
+		fatalx("cannot listen", "addr=%s port=%d", log_q(addr), port);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	    (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one,
+	    sizeof(one)) == -1) ||
+	    bind(fd, (struct sockaddr *)&ss, len) == -1)
+		fatalx("cannot listen", "addr=%s port=%d err=%s", log_q(addr),
+		    port, log_q(strerror(errno)));
 	/*
 	 * Accepted sockets inherit TCP_NODELAY on Linux.  Without it, the
 	 * last segment of a large answer (an inbox batch) waits for the
 	 * client's delayed acknowledgement: 40 ms per GET.
 	 */
-	{
-		int	 one = 1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
+		log_warn("cannot set TCP_NODELAY", NULL);
+	return fd;
+}
 
-		if (setsockopt(evhttp_bound_socket_get_fd(http_sock),
-		    IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
-			log_warn("cannot set TCP_NODELAY", NULL);
+/* The main socket listens, and evhttp accepts on it. */
+void
+http_open(void)
+{
+	struct evconnlistener	*l;
+
+	if (http_fd == -1 || http_stopping)
+		return;
+	l = evconnlistener_new(http_base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE |
+	    LEV_OPT_CLOSE_ON_EXEC, LISTEN_BACKLOG, http_fd);
+	if (l == NULL || (http_sock = evhttp_bind_listener(http, l)) == NULL)
+		fatalx("cannot listen", "addr=%s port=%d err=%s",
+		    log_q(http_addr), http_port, log_q(strerror(errno)));
+	http_fd = -1;
+	evconnlistener_set_error_cb(l, http_accept_error_cb);
+	log_info("listening", "addr=%s port=%d", log_q(http_addr), http_port);
+}
+
+/*
+ * With reuseport, connections queued to an instance that stops are reset
+ * unless the kernel hands them to another one.  Say so at start.
+ */
+static void
+http_check_migrate(void)
+{
+	FILE	*f = fopen("/proc/sys/net/ipv4/tcp_migrate_req", "r");
+	int	 v = -1;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
 	}
+	if (v == 0)
+		log_warnx("net.ipv4.tcp_migrate_req is 0: connections the "
+		    "kernel queued to a stopping instance are reset instead of "
+		    "going to another; set it to 1 for rolling restarts", NULL);
+}
+
+/* Bind the main socket (listening unless reuseport) and the control one. */
+void
+http_init(struct event_base *base, const struct config *cfg)
+{
+	char	 caddr[64];
+	int	 cport;
+
+	http_base = base;
+	snprintf(http_addr, sizeof(http_addr), "%s", cfg->listen);
+	http_port = cfg->port;
+	http = http_server_new(base, cfg, NULL);
+	http_fd = http_bind(cfg->listen, cfg->port, cfg->reuseport);
 	http_resume_ev = evtimer_new(base, http_resume_cb, NULL);
 	if (http_resume_ev == NULL)
 		fatalx("cannot create the accept timer", NULL);
-	evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(http_sock),
-	    http_accept_error_cb);
-	log_info("listening", "addr=%s port=%d", log_q(cfg->listen),
-	    cfg->port);
+	if (cfg->reuseport) {
+		http_check_migrate();
+		log_info("port bound; listening once ready", "addr=%s port=%d "
+		    "reuseport=1", log_q(cfg->listen), cfg->port);
+	} else
+		http_open();
+	if (cfg->control_listen == NULL)
+		return;
+	if (config_control_addr(cfg->control_listen, caddr, &cport) == -1)
+		fatalx("bad control address", NULL);
+	/* The control listener is never shared: it answers from the start. */
+	http_ctl = http_server_new(base, cfg, &http_ctl);
+	if (evhttp_bind_socket_with_handle(http_ctl, caddr,
+	    (ev_uint16_t)cport) == NULL)
+		fatalx("cannot listen", "control=1 addr=%s port=%d err=%s",
+		    log_q(caddr), cport, log_q(strerror(errno)));
+	log_info("control listener", "addr=%s port=%d", log_q(caddr), cport);
 }
 
 /* A reload: the idle timeout of connections accepted from now on. */
@@ -245,6 +360,8 @@ void
 http_reload(const struct config *cfg)
 {
 	evhttp_set_timeout(http, cfg->http_timeout_seconds);
+	if (http_ctl != NULL)
+		evhttp_set_timeout(http_ctl, cfg->http_timeout_seconds);
 }
 
 /* Stop accepting connections; keep answering those we have. */
@@ -257,6 +374,10 @@ http_stop_accepting(void)
 	if (http_sock != NULL) {
 		evhttp_del_accept_socket(http, http_sock);
 		http_sock = NULL;
+	}
+	if (http_fd != -1) {
+		evutil_closesocket(http_fd);
+		http_fd = -1;
 	}
 }
 
@@ -325,6 +446,12 @@ http_free(void)
 	if (http != NULL)
 		evhttp_free(http);
 	http = NULL;
+	if (http_ctl != NULL)
+		evhttp_free(http_ctl);
+	http_ctl = NULL;
+	if (http_fd != -1)
+		evutil_closesocket(http_fd);
+	http_fd = -1;
 	if (http_resume_ev != NULL)
 		event_free(http_resume_ev);
 	http_resume_ev = NULL;

@@ -15,8 +15,14 @@ struct config;
 #define HTTP_MAX_HEADERS	(16 * 1024)
 #define HTTP_RETRY_AFTER	"2"
 
-/* Bind and listen; exits 1 when the address cannot be bound. */
+/*
+ * Bind the main socket and listen on it, but with reuseport only bind
+ * (http_open listens); the control listener too, when configured.  Exits
+ * 1 when an address cannot be bound.
+ */
 void	http_init(struct event_base *base, const struct config *cfg);
+/* The relay is ready: with reuseport, join the port's group now. */
+void	http_open(void);
 /* A reload: settings for the connections accepted from now on. */
 void	http_reload(const struct config *cfg);
 /* Close the listening socket; answer new requests 503 shutting_down. */

@@ -44,6 +44,7 @@ static struct {
 	char			**argv;
 	struct event		 sigterm, sigint, sigpipe, sighup;
 	struct event		 tick;
+	struct event		 watchdog;
 	int			 ready_sent;
 	int			 stopping;
 	long long		 grace_end;
@@ -69,6 +70,8 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	if (!relay.stopping) {
 		if (!relay.ready_sent && store_ready()) {
 			relay.ready_sent = 1;
+			/* With reuseport, the port's share is taken only now. */
+			http_open();
 			log_info("ready", "version=%s", TREATY_VERSION);
 			notify_send("READY=1\nSTATUS=ready");
 		}
@@ -188,6 +191,20 @@ relay_reload(void)
 		notify_send("READY=1\nSTATUS=ready");
 }
 
+/*
+ * WATCHDOG=1, from the loop itself: when the loop stalls (a call that
+ * blocks, a busy loop), systemd stops hearing it and restarts the relay,
+ * instead of leaving a process that is up but answers nothing.
+ */
+static void
+relay_watchdog_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	notify_send("WATCHDOG=1");
+}
+
 /* SIGHUP: reload. */
 static void
 relay_sighup_cb(evutil_socket_t sig, short ev, void *arg)
@@ -234,6 +251,7 @@ main(int argc, char **argv)
 {
 	struct config_error	 err;
 	struct timeval		 tv = { 0, READY_POLL_MS * 1000 };
+	long long		 usec;
 
 	/* SIGHUP never ends the relay, not even while it starts. */
 	signal(SIGHUP, SIG_IGN);
@@ -296,6 +314,14 @@ main(int argc, char **argv)
 	event_assign(&relay.tick, relay.base, -1, EV_PERSIST, relay_tick_cb,
 	    NULL);
 	event_add(&relay.tick, &tv);
+	if ((usec = notify_watchdog_usec()) > 0) {
+		/* Twice per interval, as sd_watchdog_enabled(3) advises. */
+		struct timeval	 wtv = { usec / 2000000, usec / 2 % 1000000 };
+
+		event_assign(&relay.watchdog, relay.base, -1, EV_PERSIST,
+		    relay_watchdog_cb, NULL);
+		event_add(&relay.watchdog, &wtv);
+	}
 
 	http_init(relay.base, &relay.cfg);
 	ingest_init(&relay.cfg);
@@ -313,6 +339,8 @@ main(int argc, char **argv)
 	audit_close_all();
 	store_free();
 	event_del(&relay.tick);
+	if (usec > 0)
+		event_del(&relay.watchdog);
 	event_del(&relay.sigterm);
 	event_del(&relay.sigint);
 	event_del(&relay.sigpipe);

@@ -48,3 +48,20 @@ notify_send(const char *state)
 	close(fd);
 	return rc == -1 ? -1 : 0;
 }
+
+/*
+ * systemd's watchdog interval for us (WATCHDOG_USEC, when WATCHDOG_PID is
+ * unset or ours), microseconds; 0 when there is none.
+ */
+long long
+notify_watchdog_usec(void)
+{
+	const char	*usec = getenv("WATCHDOG_USEC");
+	const char	*pid = getenv("WATCHDOG_PID");
+	long long	 v;
+
+	if (usec == NULL || (pid != NULL && atol(pid) != (long)getpid()))
+		return 0;
+	v = atoll(usec);
+	return v > 0 ? v : 0;
+}

@@ -15,64 +15,85 @@ At the end OUT holds one line:
 where ok counts 202s, conns the connections opened, and other every other
 outcome ("reset" for a connection error or a request without an answer).
 
-Usage: steady.py BASEURL TOKENFILE SUBJECT PREFIX STOPFILE OUT MODE [PAUSE_MS]
+With CONC > 1, that many such clients run at once (ids PREFIX<k>-<n>),
+so that connections are queued to the server at any moment.
+
+Usage: steady.py BASEURL TOKENFILE SUBJECT PREFIX STOPFILE OUT MODE
+                 [PAUSE_MS [CONC]]
 """
 import http.client
 import os
 import sys
+import threading
 import time
 import urllib.parse
 
 base, tokfile, subject, prefix, stopfile, out, mode = sys.argv[1:8]
 pause = float(sys.argv[8]) / 1000 if len(sys.argv) > 8 else 0.005
+conc = int(sys.argv[9]) if len(sys.argv) > 9 else 1
 u = urllib.parse.urlsplit(base)
 ctype = "dev.%s.v1" % ".".join(subject.split(".")[2:])
+lock = threading.Lock()
 sent = ok = conns = 0
 other = {}
-conn = None
 
 
 def connect():
     global conns
-    conns += 1
+    with lock:
+        conns += 1
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
     c.connect()
     return c
 
 
-i = 0
-while not os.path.exists(stopfile):
-    i += 1
-    with open(tokfile) as f:
-        token = f.read().strip()
-    headers = {"Authorization": "Bearer " + token, "ce-specversion": "1.0",
-               "ce-id": "%s%d" % (prefix, i), "ce-source": "/steady",
-               "ce-type": ctype, "Content-Type": "text/plain"}
-    try:
-        if conn is None:
-            conn = connect()
-        conn.request("POST", "/v1/events/" + subject, body=b"steady %d" % i,
-                     headers=headers)
-        r = conn.getresponse()
-        r.read()
-        st = r.status
-        if mode == "new" or r.getheader("Connection", "").lower() == "close":
-            conn.close()
+def client(k):
+    global sent, ok
+    conn = None
+    i = 0
+    pre = prefix if conc == 1 else "%s%d-" % (prefix, k)
+    while not os.path.exists(stopfile):
+        i += 1
+        with open(tokfile) as f:
+            token = f.read().strip()
+        headers = {"Authorization": "Bearer " + token,
+                   "ce-specversion": "1.0", "ce-id": "%s%d" % (pre, i),
+                   "ce-source": "/steady", "ce-type": ctype,
+                   "Content-Type": "text/plain"}
+        try:
+            if conn is None:
+                conn = connect()
+            conn.request("POST", "/v1/events/" + subject,
+                         body=b"steady %d" % i, headers=headers)
+            r = conn.getresponse()
+            r.read()
+            st = r.status
+            if mode == "new" or \
+                    r.getheader("Connection", "").lower() == "close":
+                conn.close()
+                conn = None
+        except (OSError, http.client.HTTPException):
+            if conn is not None:
+                conn.close()
             conn = None
-    except (OSError, http.client.HTTPException):
-        if conn is not None:
-            conn.close()
-        conn = None
-        st = "reset"
-    sent += 1
-    if st == 202:
-        ok += 1
-    else:
-        other[st] = other.get(st, 0) + 1
-    with open(out + ".progress.tmp", "w") as f:
-        f.write("%d\n" % sent)
-    os.replace(out + ".progress.tmp", out + ".progress")
-    time.sleep(pause)
+            st = "reset"
+        with lock:
+            sent += 1
+            if st == 202:
+                ok += 1
+            else:
+                other[st] = other.get(st, 0) + 1
+            with open(out + ".progress.tmp", "w") as f:
+                f.write("%d\n" % sent)
+            os.replace(out + ".progress.tmp", out + ".progress")
+        time.sleep(pause)
+
+
+threads = [threading.Thread(target=client, args=(k,)) for k in range(conc)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
 
 with open(out, "w") as f:
     f.write("sent=%d ok=%d conns=%d other=%s\n" % (

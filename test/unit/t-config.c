@@ -45,7 +45,8 @@ static const char *const vars[] = {
 	"TREATY_RELAY_DNS_SERVER", "TREATY_RELAY_ACK_WAIT_SECONDS",
 	"TREATY_RELAY_RETRY_BASE_MS", "TREATY_RELAY_RETRY_MAX_MS",
 	"TREATY_RELAY_PROGRESS_SECONDS", "TREATY_RELAY_LEASE_SECONDS",
-	"TREATY_RELAY_CONFIG"
+	"TREATY_RELAY_CONFIG", "TREATY_RELAY_REUSEPORT",
+	"TREATY_RELAY_CONTROL_LISTEN"
 };
 
 /* Every argv built by load(), freed at exit. */
@@ -1227,7 +1228,59 @@ reload_prepare(void)
 	env_clear();
 }
 
+/* --reuseport and --control-listen (SPEC 12). */
+static void
+instances(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+	char			 addr[64];
+	int			 port;
+
+	env_clear();
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_INT(cfg.reuseport, 0);
+	T_ASSERT(cfg.control_listen == NULL);
+	config_free(&cfg);
+	T_EQ_INT(load(&cfg, &err, "--reuseport", "--control-listen",
+	    "127.0.0.1:9101", NULL), CONFIG_RUN);
+	T_EQ_INT(cfg.reuseport, 1);
+	T_EQ_INT(config_control_addr(cfg.control_listen, addr, &port), 0);
+	T_EQ_STR(addr, "127.0.0.1");
+	T_EQ_INT(port, 9101);
+	config_free(&cfg);
+	setenv("TREATY_RELAY_REUSEPORT", "1", 1);
+	setenv("TREATY_RELAY_CONTROL_LISTEN", "[::1]:9102", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_INT(cfg.reuseport, 1);
+	T_EQ_INT(config_control_addr(cfg.control_listen, addr, &port), 0);
+	T_EQ_STR(addr, "::1");
+	T_EQ_INT(port, 9102);
+	config_free(&cfg);
+	/* Not ADDR:PORT: a name, no port, port 0, out of range. */
+	setenv("TREATY_RELAY_CONTROL_LISTEN", "localhost:9101", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "TREATY_RELAY_CONTROL_LISTEN");
+	config_free(&cfg);
+	setenv("TREATY_RELAY_CONTROL_LISTEN", "127.0.0.1", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	config_free(&cfg);
+	setenv("TREATY_RELAY_CONTROL_LISTEN", "127.0.0.1:0", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	config_free(&cfg);
+	setenv("TREATY_RELAY_CONTROL_LISTEN", "127.0.0.1:65536", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	config_free(&cfg);
+	setenv("TREATY_RELAY_REUSEPORT", "yes", 1);
+	unsetenv("TREATY_RELAY_CONTROL_LISTEN");
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "TREATY_RELAY_REUSEPORT");
+	config_free(&cfg);
+	env_clear();
+}
+
 static const struct t_case cases[] = {
+	{ "--reuseport and --control-listen", instances },
 	{ "reload: restart-only settings kept, kinds fixed", reload_prepare },
 	{ "configuration file syntax", file_syntax },
 	{ "configuration file precedence and errors", file_precedence },
