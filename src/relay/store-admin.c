@@ -170,15 +170,13 @@ consumer_ensure(const struct store_consumer_copy *c, char *detail,
 	return api_result(s, code, what, c->name, detail, dlen);
 }
 
-/* The stream check: WORK and AUDIT as configured, then the consumers. */
+/* The stream check: WORK and AUDIT as configured. */
 void
 store_admin_check(struct bridge_job *job)
 {
 	struct store_check_job *cj = BRIDGE_CONTAINER(job,
 	    struct store_check_job, job);
-	char		 d1[128] = "", d2[128] = "", d[128];
-	size_t		 len;
-	int		 i;
+	char		 d1[128] = "", d2[128] = "";
 
 	cj->result = stream_ensure(cj, STORE_WORK, "evt.>",
 	    cj->work_max_age_ns, d1, sizeof(d1));
@@ -187,19 +185,29 @@ store_admin_check(struct bridge_job *job)
 		    cj->audit_max_age_ns, d2, sizeof(d2));
 	snprintf(cj->detail, sizeof(cj->detail), "%s%s%s", d1,
 	    d1[0] && d2[0] ? "; " : "", d2);
-	if (cj->result != 0)
-		return;
-	/*
-	 * Consumers after the streams.  One that cannot be made is logged
-	 * and retried with the next check; it does not make ingest unready.
-	 */
-	for (i = 0; i < cj->nconsumers; i++) {
+}
+
+/*
+ * The consumer check, a job of its own after the streams: one that cannot
+ * be made, or gets no answer, is logged and retried with the next check;
+ * it never holds up ingest.
+ */
+void
+store_admin_consumers(struct bridge_job *job)
+{
+	struct store_consumers_job *kj = BRIDGE_CONTAINER(job,
+	    struct store_consumers_job, job);
+	char		 d[128];
+	size_t		 len;
+	int		 i;
+
+	for (i = 0; i < kj->nconsumers; i++) {
 		d[0] = '\0';
-		if (consumer_ensure(&cj->consumers[i], d, sizeof(d)) != 0)
-			cj->consumer_failed = 1;
-		len = strlen(cj->cdetail);
-		if (d[0] != '\0' && len < sizeof(cj->cdetail) - 2)
-			snprintf(cj->cdetail + len, sizeof(cj->cdetail) - len,
+		if (consumer_ensure(&kj->consumers[i], d, sizeof(d)) != 0)
+			kj->failed = 1;
+		len = strlen(kj->detail);
+		if (d[0] != '\0' && len < sizeof(kj->detail) - 2)
+			snprintf(kj->detail + len, sizeof(kj->detail) - len,
 			    "%s%s", len ? "; " : "", d);
 	}
 }

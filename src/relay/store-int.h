@@ -116,20 +116,26 @@ struct store_consumer_copy {
  * done function on the loop).  Each carries everything its work reads.
  */
 #define STORE_CHECK_TRANSIENT	(-2)	/* no answer: neither yes nor no */
+/* The streams: WORK and AUDIT as SPEC 2 and the configuration want them. */
 struct store_check_job {
 	struct bridge_job	 job;
-	/* In: the settings of SPEC 2 and the consumers. */
+	/* In: the settings of SPEC 2. */
 	int64_t			 work_max_age_ns;
 	int64_t			 audit_max_age_ns;
 	int64_t			 duplicates_ns;
 	int			 replicas;
-	struct store_consumer_copy *consumers;
-	int			 nconsumers;
 	/* Out. */
 	int			 result;	/* 0, -1, STORE_CHECK_TRANSIENT */
-	int			 consumer_failed;
 	char			 detail[256];	/* streams made or changed */
-	char			 cdetail[512];	/* consumers made, changed, failed */
+};
+
+/* The consumers, after the streams: never a condition of ingest. */
+struct store_consumers_job {
+	struct bridge_job	 job;
+	struct store_consumer_copy *consumers;	/* in */
+	int			 nconsumers;
+	int			 failed;	/* out */
+	char			 detail[512];	/* made, changed, failed */
 };
 
 struct store_getmsg_job {
@@ -161,6 +167,7 @@ struct store_peek {
 void	 store_conn_event(struct bridge_item *it);
 void	 store_set_state(int connected, int streams);
 void	 store_check(void);
+void	 store_check_consumers(void);
 void	 store_poll(void);
 void	 store_nats_check(natsStatus s, const char *what);
 void	 store_sub_sync(natsSubscription **sub, const char *subject,
@@ -211,6 +218,7 @@ void	 store_req_destroy(void);
 
 /* store-admin.c: the work of each job, on the worker thread. */
 void	 store_admin_check(struct bridge_job *job);
+void	 store_admin_consumers(struct bridge_job *job);
 void	 store_admin_getmsg(struct bridge_job *job);
 void	 store_admin_peek(struct bridge_job *job);
 

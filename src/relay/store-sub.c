@@ -63,7 +63,7 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 	/* Added by a reload: subscribe now, and have JetStream make it. */
 	if (store_conn.connected && !store_conn.closing) {
 		store_sub_init();
-		store_check();
+		store_check_consumers();
 	}
 	return c;
 }
@@ -79,7 +79,7 @@ store_consumer_update(struct store_consumer *c,
 	    c->ack_wait_s == spec->ack_wait_s)
 		return;
 	consumer_set(c, spec);
-	store_check();
+	store_check_consumers();
 }
 
 /* A push consumer's message to its callback. */

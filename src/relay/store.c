@@ -39,6 +39,8 @@ static struct {
 	struct event	 drain_ev;
 	int		 check_running;
 	int		 check_again;	/* asked for while one ran */
+	int		 consumers_running;
+	int		 consumers_again;
 	void		(*drained)(void);
 } sv;
 
@@ -157,6 +159,53 @@ store_repoll_cb(evutil_socket_t fd, short ev, void *arg)
 	store_poll();
 }
 
+/* Loop thread: the consumer check finished. */
+static void
+store_consumers_done(struct bridge_job *job)
+{
+	struct store_consumers_job *kj = BRIDGE_CONTAINER(job,
+	    struct store_consumers_job, job);
+
+	sv.consumers_running = 0;
+	if (kj->failed)
+		log_warnx("consumers not ready", "detail=%s",
+		    log_q(kj->detail));
+	else if (kj->detail[0] != '\0')
+		log_info("consumers", "detail=%s", log_q(kj->detail));
+	store_consumer_copies_free(kj->consumers, kj->nconsumers);
+	free(kj);
+	if (sv.consumers_again) {
+		sv.consumers_again = 0;
+		store_check_consumers();
+	}
+}
+
+/*
+ * Make or update the consumers on the worker, unless that runs now (then
+ * once more after it).  Separate from the stream check, and never a
+ * condition of readiness: a consumer that cannot be made, or a check
+ * without an answer, only delays its own deliveries.
+ */
+void
+store_check_consumers(void)
+{
+	struct store_consumers_job	*kj;
+
+	if (!store_conn.connected || store_conn.closing ||
+	    !store_conn.streams_ready)
+		return;
+	if (sv.consumers_running) {
+		sv.consumers_again = 1;
+		return;
+	}
+	kj = xcalloc(1, sizeof(*kj));
+	kj->nconsumers = store_consumer_copies(&kj->consumers);
+	kj->job.work = store_admin_consumers;
+	kj->job.done = store_consumers_done;
+	sv.consumers_running = 1;
+	bridge_run(&kj->job);
+}
+
 /* Loop thread: the stream check finished. */
 static void
 store_check_done(struct bridge_job *job)
@@ -168,7 +217,11 @@ store_check_done(struct bridge_job *job)
 
 	sv.check_running = 0;
 	if (cj->result == STORE_CHECK_TRANSIENT) {
-		/* Keep the state we had; ask again soon. */
+		/*
+		 * No answer (no stream leader yet, a server going away) is
+		 * not a "no": keep the verdict we had, so publishing goes on
+		 * if it can, and ask again soon.
+		 */
 		log_warnx("stream check got no answer", "detail=%s",
 		    log_q(cj->detail));
 		if (!store_conn.closing)
@@ -182,13 +235,8 @@ store_check_done(struct bridge_job *job)
 			log_info("streams", "detail=%s", log_q(cj->detail));
 		if (store_conn.connected && !store_conn.closing)
 			store_set_state(1, 1);
+		store_check_consumers();
 	}
-	if (cj->consumer_failed)
-		log_warnx("consumers not ready", "detail=%s",
-		    log_q(cj->cdetail));
-	else if (cj->cdetail[0] != '\0')
-		log_info("consumers", "detail=%s", log_q(cj->cdetail));
-	store_consumer_copies_free(cj->consumers, cj->nconsumers);
 	free(cj);
 	/* A reload changed the settings while this one ran. */
 	if (sv.check_again) {
@@ -197,7 +245,7 @@ store_check_done(struct bridge_job *job)
 	}
 }
 
-/* Check the streams and consumers on the worker, unless that runs now. */
+/* Check the streams on the worker, unless that runs now (then again). */
 void
 store_check(void)
 {
@@ -217,7 +265,6 @@ store_check(void)
 	cj->duplicates_ns = (int64_t)cfg->duplicate_window_minutes * 60 *
 	    1000000000LL;
 	cj->replicas = cfg->replicas;
-	cj->nconsumers = store_consumer_copies(&cj->consumers);
 	cj->job.work = store_admin_check;
 	cj->job.done = store_check_done;
 	sv.check_running = 1;
@@ -259,15 +306,37 @@ store_conn_event(struct bridge_item *it)
 		    "nats reconnected", NULL);
 		store_conn.max_payload =
 		    (int)natsConnection_GetMaxPayload(store_conn.nc);
-		/* Streams may have been lost with the server: check first. */
-		store_set_state(1, 0);
+		/*
+		 * After a reconnection the streams keep the verdict they had:
+		 * they were there a moment ago, and in a cluster the server
+		 * we reach now serves the same ones.  Publishing resumes at
+		 * once; the check runs behind it, and a publish that finds no
+		 * stream (a server restarted on an empty store) stops ingest
+		 * and has it re-created (store-pub.c).  Waiting for the check
+		 * instead cost seconds per fault: each request waits up to
+		 * STORE_API_WAIT_MS for a stream leader, and the consumers
+		 * came after.  Only the first connection waits for it.
+		 */
+		store_set_state(1, store_conn.streams_ready);
 		store_check();
 		break;
 	case STORE_DISCONNECTED:
 		if (!store_conn.closing)
 			log_warnx("nats disconnected", NULL);
-		store_set_state(0, 0);
+		store_set_state(0, store_conn.streams_ready);
 		store_req_fail_all();
+		/*
+		 * An acknowledgement for a publish sent before the connection
+		 * went cannot arrive (the server's subscription for its reply
+		 * went with it): answer now rather than at the deadline, so
+		 * producers send again sooner (the same id is a duplicate if
+		 * it was stored after all).
+		 */
+		if (store_in_flight() > 0 && !store_conn.closing) {
+			log_warnx("publishes in flight failed: NATS "
+			    "disconnected", "publishes=%d", store_in_flight());
+			store_fail_all();
+		}
 		break;
 	case STORE_CLOSED:
 		/*

@@ -65,7 +65,7 @@ int		 store_connected(void);
 int		 store_streams_ready(void);
 /* Publishes waiting for an acknowledgement. */
 int		 store_in_flight(void);
-/* Fail (STORE_FAILED) every publish still waiting.  Shutdown only. */
+/* Fail (STORE_FAILED) every publish still waiting (shutdown, disconnect). */
 void		 store_fail_all(void);
 /*
  * Shutdown, while the loop runs: drain and close the NATS connection;

@@ -16,10 +16,11 @@ where ok counts 202s, conns the connections opened, and other every other
 outcome ("reset" for a connection error or a request without an answer).
 
 With CONC > 1, that many such clients run at once (ids PREFIX<k>-<n>),
-so that connections are queued to the server at any moment.
+so that connections are queued to the server at any moment.  With LOG,
+each answer is also a line "<unix ms> <status>" there.
 
 Usage: steady.py BASEURL TOKENFILE SUBJECT PREFIX STOPFILE OUT MODE
-                 [PAUSE_MS [CONC]]
+                 [PAUSE_MS [CONC [LOG]]]
 """
 import http.client
 import os
@@ -31,6 +32,7 @@ import urllib.parse
 base, tokfile, subject, prefix, stopfile, out, mode = sys.argv[1:8]
 pause = float(sys.argv[8]) / 1000 if len(sys.argv) > 8 else 0.005
 conc = int(sys.argv[9]) if len(sys.argv) > 9 else 1
+log = open(sys.argv[10], "a") if len(sys.argv) > 10 else None
 u = urllib.parse.urlsplit(base)
 ctype = "dev.%s.v1" % ".".join(subject.split(".")[2:])
 lock = threading.Lock()
@@ -78,6 +80,8 @@ def client(k):
             conn = None
             st = "reset"
         with lock:
+            if log is not None:
+                log.write("%d %s\n" % (time.time() * 1000, st))
             sent += 1
             if st == 202:
                 ok += 1
@@ -94,6 +98,8 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
+if log is not None:
+    log.close()
 
 with open(out, "w") as f:
     f.write("sent=%d ok=%d conns=%d other=%s\n" % (
