@@ -419,6 +419,18 @@ cmd_publish(int argc, char **argv)
 		    "(evt|audit.scope.product.entity.verb)", subject);
 		return EXIT_FAILED;
 	}
+	/* The relay answers these 422: an outbox must never keep one. */
+	if (!treaty_type_valid(type)) {
+		cli_err("--type %s: not a suite type "
+		    "(namespace.product.entity.verb.vN)", type);
+		return EXIT_FAILED;
+	}
+	if (!treaty_type_matches_subject(type, subject)) {
+		cli_err("--type %s does not match --subject %s: the type's "
+		    "product, entity and verb must be the subject's", type,
+		    subject);
+		return EXIT_FAILED;
+	}
 	if (id == NULL) {
 		if (uuid4(uuid) == -1) {
 			cli_err("no random bytes for an id");

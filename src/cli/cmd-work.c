@@ -132,6 +132,17 @@ work_maybe_done(void)
 	if ((client_stopping() || (wk.once && wk.polled)) && wk.njobs == 0 &&
 	    wk.poll == NULL && !retry_pending(&wk.poll_retry) &&
 	    spawn_running() == 0) {
+		/*
+		 * A pass that refused envelopes on their signature has not
+		 * done its work (a wrong --secret-file refuses them all): not
+		 * a success, whatever else it did.
+		 */
+		if (wk.once && wk.unverified > 0 && wk.rc == EXIT_OK) {
+			cli_err("%lld envelope%s not verified (a wrong "
+			    "--secret-file?); left in the inbox",
+			    wk.unverified, wk.unverified == 1 ? "" : "s");
+			wk.rc = EXIT_FAILED;
+		}
 		log_info("worker stopped", "inbox=%s recorded=%lld "
 		    "duplicates=%lld acknowledged=%lld unverified=%lld",
 		    log_q(wk.inbox), wk.recorded, wk.duplicates, wk.acked,
@@ -625,7 +636,7 @@ static const struct option work_opts[] = {
 int
 cmd_work(int argc, char **argv)
 {
-	const char	*secret_file = NULL, *inbox_file = NULL;
+	const char	*secret_file = NULL, *inbox_file = NULL, *why;
 	long long	 v;
 	int		 c, rc = EXIT_FAILED;
 	char		*name;
@@ -679,11 +690,21 @@ cmd_work(int argc, char **argv)
 				return EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc || secret_file == NULL ||
-	    (inbox_file == NULL) == (wk.exec == NULL) ||
-	    (wk.on_receive != NULL && inbox_file == NULL) ||
-	    (wk.batch && inbox_file == NULL)) {
-		cli_err("%s", WORK_USAGE);
+	/* Say what is wrong first: the usage alone leaves a newcomer to guess. */
+	why = optind >= argc ? "the inbox NAME is missing" :
+	    optind + 1 < argc ? "one inbox NAME only, after the options" :
+	    secret_file == NULL ? "--secret-file FILE is required (the "
+	    "inbox's signing secret)" :
+	    inbox_file == NULL && wk.exec == NULL ? "--inbox FILE or --exec "
+	    "CMD is required (where each event goes)" :
+	    inbox_file != NULL && wk.exec != NULL ? "--inbox and --exec "
+	    "exclude each other" :
+	    wk.on_receive != NULL && inbox_file == NULL ? "--on-receive "
+	    "needs --inbox" :
+	    wk.batch && inbox_file == NULL ? "--batch-fsync needs --inbox" :
+	    NULL;
+	if (why != NULL) {
+		cli_err("work: %s\n%s", why, WORK_USAGE);
 		return EXIT_USAGE;
 	}
 	wk.inbox = argv[optind];

@@ -149,12 +149,14 @@ static const struct opt opts[NOPTS] = {
 
 /*
  * Settings only a restart changes (SPEC 11): the listener, the NATS
- * connection, the publish table, the TLS context and pool timeouts of
- * deliveries, DNS, and the lease that pull consumers and the lease memory
- * were made with.  A reload keeps their running values.
+ * connection, the publish table (its size, and its deadlines, which the
+ * sweep expects in the order of the publishes), the TLS context and pool
+ * timeouts of deliveries, DNS, and the lease that pull consumers and the
+ * lease memory were made with.  A reload keeps their running values.
  */
 static const int restart_only[] = {
-	O_NATS, O_PORT, O_LISTEN, O_MAXPENDING, O_CA_FILE, O_DELIVERY_TIMEOUT,
+	O_NATS, O_PORT, O_LISTEN, O_MAXPENDING, O_PUBTIMEOUT, O_CA_FILE,
+	O_DELIVERY_TIMEOUT,
 	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_LEASE, O_REUSEPORT,
 	O_CONTROL_LISTEN
 };

@@ -189,6 +189,15 @@ for bad in evt.acme.shop.order evt.acme.shop.order.created.x 'evt.*.shop.order.c
 	check_match "bad subject [$bad]: exit 1 with a message, nothing sent or kept" \
 	    "^rc=1 sent=0 kept=0 .*$bad" "rc=$RC sent=$(reqs badsubj) kept=$(ls -A "$T/ob-bad" | wc -l) $ERR"
 done
+# A type the relay would refuse (422): checked here, before anything is
+# sent or written to the outbox.
+for bad in dev.shop.order.deleted.v1 dev.shop.order.created shop.order.created.v1; do
+	n=$((n + 1))
+	pub r2-$n --id badtype-$n --subject evt.acme.shop.order.created --type "$bad" \
+	    --url "$SURL/badtype/202" --outbox "$T/ob-bad"
+	check_match "type [$bad] for evt.acme.shop.order.created: exit 1 naming it, nothing sent or kept" \
+	    "^rc=1 sent=0 kept=0 .*--type $bad" "rc=$RC sent=$(reqs badtype) kept=$(ls -A "$T/ob-bad" | wc -l) $ERR"
+done
 for flag in --subject --type --source; do
 	args=(--subject $S --type $TY --source /cli)
 	for i in 0 2 4; do [ "${args[i]}" = $flag ] && unset "args[i]" "args[i+1]"; done
@@ -287,10 +296,12 @@ check "outbox: two more publishes exit 75, 3 .event files, no temporary left" "7
 check "outbox: file names sort in the order written" "z-first m-second a-third" \
     "$(ob_ids "$T/ob")"
 
-# ob2: allowed, a type that does not match its subject (422 at flush), allowed.
+# ob2: allowed, data over the relay's 1 MiB (413 at flush: publish takes
+# up to 16 MiB, the relay's limit is its own), allowed.
+head -c $((1024 * 1024 + 4096)) /dev/zero | tr '\0' x > "$T/big.data"
 pub q1 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-base 100 --retry-cap 200 --id r-1
 pub q2 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-base 100 --retry-cap 200 --id r-2 \
-    --subject evt.acme.shop.order.created --type dev.shop.order.deleted.v1
+    --data @"$T/big.data"
 pub q3 --url "$DOWN" --outbox "$T/ob2" --attempts 2 --retry-base 100 --retry-cap 200 --id r-3
 check "outbox: 3 more files in a second outbox" 3 "$(nfiles "$T/ob2" '*.event')"
 
@@ -308,7 +319,7 @@ check "flush: the last one stored as published" "alpha:a-third third" "$(shdr Na
 W=$(count WORK)
 run f2 flush --outbox "$T/ob2" --url "$RELAY_URL"
 rej=$(find "$T/ob2" -maxdepth 1 -name '*.rejected')
-check_match "flush with a refused file: exit 1, the 422 said" '^rc=1 .*422' "rc=$RC $(echo $ERR)"
+check_match "flush with a refused file: exit 1, the 413 said" '^rc=1 .*413' "rc=$RC $(echo $ERR)"
 check "flush: the refused file renamed *.rejected, no .event left" \
     "rejected=1 event=0 evt.acme.shop.order.created" \
     "rejected=$(nfiles "$T/ob2" '*.rejected') event=$(nfiles "$T/ob2" '*.event') $(head -1 "$rej" 2>/dev/null)"

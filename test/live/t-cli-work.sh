@@ -108,6 +108,8 @@ check "a second pass records nothing" "0 7" "$(work work --inbox "$F" 2>/dev/nul
 pub order o-forged --data 'x'
 "$TREATY" work --token-file "$T/itoken-work" --secret-file "$T/badsecret" --once --wait 300 \
     --inbox "$T/forged.jsonl" work 2> "$T/w2.err"
+check "wrong secret: --once exits 1 (nothing it received was verified)" 1 "$?"
+check_match "  saying so" 'treaty: 1 envelope not verified \(a wrong --secret-file\?\); left in the inbox' "$(cat "$T/w2.err")"
 check "wrong secret: o-forged received, nothing recorded" "1 0" \
     "$(grep -c 'envelope not verified.*id=o-forged' "$T/w2.err") $(lines "$T/forged.jsonl")"
 check_match "and it says why, without the body" 'envelope not verified.*id=o-forged reason="signature does not match"' "$(cat "$T/w2.err")"
@@ -249,8 +251,21 @@ printf 'nobody-0123456789\n' > "$T/nobody"
 "$TREATY" work --token-file "$T/nobody" --secret-file "$T/secret" --once --inbox "$T/x.jsonl" work 2> "$T/w9.err"
 check "unknown token: exit 1" 1 $?
 check_match "with the relay's answer" '401' "$(cat "$T/w9.err")"
-"$TREATY" work --secret-file "$T/secret" --inbox "$T/x.jsonl" --exec true work 2>/dev/null
+"$TREATY" work --secret-file "$T/secret" --inbox "$T/x.jsonl" --exec true work 2> "$T/u.err"
 check "--inbox and --exec together: usage" 2 $?
+check "  named on the first line, the usage after it" "treaty: work: --inbox and --exec exclude each other|usage: treaty work" \
+    "$(head -2 "$T/u.err" | cut -c1-60 | paste -sd'|' | sed 's/ --secret-file.*//')"
+# Each usage error names what is wrong (exit 2).
+usage_first() { "$TREATY" work "$@" 2>&1 >/dev/null | head -1; }
+check "no NAME: named" "treaty: work: the inbox NAME is missing" "$(usage_first --secret-file "$T/secret" --inbox "$T/x.jsonl")"
+check "no --secret-file: named" "treaty: work: --secret-file FILE is required (the inbox's signing secret)" \
+    "$(usage_first --inbox "$T/x.jsonl" work)"
+check "neither --inbox nor --exec: named" "treaty: work: --inbox FILE or --exec CMD is required (where each event goes)" \
+    "$(usage_first --secret-file "$T/secret" work)"
+check "--on-receive without --inbox: named" "treaty: work: --on-receive needs --inbox" \
+    "$(usage_first --secret-file "$T/secret" --exec true --on-receive true work)"
+check "two names: named" "treaty: work: one inbox NAME only, after the options" \
+    "$(usage_first --secret-file "$T/secret" --exec true work other)"
 
 # 10. A relay that accepts but never answers: the deadline, reported as
 # ETIMEDOUT, retried with backoff; SIGTERM ends the worker's backoff at once.

@@ -34,6 +34,7 @@ lease_until() {
 	local end=$(($(now_ms) + $2 * 1000))
 	SEEN=
 	while :; do
+		TS=$(now_ms)
 		ST=$(iget work 'lease=true&max=10')
 		TV=$(now_ms)
 		[ "$ST" = 200 ] || return 1
@@ -102,14 +103,15 @@ cp "$T/body" "$T/second"
 check "deliveryCount 2 the second time" 2 "$(field lease-2 deliveryCount "$T/second")"
 old2=$(field lease-2 receipt "$T/first")
 check "the expired lease's old receipt: 404 (handed out again)" 404 "$(op DELETE "work/lease-2?receipt=$old2")"
-# Extend half-way through this 4 s lease (it began before TV: at most 2 s
-# of it are gone when the extend is sent).  A lease lasting its whole
-# length is the behaviour under test, so time is the measure here, but
-# only as a lower bound that load cannot break: extended at TE, it is not
-# handed out again before TE + 4 s (unextended it would be by TV + 4 s).
+# Extend half-way through this 4 s lease: it began after TS (the GET that
+# took it was sent then), so at most 2 s of it are gone at TS + 2 s, even
+# when the answer itself was slow.  A lease lasting its whole length is the
+# behaviour under test, so time is the measure here, but only as a lower
+# bound that load cannot break: extended at TE, it is not handed out again
+# before TE + 4 s (unextended, it would be again 4 s after it began).
 until_ms() { while [ $(now_ms) -lt $(($1)) ]; do sleep 0.05; done; }
 r2b=$(field lease-2 receipt "$T/second")
-until_ms "TV + 2000"
+until_ms "TS + 2000"
 TE=$(now_ms)
 check "extend: 204" 204 "$(op POST "work/lease-2/extend?receipt=$r2b")"
 lease_until lease-2 20
