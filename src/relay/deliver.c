@@ -328,14 +328,23 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 	}
 	hs.h[hs.n++] = (struct outbound_header){ TREATY_SIG_HEADER, sig };
 	if (s->cfg->standard_webhooks) {
-		/* The same instant, signed the Standard Webhooks way too. */
+		/*
+		 * The same instant, signed the Standard Webhooks way too.  Its
+		 * id is the ce-id as the header carries it (percent-encoded
+		 * where it is not printable ASCII): a raw non-ASCII header
+		 * value is refused by that specification's verifiers, and
+		 * what is signed must be exactly what is sent.
+		 */
+		const char	*swid = store_msg_header(d->m, "ce-id");
+
 		snprintf(ts, sizeof(ts), "%lld", (long long)t);
-		if (treaty_sw_sign(s->secrets, s->cfg->nsecrets, d->id, t, body,
-		    len, swsig, sizeof(swsig)) < 0) {
+		if (swid == NULL || treaty_sw_sign(s->secrets,
+		    s->cfg->nsecrets, swid, t, body, len, swsig,
+		    sizeof(swsig)) < 0) {
 			delivery_failed(d, 0, "cannot sign", NULL, -1);
 			return;
 		}
-		hs.h[hs.n++] = (struct outbound_header){ "webhook-id", d->id };
+		hs.h[hs.n++] = (struct outbound_header){ "webhook-id", swid };
 		hs.h[hs.n++] = (struct outbound_header){ "webhook-timestamp",
 		    ts };
 		hs.h[hs.n++] = (struct outbound_header){ "webhook-signature",

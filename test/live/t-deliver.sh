@@ -55,6 +55,22 @@ print("ok" if len(v1s) == 2 and v1s == tre else "bad %s" % v1s)
 ' "$SWSECRET" "$SECRET")
 check "Standard Webhooks signature verifies with that algorithm" ok "$(echo "$sw" | head -1)"
 check "rotation: one v1= per secret, newest first" ok "$(echo "$sw" | tail -1)"
+# An id that is not ASCII (ok-sw-é-2, percent-encoded in the binary-mode
+# header): webhook-id is ASCII, the ce-id header's form, and the Standard
+# Webhooks signature is over exactly that.
+post evt.acme.webhooks.hook.sent 'ok-sw-%C3%A9-2' 'sw body 2'
+wait_until 10 'received "ok-sw-%C3%A9-2" >/dev/null'
+sw2=$(received 'ok-sw-%C3%A9-2' | head -1 | python3 -c '
+import sys, json, hmac, hashlib, base64
+d = json.loads(sys.stdin.readline()); h = d["headers"]; body = bytes.fromhex(d["body"])
+key = base64.b64decode(sys.argv[1][len("whsec_"):])
+wid = h["webhook-id"]
+msg = (wid + "." + h["webhook-timestamp"] + ".").encode() + body
+want = "v1," + base64.b64encode(hmac.new(key, msg, hashlib.sha256).digest()).decode()
+print(wid, wid.isascii() and wid.isprintable(), want in h["webhook-signature"].split(" "))
+' "$SWSECRET" 2>&1)
+check "non-ASCII id: webhook-id is the ASCII header form, and the signature verifies over it" \
+    "ok-sw-%C3%A9-2 True True" "$sw2"
 
 # Filter: evt.*.other.> is not the subscriber's.
 TOKEN=$OTHER_TOKEN post evt.acme.other.thing.done ok-other x
