@@ -146,10 +146,17 @@ NOASLR	:= $(shell setarch $$(uname -m) -R true 2>/dev/null && \
 	     echo setarch $$(uname -m) -R)
 endif
 
-check: all
+# On a fresh machine the first command may be make test: it installs what
+# is missing (or, not root, prints the one command that does) before it
+# builds, as make run does.
+check:
+	@scripts/install-deps.sh --required
+	@$(MAKE) --no-print-directory all
 	@O=$(O) $(NOASLR) test/run-unit.sh
 
-test: all
+test:
+	@scripts/install-deps.sh --required
+	@$(MAKE) --no-print-directory all
 	@O=$(O) $(NOASLR) test/run.sh
 
 deps:
