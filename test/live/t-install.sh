@@ -45,6 +45,21 @@ check_match "libtreaty.pc names PREFIX" '^prefix=/opt/treaty$' "$(head -1 "$R/op
 check "pkg-config reads it" "-I/opt/treaty/include -L/opt/treaty/lib -ltreaty" \
     "$(PKG_CONFIG_PATH=$R/opt/treaty/lib/pkgconfig pkg-config --cflags --libs libtreaty | sed 's/ *$//')"
 
+# libtreaty(3)'s example, built as its page says, with pkg-config (the
+# staging root standing in for /), and run against the installed .so.
+sed -n '/^\/\* example: verify.c \*\/$/,/^\/\* end of example \*\/$/p' "$ROOT/man/libtreaty.3" |
+    sed 's/\\e/\\/g' > "$T/verify.c"
+case $O in *san*) SANCC="-fsanitize=address,undefined" ;; *) SANCC= ;; esac
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Werror $SANCC -o "$T/verify" "$T/verify.c" \
+    $(PKG_CONFIG_PATH=$R/opt/treaty/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$R pkg-config --cflags --libs libtreaty) \
+    2> "$T/cc.err"
+check "libtreaty(3)'s example builds with pkg-config --cflags --libs libtreaty" "0 []" "$? [$(head -3 "$T/cc.err")]"
+secret=example-secret-0123456789 body='{"n":1}' now=$(date +%s)
+sig="t=$now,v1=$(printf '%s' "$now.ex-1.$body" | openssl dgst -sha256 -hmac "$secret" -r | cut -d' ' -f1)"
+check "and runs against the installed libtreaty.so" "genuine libtreaty.so.0" \
+    "$(printf '%s' "$body" | LD_LIBRARY_PATH=$R/opt/treaty/lib TREATY_SECRET=$secret "$T/verify" "$sig" ex-1 2>&1) $(LD_LIBRARY_PATH=$R/opt/treaty/lib ldd "$T/verify" | grep -o 'libtreaty.so.0 => [^ ]*'"$R"'[^ ]*' | cut -d' ' -f1)"
+
 # systemd-analyze, on the units as installed, with the paths they name
 # (the staging root's, for the check).
 if command -v systemd-analyze >/dev/null; then

@@ -4,7 +4,8 @@
 # fails no request), subscribers added, changed and removed, an inbox's
 # token, stream settings; a restart-only setting is kept with a warning;
 # an invalid file keeps the running configuration; the reload metrics and
-# RELOADING=1/READY=1.  Nothing in flight fails and no connection closes.
+# RELOADING=1/READY=1; a SIGHUP storm.  Nothing in flight fails and no
+# connection closes.
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 
@@ -219,6 +220,28 @@ check_match "config_loaded_timestamp_seconds is recent" '^ok' \
     "$(t=$(metric treaty_relay_config_loaded_timestamp_seconds); [ $(( $(date +%s) - ${t:-0} )) -lt 300 ] && echo ok || echo "stale $t")"
 check "RELOADING=1 then READY=1 for each reload" 9 \
     "$(grep -A1 '^RELOADING=1|MONOTONIC_USEC=[0-9]*$' "$T/notify.log" | grep -c '^READY=1')"
+check "  and nothing else (READY=1 once at start)" 10 "$(grep -c '^READY=1' "$T/notify.log")"
+# 7. A SIGHUP storm under load: 20 in a second, the file changing between
+#    two valid versions (hook1's secret); nothing fails, the process stays,
+#    every reload is applied whole (the last file wins).
+ok_before=$(metric 'treaty_relay_config_reloads_total{result="ok"}')
+conf_a() { conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$(hook1 h1b $1),$(inbox1 '"'$I2_SHA'"'),$HOOK2]" "TREATY_RELAY_WORK_MAX_AGE_HOURS=24"; }
+for i in $(seq 1 20); do
+	if [ $((i % 2)) = 0 ]; then conf_a $S2; else conf_a $S1; fi
+	kill -HUP $RELAY_PID
+	sleep 0.05
+done
+conf_a $S1
+kill -HUP $RELAY_PID
+wait_until 15 'test "$(metric treaty_relay_config_reloads_total{result=\"ok\"})" -gt "$ok_before" && [ "$(grep -c "configuration reloaded" "$RELAY_LOG")" -eq "$(metric treaty_relay_config_reloads_total{result=\"ok\"})" ]'
+n_ok=$(metric 'treaty_relay_config_reloads_total{result="ok"}')
+check_match "SIGHUP storm: reloads applied (signals may coalesce), none refused" "^ok [0-9]+ 3$" \
+    "$( [ "$n_ok" -gt "$ok_before" ] && [ "$n_ok" -le $((ok_before + 21)) ] && echo ok) $((n_ok - ok_before)) $(metric 'treaty_relay_config_reloads_total{result="error"}')"
+TOKEN=$NEW_TOKEN post evt.acme.shop.order.created ok-storm x
+wait_until 10 'received ok-storm >/dev/null'
+check "after the storm the last file is in force: signed with its secret" "/h1b ok" "$(path_of ok-storm) $(sig_ok ok-storm $S1)"
+check "no delivery failed or was dropped through all of it" "0 0" \
+    "$(grep -c 'msg="delivery failed"' "$RELAY_LOG") $(grep -c 'msg="delivery dropped"' "$RELAY_LOG")"
 more 20
 touch "$T/stop"
 wait "$STEADY"
