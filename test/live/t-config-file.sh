@@ -40,6 +40,16 @@ check "TREATY_RELAY_CONFIG=FILE: the same" "0 configuration ok: 1 producers, 0 s
 bash -c 'set -a; . "$1"; set +a; exec "$2" --check-config' sh "$FILE" "$RELAY_BIN" > "$T/sh.out" 2>&1
 check "the same file read by a shell (set -a; . FILE)" "0 configuration ok: 1 producers, 0 subscribers" "$? $(cat "$T/sh.out")"
 
+# The man page's configuration file example (EXAMPLES), as printed: read
+# the same by a shell and by --config.
+sed -n '/^Then, in$/,/^\.Ed$/p' "$ROOT/man/treaty-relay.8" | sed -n '/^\.Bd/,/^\.Ed/p' |
+    sed '1d;$d' | sed -e ':a' -e '/\\e$/N; s/\\e\n//; ta' | sed "s/<hash>/$TOKEN_SHA/" > "$T/man.env"
+check_match "the man page's file example has its producer" "TREATY_RELAY_PRODUCERS='\\[" "$(cat "$T/man.env")"
+env -u TREATY_RELAY_PRODUCERS bash -c 'set -a; . "$1"; set +a; exec "$2" --check-config' sh "$T/man.env" "$RELAY_BIN" > "$T/man.sh.out" 2>&1
+check "  read by a shell (set -a; . FILE), then --check-config" "0 configuration ok: 1 producers, 0 subscribers" "$? $(cat "$T/man.sh.out")"
+run_check -- --config "$T/man.env"
+check "  read by --config FILE --check-config" "0 configuration ok: 1 producers, 0 subscribers" "$RC $OUT"
+
 # Unknown variables: 78, one stamped error line naming it.
 printf 'TREATY_RELAY_GRACE_SECOND=3\n' >> "$FILE.bad"
 run_check -- --config "$FILE.bad"

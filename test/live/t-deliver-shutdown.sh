@@ -39,4 +39,36 @@ wait_until 60 '[ "$(distinct)" -ge 40 ]'
 check "all 40 delivered after the restart" 40 "$(distinct)"
 check "none dropped (AUDIT is empty)" 0 "$(count AUDIT)"
 check "no delivery needed a third attempt" 0 "$(beyond)"
+
+# A keep-alive connection open when the relay is told to stop: the next
+# event on it is still stored (its client has no one else to ask), and the
+# answer says Connection: close.  A delivery under way (a subscriber that
+# takes 60 s) keeps the relay in its grace period meanwhile.
+post evt.acme.shop.order.created slow-ka x
+wait_until 10 'grep -q "\"ce-id\": \"slow-ka\"" "$T/deliveries"'
+ka=$(python3 - "$RELAY_URL" "$TOKEN" "$RELAY_PID" "$RELAY_LOG" <<'PY'
+import http.client, os, signal, sys, time, urllib.parse
+url, token, pid, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+u = urllib.parse.urlsplit(url)
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+def post(i):
+    c.request("POST", "/v1/events/evt.acme.shop.order.created", body=b"x",
+              headers={"Authorization": "Bearer " + token, "ce-specversion": "1.0",
+                       "ce-id": i, "ce-source": "/test",
+                       "ce-type": "dev.shop.order.created.v1",
+                       "Content-Type": "text/plain"})
+    r = c.getresponse()
+    r.read()
+    return "%d %s" % (r.status, r.getheader("Connection", "-"))
+first = post("ka-1")
+os.kill(pid, signal.SIGTERM)
+end = time.time() + 10
+while time.time() < end and "shutting down" not in open(log).read():
+    time.sleep(0.05)
+print(first, "|", post("ka-2"))
+PY
+)
+check "an event on a connection open at SIGTERM: stored (202), Connection: close" "202 - | 202 close" "$ka"
+wait_until 20 '! kill -0 $RELAY_PID'
+check "  and it is in WORK" 1 "$("$JSGET" "$NATS_URL_T" last WORK evt.acme.shop.order.created 2>/dev/null | grep -c 'ce-id: ka-2')"
 finish
