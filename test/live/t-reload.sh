@@ -186,6 +186,16 @@ check "added again, it gets what waited" /h2 "$(path_of ok-r2-2)"
 check_match "its counters go on where they were" '^[2-9]' \
     "$(metric 'treaty_relay_deliveries_total{subscriber="hook2",outcome="delivered"}')"
 
+# 3b. A consumer's settings: hook1's filter and maxDeliver, updated in
+#     JetStream by the reload.
+check "before: hook1's consumer as configured" "filter=evt.*.shop.> max_deliver=10" "$(cconf hook1)"
+H1X='{"name":"hook1","url":"'$H'/h1b","secret":"'$S2'","filter":"evt.*.shop.order.>","maxDeliver":5}'
+conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$H1X,$(inbox1 '"'$I2_SHA'"'),$HOOK2]" \
+    "TREATY_RELAY_WORK_MAX_AGE_HOURS=24"
+reload
+wait_until 10 'test "$(cconf hook1)" = "filter=evt.*.shop.order.> max_deliver=5"'
+check "a changed filter and maxDeliver: the consumer is updated" "filter=evt.*.shop.order.> max_deliver=5" "$(cconf hook1)"
+
 # 4. A restart-only setting: kept, one warning naming it.
 conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$(hook1 h1b $S2),$(inbox1 '"'$I2_SHA'"'),$HOOK2]" \
     "TREATY_RELAY_WORK_MAX_AGE_HOURS=24" "TREATY_RELAY_MAX_PENDING=7"
@@ -214,13 +224,13 @@ wait_until 10 'received ok-kept >/dev/null'
 check "  and hook1 still gets its events, signed as before" "/h1b ok" "$(path_of ok-kept) $(sig_ok ok-kept $S2)"
 
 # 6. Metrics, systemd, and the publisher's account.
-check "reloads counted: ok" 6 "$(metric 'treaty_relay_config_reloads_total{result="ok"}')"
+check "reloads counted: ok" 7 "$(metric 'treaty_relay_config_reloads_total{result="ok"}')"
 check "reloads counted: error" 3 "$(metric 'treaty_relay_config_reloads_total{result="error"}')"
 check_match "config_loaded_timestamp_seconds is recent" '^ok' \
     "$(t=$(metric treaty_relay_config_loaded_timestamp_seconds); [ $(( $(date +%s) - ${t:-0} )) -lt 300 ] && echo ok || echo "stale $t")"
-check "RELOADING=1 then READY=1 for each reload" 9 \
+check "RELOADING=1 then READY=1 for each reload" 10 \
     "$(grep -A1 '^RELOADING=1|MONOTONIC_USEC=[0-9]*$' "$T/notify.log" | grep -c '^READY=1')"
-check "  and nothing else (READY=1 once at start)" 10 "$(grep -c '^READY=1' "$T/notify.log")"
+check "  and nothing else (READY=1 once at start)" 11 "$(grep -c '^READY=1' "$T/notify.log")"
 # 7. A SIGHUP storm under load: 20 in a second, the file changing between
 #    two valid versions (hook1's secret); nothing fails, the process stays,
 #    every reload is applied whole (the last file wins).
