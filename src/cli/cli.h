@@ -44,6 +44,10 @@ int	cmd_listen(int argc, char **argv);
 
 /* main.c */
 void	cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct option;
+/* getopt_long taking exact long names only; see main.c. */
+int	cli_getopt(int argc, char **argv, const char *shorts,
+	    const struct option *lo);
 
 /* input.c */
 char	*read_all(FILE *f, size_t *len);

@@ -172,7 +172,7 @@ cmd_listen(int argc, char **argv)
 
 	memset(&ls, 0, sizeof(ls));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hv", listen_opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "hv", listen_opts)) != -1) {
 		switch (c) {
 		case 'p':
 			if ((port = num_arg(optarg)) < 1 || port > 65535) {

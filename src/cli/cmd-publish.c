@@ -83,6 +83,34 @@ sync_dir(const char *dir)
 }
 
 /*
+ * An outbox must be the user's own, writable by nobody else: flush
+ * publishes every file in it with the user's token, so a file someone
+ * else could put there would be published as the user's.  0, or -1 with
+ * a message.
+ */
+static int
+outbox_check(const char *dir)
+{
+	struct stat	 st;
+
+	if (stat(dir, &st) == -1) {
+		cli_err("outbox %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_err("outbox %s: not a directory", dir);
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		cli_err("outbox %s: must be owned by this user and writable by "
+		    "nobody else (chmod go-w), or another user's files would be "
+		    "published with this token", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Write s durably into dir: a temporary name, fsync, rename to its
  * time-ordered name, fsync of the directory.  The file's path, or NULL
  * with a message.
@@ -102,6 +130,8 @@ outbox_write(const char *dir, const struct send *s)
 		cli_err("outbox %s: %s", dir, strerror(errno));
 		return NULL;
 	}
+	if (outbox_check(dir) == -1)
+		return NULL;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (RAND_bytes((unsigned char *)&rnd, sizeof(rnd)) != 1)
 		rnd = (uint32_t)ts.tv_nsec;
@@ -379,7 +409,7 @@ cmd_publish(int argc, char **argv)
 	memset(&ev, 0, sizeof(ev));
 	memset(&s, 0, sizeof(s));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hv", publish_opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "hv", publish_opts)) != -1) {
 		switch (c) {
 		case 's': subject = optarg; break;
 		case 't': type = optarg; break;
@@ -608,7 +638,7 @@ cmd_flush(int argc, char **argv)
 
 	memset(&fl, 0, sizeof(fl));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hv", flush_opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "hv", flush_opts)) != -1) {
 		switch (c) {
 		case 'o': fl.dir = optarg; break;
 		case 'n':
@@ -627,6 +657,8 @@ cmd_flush(int argc, char **argv)
 		cli_err("%s", FLUSH_USAGE);
 		return EXIT_USAGE;
 	}
+	if (outbox_check(fl.dir) == -1)
+		return EXIT_FAILED;
 	/* Names start with the time: alphabetical is oldest first. */
 	if ((fl.n = scandir(fl.dir, &fl.names, flush_filter, alphasort)) == -1) {
 		cli_err("%s: %s", fl.dir, strerror(errno));

@@ -649,7 +649,7 @@ cmd_work(int argc, char **argv)
 	wk.dedup_ttl_ms = DEDUP_TTL_MS;
 	wk.lease_s = API_LEASE_DEFAULT_S;	/* until the relay says */
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hv", work_opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "hv", work_opts)) != -1) {
 		switch (c) {
 		case 's': secret_file = optarg; break;
 		case 'i': inbox_file = optarg; break;

@@ -60,14 +60,18 @@ read_secrets(const char *path, char **text, struct treaty_secret *s)
 	char	*line, *next;
 	int	 n = 0;
 
+	/*
+	 * The file's name is not printed: it may be the secret itself,
+	 * given where its file was meant.
+	 */
 	if ((f = fopen(path, "r")) == NULL) {
-		cli_err("%s: %s", path, strerror(errno));
+		cli_err("--secret-file: %s", strerror(errno));
 		return -1;
 	}
 	*text = read_all(f, &len);
 	fclose(f);
 	if (*text == NULL) {
-		cli_err("%s: cannot read", path);
+		cli_err("--secret-file: cannot read it");
 		return -1;
 	}
 	for (line = *text; line != NULL && *line != '\0'; line = next) {
@@ -79,14 +83,15 @@ read_secrets(const char *path, char **text, struct treaty_secret *s)
 		if (len == 0)
 			continue;
 		if (n == TREATY_MAX_SECRETS) {
-			cli_err("%s: more than %d secrets", path, TREATY_MAX_SECRETS);
+			cli_err("--secret-file: more than %d secrets",
+			    TREATY_MAX_SECRETS);
 			return -1;
 		}
 		s[n].key = line;
 		s[n++].len = len;
 	}
 	if (n == 0)
-		cli_err("%s: no secret in it", path);
+		cli_err("--secret-file: no secret in it");
 	return n > 0 ? n : -1;
 }
 
@@ -134,8 +139,9 @@ read_token(const char *path)
 		tok = strdup(tok);
 		len = tok != NULL ? strlen(tok) : 0;
 	} else {
+		/* Its name unprinted, as for the secret file. */
 		if ((f = fopen(path, "r")) == NULL) {
-			cli_err("%s: %s", path, strerror(errno));
+			cli_err("--token-file: %s", strerror(errno));
 			return NULL;
 		}
 		tok = read_all(f, &len);

@@ -3,6 +3,7 @@
  * This file only picks the subcommand; each lives in its own module.
  */
 #include <stdarg.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,48 @@ cli_err(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/*
+ * getopt_long, strictly.  glibc takes a unique prefix of a long option
+ * (--token for --token-file), so a secret meant for one option becomes
+ * another's value and then appears in an error; and its own messages
+ * quote the whole argument, "=value" included.  Here only exact names
+ * are options, and a message names the option, never its value.  Returns
+ * what getopt_long does, '?' (after a message) for what it refuses.
+ */
+int
+cli_getopt(int argc, char **argv, const char *shorts,
+    const struct option *lo)
+{
+	const char	*tok;
+	size_t		 n;
+	int		 c, idx = -1;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, shorts, lo, &idx);
+	if (c == -1)
+		return -1;
+	/* The option's own argument: the last one, or the one before it. */
+	tok = optarg != NULL && optind >= 2 && optarg == argv[optind - 1] ?
+	    argv[optind - 2] : argv[optind - 1];
+	n = strcspn(tok, "=");
+	if (c == '?' || c == ':') {
+		if (optopt != 0 && strncmp(tok, "--", 2) != 0)
+			cli_err("unknown option -%c", optopt);
+		else
+			cli_err("unknown option, or one without its value: %.*s",
+			    (int)n, tok);
+		return '?';
+	}
+	if (idx >= 0 && (strncmp(tok, "--", 2) != 0 ||
+	    strlen(lo[idx].name) != n - 2 ||
+	    strncmp(tok + 2, lo[idx].name, n - 2) != 0)) {
+		cli_err("unknown option %.*s (options are not abbreviated)",
+		    (int)n, tok);
+		return '?';
+	}
+	return c;
 }
 
 static void

@@ -43,7 +43,7 @@ sign_or_verify(int argc, char **argv, int verify)
 	int			 c, n, rc = EXIT_FAILED;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", sign_opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", sign_opts)) != -1) {
 		switch (c) {
 		case 's': secret_file = optarg; break;
 		case 'i': id = optarg; break;

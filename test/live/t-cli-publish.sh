@@ -205,6 +205,33 @@ for flag in --subject --type --source; do
 	check_match "publish without $flag: exit 2 with the usage, nothing sent" \
 	    '^rc=2 sent=0 .*usage: treaty publish' "rc=$RC sent=$(reqs usage) $(echo $ERR)"
 done
+# Long options are exact (glibc would take --token for --token-file), and
+# no message prints a value given to a secret-bearing option.
+SECRETV=s3cr3t-value-0123456789
+pub u-prefix --url "$SURL/usage/202" --token "$SECRETV"
+check "--token (a prefix of --token-file): exit 2, named, the value not printed, nothing sent" \
+    "rc=2 sent=0 named=1 leaked=0" \
+    "rc=$RC sent=$(reqs usage) named=$(grep -c 'unknown option --token (options are not abbreviated)' "$T/u-prefix.err") leaked=$(grep -c "$SECRETV" "$T/u-prefix.err")"
+pub u-prefix2 --url "$SURL/usage/202" --tok="$SECRETV"
+check "--tok=VALUE: the same, the value not printed" "rc=2 leaked=0" "rc=$RC leaked=$(grep -c "$SECRETV" "$T/u-prefix2.err")"
+pub u-unknown --url "$SURL/usage/202" --tokenx="$SECRETV"
+check "an unknown --opt=VALUE: exit 2, the value not printed" "rc=2 leaked=0" "rc=$RC leaked=$(grep -c "$SECRETV" "$T/u-unknown.err")"
+NOTOK=1 pub u-tokfile --url "$SURL/usage/202" --token-file "$T/$SECRETV"
+check "a --token-file that is not a file (the token itself, given by mistake): exit 1, not printed" \
+    "rc=1 sent=0 leaked=0 treaty: --token-file: No such file or directory" \
+    "rc=$RC sent=$(reqs usage) leaked=$(grep -c "$SECRETV" "$T/u-tokfile.err") $ERR"
+# An outbox someone else can write to: refused before anything is written
+# or sent (flush would publish their files with this token).
+mkdir -p "$T/ob-open" "$T/ob-group"
+chmod 777 "$T/ob-open"
+chmod 770 "$T/ob-group"
+pub ob-open --id ob-open-1 --url "$SURL/obopen/202" --outbox "$T/ob-open"
+check_match "--outbox writable by others: exit 1, nothing sent or kept" '^rc=1 sent=0 kept=0 treaty: outbox .*writable by nobody else' \
+    "rc=$RC sent=$(reqs obopen) kept=$(ls -A "$T/ob-open" | wc -l) $ERR"
+pub ob-group --id ob-group-1 --url "$SURL/obopen/202" --outbox "$T/ob-group"
+check "--outbox writable by its group: refused too" "rc=1 sent=0" "rc=$RC sent=$(reqs obopen)"
+run ob-open-flush flush --outbox "$T/ob-open" --url "$SURL/obopen/202"
+check_match "flush of such an outbox: exit 1, nothing sent" '^rc=1 sent=0 .*writable by nobody else' "rc=$RC sent=$(reqs obopen) $ERR"
 pub u-attempts --url "$SURL/usage/202" --attempts 0
 check_match "--attempts 0: exit 2, nothing sent" '^rc=2 sent=0 ' "rc=$RC sent=$(reqs usage) $ERR"
 pub mkdir --id mkdir-1 --url "$SURL/mkdir/202" --outbox "$T/new-outbox"
