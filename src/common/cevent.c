@@ -80,12 +80,20 @@ attr_name_ok(const char *name)
 
 /* Control characters cannot go into a NATS header or a log line. */
 static int
-has_ctl(const char *s)
+has_ctl_n(const char *s, size_t len)
 {
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+	size_t	 i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			return 1;
 	return 0;
+}
+
+static int
+has_ctl(const char *s)
+{
+	return has_ctl_n(s, strlen(s));
 }
 
 /* Add one decoded attribute after checking its name and value. */
@@ -102,6 +110,9 @@ attr_add(struct cevent *ev, const char *name, const char *value, size_t vlen)
 		return bad(ev, "attribute %s is too long", name);
 	if (!treaty_utf8_valid(value, vlen) || memchr(value, '\0', vlen))
 		return bad(ev, "attribute %s is not UTF-8 text", name);
+	/* SPEC 13: text, so no control characters (a newline included). */
+	if (has_ctl_n(value, vlen))
+		return bad(ev, "attribute %s contains control characters", name);
 	ev->attrs[ev->nattrs].name = xstrdup(name);
 	ev->attrs[ev->nattrs].value = xstrndup(value, vlen);
 	ev->nattrs++;
@@ -138,8 +149,9 @@ cevent_check(struct cevent *ev)
 	if ((s = cevent_attr(ev, "subject")) != NULL && s[0] == '\0')
 		return bad(ev, "subject is empty");
 	if (ev->content_type != NULL && (ev->content_type[0] == '\0' ||
-	    has_ctl(ev->content_type)))
-		return bad(ev, "content type is not valid");
+	    has_ctl(ev->content_type) ||
+	    !treaty_utf8_valid(ev->content_type, strlen(ev->content_type))))
+		return bad(ev, "content type is not valid UTF-8 text");
 	return 0;
 }
 
@@ -501,15 +513,12 @@ cevent_gen_structured(yajl_gen g, const struct cevent *ev)
 
 	yajl_gen_map_open(g);
 	for (i = 0; i < ev->nattrs; i++) {
-		yajl_gen_string(g, (const unsigned char *)ev->attrs[i].name,
-		    strlen(ev->attrs[i].name));
-		yajl_gen_string(g, (const unsigned char *)ev->attrs[i].value,
-		    strlen(ev->attrs[i].value));
+		json_gen_str(g, ev->attrs[i].name);
+		json_gen_str(g, ev->attrs[i].value);
 	}
 	if (ev->content_type != NULL) {
 		json_gen_str(g, "datacontenttype");
-		yajl_gen_string(g, (const unsigned char *)ev->content_type,
-		    strlen(ev->content_type));
+		json_gen_str(g, ev->content_type);
 	}
 	cevent_gen_data(g, ev->content_type, ev->data, ev->datalen);
 	yajl_gen_map_close(g);

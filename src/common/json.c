@@ -2,12 +2,14 @@
  * json.c: JSON bodies through yajl's generator (it does the escaping), and
  * a depth pre-check for untrusted input.  Loop thread.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_parse.h>
 
+#include "treaty.h"
 #include "json.h"
 #include "util.h"
 
@@ -26,21 +28,57 @@ json_finish(yajl_gen g, struct evbuffer *out)
 	yajl_gen_reset(g, NULL);
 }
 
-/* Add a NUL-terminated string to the generator. */
+/*
+ * Add len bytes of text as a JSON string that is valid UTF-8 whatever the
+ * bytes are: each byte that does not begin a valid sequence becomes
+ * U+FFFD.  yajl's generator writes what it is given (or, validating,
+ * fails the whole string), and one stored value with a stray byte must
+ * not make a whole inbox batch, drop record or client record unreadable.
+ */
+void
+json_gen_text(yajl_gen g, const char *s, size_t len)
+{
+	static const char	 repl[] = "\xef\xbf\xbd";
+	const unsigned char	*u = (const unsigned char *)s;
+	char			*buf;
+	size_t			 i, n, o = 0;
+
+	if (treaty_utf8_valid(s, len)) {
+		yajl_gen_string(g, u, len);
+		return;
+	}
+	buf = xmalloc(len * 3 + 1);
+	for (i = 0; i < len; i += n) {
+		n = u[i] < 0x80 ? 1 : (u[i] & 0xe0) == 0xc0 ? 2 :
+		    (u[i] & 0xf0) == 0xe0 ? 3 : (u[i] & 0xf8) == 0xf0 ? 4 : 0;
+		if (n == 0 || n > len - i || !treaty_utf8_valid(s + i, n)) {
+			memcpy(buf + o, repl, 3);
+			o += 3;
+			n = 1;
+			continue;
+		}
+		memcpy(buf + o, s + i, n);
+		o += n;
+	}
+	yajl_gen_string(g, (const unsigned char *)buf, o);
+	free(buf);
+}
+
+/* Add a NUL-terminated string to the generator; see json_gen_text. */
 void
 json_gen_str(yajl_gen g, const char *s)
 {
-	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+	json_gen_text(g, s, strlen(s));
 }
 
-/* Add a string, or null when there is none or it is not valid UTF-8. */
+/* Add a string (see json_gen_text), or null when there is none. */
 void
 json_gen_str_or_null(yajl_gen g, const char *s)
 {
-	if (s == NULL ||
-	    yajl_gen_string(g, (const unsigned char *)s, strlen(s)) !=
-	    yajl_gen_status_ok)
+	if (s == NULL)
 		yajl_gen_null(g);
+	else
+		json_gen_str(g, s);
 }
 
 /*

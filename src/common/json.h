@@ -33,9 +33,16 @@ int	json_depth_ok(const char *s, size_t len, int maxdepth);
 int	json_has_nul_escape(const char *s, size_t len);
 
 struct yajl_gen_t;
-/* Add a NUL-terminated string to a generator. */
+/*
+ * Add text as a JSON string that is always valid UTF-8: a byte that does
+ * not begin a valid UTF-8 sequence is written as U+FFFD.  Every string
+ * the relay and the client write from stored or received bytes goes
+ * through here.
+ */
+void	json_gen_text(struct yajl_gen_t *g, const char *s, size_t len);
+/* The same for a NUL-terminated string. */
 void	json_gen_str(struct yajl_gen_t *g, const char *s);
-/* Add a string, or null when s is NULL or fails (invalid UTF-8). */
+/* The same, or null when s is NULL. */
 void	json_gen_str_or_null(struct yajl_gen_t *g, const char *s);
 
 /*

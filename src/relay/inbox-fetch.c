@@ -123,7 +123,7 @@ attr_cb(void *arg, const char *key, const char *value)
 	v = xmalloc(n + 1);
 	if (treaty_pct_decode(value, n, v, n + 1, &out) == TREATY_OK) {
 		json_gen_str(a->g, key + 3);
-		yajl_gen_string(a->g, (const unsigned char *)v, out);
+		json_gen_text(a->g, v, out);
 	}
 	free(v);
 }

@@ -18,6 +18,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "../../src/common/cevent.h"
+#include "../../src/common/json.h"
 #include "harness.h"
 
 /* A header list for one binary-mode request. */
@@ -364,6 +365,69 @@ bin_id_control(void)
 	if (T_EQ_INT(bin(&ev, &h, ""), 0))
 		T_EQ_STR(ev.id, "a b:\xc3\xa9");
 	cevent_free(&ev);
+}
+
+/*
+ * SPEC 13: every attribute value and the content type are UTF-8 text
+ * without control characters.
+ */
+static void
+bin_text_only(void)
+{
+	static const char *const badct[] = { "text/plain;x=\xff",
+	    "text/plain;x=\xc3", "text/plain;x=\xed\xa0\x80", "text/\x01plain" };
+	struct hdrs	 h;
+	struct cevent	 ev;
+	size_t		 i;
+
+	for (i = 0; i < T_NCASES(badct); i++) {
+		hdrs_init(&h, 1);
+		hdr(&h, "Content-Type", badct[i]);
+		BIN_BAD(&h, badct[i]);
+	}
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-subject", "a%0Ab");
+	BIN_BAD(&h, "a newline in an extension value");
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-subject", "%FF");
+	BIN_BAD(&h, "an invalid byte in a value");
+	hdrs_init(&h, 1);
+	hdr(&h, "Content-Type", "text/plain; charset=\xc3\xa9");
+	hdr(&h, "ce-subject", "caf%C3%A9");
+	if (T_EQ_INT(bin(&ev, &h, ""), 0))
+		T_EQ_STR(ev.content_type, "text/plain; charset=\xc3\xa9");
+	cevent_free(&ev);
+}
+
+/* The JSON written is UTF-8 whatever the bytes (json_gen_text). */
+static void
+gen_text_utf8(void)
+{
+	static const struct {
+		const char	*in;
+		const char	*out;
+	} cases[] = {
+		{ "plain", "\"plain\"" },
+		{ "caf\xc3\xa9", "\"caf\xc3\xa9\"" },
+		{ "x=\xff", "\"x=\xef\xbf\xbd\"" },
+		{ "\xc3", "\"\xef\xbf\xbd\"" },
+		{ "a\xe2\x82z", "\"a\xef\xbf\xbd\xef\xbf\xbdz\"" },
+		{ "\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"" },
+		{ "\xf0\x9f\x98\x80!", "\"\xf0\x9f\x98\x80!\"" },
+	};
+	const unsigned char	*buf;
+	size_t			 i, len;
+	yajl_gen		 g;
+	char			 out[64];
+
+	for (i = 0; i < T_NCASES(cases); i++) {
+		g = yajl_gen_alloc(NULL);
+		json_gen_text(g, cases[i].in, strlen(cases[i].in));
+		yajl_gen_get_buf(g, &buf, &len);
+		snprintf(out, sizeof(out), "%.*s", (int)len, (const char *)buf);
+		T_EQ_STR(out, cases[i].out);
+		yajl_gen_free(g);
+	}
 }
 
 /* Extension names: 1-20 of a-z0-9 (after lowercasing the header name). */
@@ -862,6 +926,9 @@ static const struct t_case cases[] = {
 	{ "binary: time is RFC 3339", bin_time },
 	{ "binary: control characters in the id", bin_id_control },
 	{ "binary: extension names", bin_extension_names },
+	{ "binary: values and content type are UTF-8 text (SPEC 13)",
+	  bin_text_only },
+	{ "JSON written is always UTF-8", gen_text_utf8 },
 	{ "binary: attribute count and value length limits", bin_limits },
 	{ "structured: data as compact JSON", st_data_object },
 	{ "structured: string data and content types", st_data_string },
