@@ -420,7 +420,7 @@ parse_producers(struct config *cfg, const char *text, const char *var,
     struct config_error *err)
 {
 	static const char *const keys[] = { "name", "tokenSha256", "subjects",
-	    NULL };
+	    "rate", "burst", NULL };
 	yajl_val	 list, o, v;
 	size_t		 i, k;
 	char		 field[128], who[NAME_MAX_LEN + 16];
@@ -467,6 +467,33 @@ parse_producers(struct config *cfg, const char *text, const char *var,
 				goto out;
 			}
 			p->subjects[p->nsubjects++] = xstrdup(s->u.string);
+		}
+		/* SPEC 13: a token bucket per producer and instance. */
+		snprintf(field, sizeof(field), "[%zu].rate", i);
+		if ((v = obj_get(o, "rate")) != NULL) {
+			if (!YAJL_IS_DOUBLE(v) || YAJL_GET_DOUBLE(v) <= 0 ||
+			    YAJL_GET_DOUBLE(v) > PRODUCER_RATE_MAX) {
+				cfg_err(err, var, field, "must be a number of "
+				    "events per second, over 0 and at most %g",
+				    PRODUCER_RATE_MAX);
+				goto out;
+			}
+			p->rate = YAJL_GET_DOUBLE(v);
+			p->burst = p->rate < 1 ? 1 : (int)(p->rate + 0.999999);
+		}
+		snprintf(field, sizeof(field), "[%zu].burst", i);
+		if ((v = obj_get(o, "burst")) != NULL) {
+			if (p->rate == 0) {
+				cfg_err(err, var, field, "needs rate");
+				goto out;
+			}
+			if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 1 ||
+			    YAJL_GET_INTEGER(v) > PRODUCER_BURST_MAX) {
+				cfg_err(err, var, field, "must be an integer "
+				    "1-%d", PRODUCER_BURST_MAX);
+				goto out;
+			}
+			p->burst = (int)YAJL_GET_INTEGER(v);
 		}
 	}
 	rc = 0;

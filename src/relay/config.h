@@ -35,7 +35,11 @@ struct producer {
 	struct token_list tokens;
 	char		**subjects;		/* NATS patterns */
 	size_t		  nsubjects;
+	double		  rate;			/* events/s; 0: no limit */
+	int		  burst;		/* bucket size, >= 1 */
 };
+#define PRODUCER_RATE_MAX	1e6	/* events/s */
+#define PRODUCER_BURST_MAX	1000000
 
 enum subscriber_kind {
 	SUB_PUSH,

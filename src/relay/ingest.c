@@ -25,6 +25,8 @@
 #include "json.h"
 #include "api.h"
 #include "log.h"
+#include "metrics.h"
+#include "ratelimit.h"
 #include "store.h"
 #include "util.h"
 
@@ -46,11 +48,73 @@ struct ingest_req {
 
 static const struct config	*ingest_cfg;
 
+/*
+ * The producers' token buckets (SPEC 13), one per producer in the order
+ * of ingest_cfg->producers, so config_find_producer's answer indexes it.
+ * A reload carries each bucket over by name.
+ */
+struct pbucket {
+	char		 name[NAME_MAX_LEN + 1];
+	struct bucket	 b;
+};
+static struct pbucket		*ingest_buckets;
+
+/* One bucket per producer of the configuration, old ones kept by name. */
+static void
+ingest_buckets_sync(void)
+{
+	struct pbucket	*old = ingest_buckets, *nb;
+	size_t		 i, k, nold = 0;
+
+	for (k = 0; old != NULL && old[k].name[0] != '\0'; k++)
+		nold++;
+	nb = xcalloc(ingest_cfg->nproducers + 1, sizeof(*nb));
+	for (i = 0; i < ingest_cfg->nproducers; i++) {
+		memcpy(nb[i].name, ingest_cfg->producers[i].name,
+		    sizeof(nb[i].name));
+		for (k = 0; k < nold; k++)
+			if (strcmp(old[k].name, nb[i].name) == 0)
+				nb[i].b = old[k].b;
+	}
+	free(old);
+	ingest_buckets = nb;
+}
+
 /* Remember the configuration. */
 void
 ingest_init(const struct config *cfg)
 {
 	ingest_cfg = cfg;
+	ingest_buckets_sync();
+}
+
+/* The configuration was reloaded. */
+void
+ingest_reload(void)
+{
+	ingest_buckets_sync();
+}
+
+/* Free the buckets. */
+void
+ingest_free(void)
+{
+	free(ingest_buckets);
+	ingest_buckets = NULL;
+}
+
+/*
+ * Take n events from p's bucket: 0, or the seconds to wait (429).  A
+ * producer without a rate is never limited.
+ */
+static long long
+ingest_rate(const struct producer *p, int n)
+{
+	struct pbucket	*pb = &ingest_buckets[p - ingest_cfg->producers];
+
+	if (p->rate <= 0)
+		return 0;
+	return bucket_take(&pb->b, p->rate, p->burst, n, now_ms());
 }
 
 /* Reject and log one request (metadata only). */
@@ -132,6 +196,7 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	enum store_result	 res;
 	size_t			 len, i, nh = 0, nenc = 0;
 	const char		*ct;
+	long long		 wait;
 	int			 rc;
 
 	if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
@@ -157,6 +222,18 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	if (!ingest_allowed(p, subject)) {
 		ingest_reject(req, 403, "subject_not_allowed", "this producer "
 		    "may not publish to this subject", p->name, subject);
+		return;
+	}
+	if ((wait = ingest_rate(p, 1)) > 0) {
+		char	 ra[24];
+
+		snprintf(ra, sizeof(ra), "%lld", wait);
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Retry-After", ra);
+		metrics_rate_limited(p->name);
+		ingest_reject(req, 429, "rate_limited", "this producer is over "
+		    "its rate; send it again after Retry-After seconds",
+		    p->name, subject);
 		return;
 	}
 	len = evbuffer_get_length(in);

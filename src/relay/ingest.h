@@ -7,7 +7,10 @@
 struct evhttp_request;
 struct config;
 
+/* cfg stays in place; a reload refills it, then ingest_reload. */
 void	ingest_init(const struct config *cfg);
+void	ingest_reload(void);
+void	ingest_free(void);
 /* Handle one request whose path is /v1/events/<subject>. */
 void	ingest_handle(struct evhttp_request *req, const char *subject);
 

@@ -176,6 +176,7 @@ relay_reload(void)
 		relay.cfg = next;
 		log_init(relay.cfg.verbose);
 		http_reload(&relay.cfg);
+		ingest_reload();
 		deliver_reload(&ch);
 		inbox_reload(&ch);
 		store_reload();
@@ -335,6 +336,7 @@ main(int argc, char **argv)
 	/* Every request answered before http_free; the store last. */
 	inbox_free();
 	http_free();
+	ingest_free();
 	deliver_free();
 	audit_close_all();
 	store_free();

@@ -69,6 +69,14 @@ struct inbox_metrics {
 static struct inbox_metrics	*inboxes;
 static int			 ninboxes;
 static unsigned long long	 reloads[2];	/* ok, error */
+/* Events refused 429, by producer name (shown once there is one). */
+struct limited_metrics {
+	char			 name[METRICS_NAME_MAX + 1];
+	int			 active;	/* unused: slot_find's layout */
+	unsigned long long	 n;
+};
+static struct limited_metrics	*limited;
+static int			 nlimited;
 static long long		 loaded_at;	/* Unix seconds */
 static const struct {
 	const char	*name, *help;
@@ -196,6 +204,17 @@ metrics_subscriber_gone(int sub)
 {
 	if (sub >= 0 && sub < nsubs)
 		subs[sub].active = 0;
+}
+
+/* One event refused for its producer's rate. */
+void
+metrics_rate_limited(const char *producer)
+{
+	void	*v = limited;
+	int	 i = slot_find(&v, &nlimited, sizeof(*limited), producer);
+
+	limited = v;
+	limited[i].n++;
 }
 
 /* A reload's outcome. */
@@ -446,6 +465,12 @@ metrics_render(struct evbuffer *out)
 	    "# TYPE treaty_relay_config_loaded_timestamp_seconds gauge\n"
 	    "treaty_relay_config_loaded_timestamp_seconds %lld\n",
 	    reloads[0], reloads[1], loaded_at);
+	evbuffer_add_printf(out, "# HELP treaty_relay_rate_limited_total Events "
+	    "refused 429 for their producer's rate, by producer.\n"
+	    "# TYPE treaty_relay_rate_limited_total counter\n");
+	for (r = 0; r < nlimited; r++)
+		evbuffer_add_printf(out, "treaty_relay_rate_limited_total"
+		    "{producer=\"%s\"} %llu\n", limited[r].name, limited[r].n);
 	render_deliveries(out);
 	render_inboxes(out);
 }

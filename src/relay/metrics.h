@@ -85,6 +85,8 @@ void	metrics_inbox_gone(int inbox);
 void	metrics_inbox(int inbox, enum inbox_counter c, unsigned n);
 /* Long-polls waiting on an inbox. */
 void	metrics_inbox_waiting(int inbox, int delta);
+/* One event refused 429 for its producer's rate. */
+void	metrics_rate_limited(const char *producer);
 /* A configuration reload's result (SIGHUP). */
 void	metrics_reload(int ok);
 /* When the configuration in use was read, Unix seconds. */

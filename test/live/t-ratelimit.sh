@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Per-producer rate limits (SPEC 13): a token bucket per producer and
+# instance (rate events/s, burst); over it 429 rate_limited with
+# Retry-After in whole seconds, right after 403 in SPEC 2's order, nothing
+# stored, counted per producer; other producers unaffected; a reload
+# changes the rate; bad rate or burst is exit 78.
+. "$(dirname "$0")/lib.sh"
+start_nats || { fail start "nats-server did not start"; finish; }
+
+# The bad configurations first (no relay needed).
+bad() {
+	env TREATY_RELAY_PRODUCERS="$1" NATS_URL=$NATS_URL_T "$RELAY_BIN" --check-config > /dev/null 2> "$T/bad.err"
+	echo "$? $(grep -o 'field=[^ ]*' "$T/bad.err")"
+}
+check "rate 0: 78, the field named" "78 field=[0].rate" \
+    "$(bad '[{"name":"a","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.>"],"rate":0}]')"
+check "rate as a string: 78" "78 field=[0].rate" \
+    "$(bad '[{"name":"a","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.>"],"rate":"5"}]')"
+check "burst without rate: 78" "78 field=[0].burst" \
+    "$(bad '[{"name":"a","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.>"],"burst":5}]')"
+check "burst 0: 78" "78 field=[0].burst" \
+    "$(bad '[{"name":"a","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.>"],"rate":1,"burst":0}]')"
+
+limited() {
+	echo '[{"name":"alpha","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.*.shop.>"],"rate":'$1',"burst":'$2'},
+	 {"name":"beta","tokenSha256":"'$OTHER_SHA'","subjects":["evt.*.shop.>"]}]'
+}
+printf "TREATY_RELAY_PRODUCERS='%s'\n" "$(limited 0.5 3 | tr -d '\n')" > "$T/relay.env"
+PRODUCERS=none start_relay --config "$T/relay.env" || { fail relay "did not start"; finish; }
+
+BASE=$(counts)
+for i in 1 2 3; do post evt.acme.shop.order.created rl-$i x; echo "$STATUS"; done > "$T/burst"
+check "a burst of 3: all 202" "202 202 202" "$(paste -sd' ' "$T/burst")"
+BASE=$(counts)
+out=$(curl -s -m 10 -D "$T/h" -o "$T/b" -w '%{http_code}' -X POST "$RELAY_URL/v1/events/evt.acme.shop.order.created" \
+    -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H 'ce-id: rl-4' -H 'ce-source: /t' \
+    -H 'ce-type: dev.shop.order.created.v1' --data-binary x)
+STATUS=$out BODY=$(cat "$T/b")
+reject "the 4th at once: 429 rate_limited, nothing stored" 429 rate_limited
+check "  Retry-After: whole seconds until the next event passes (0.5/s: 2)" 2 \
+    "$(sed -n 's/^Retry-After: *\([0-9]*\).*/\1/Ip' "$T/h")"
+TOKEN=$OTHER_TOKEN post evt.acme.shop.order.created rl-beta x
+check "another producer is not limited" 202 "$STATUS"
+post evt.acme.other.order.created rl-403 x
+check "403 comes before 429 (SPEC 2's order)" "403 subject_not_allowed" "$STATUS $(errcode)"
+TOKEN=nobody-0123456789 post evt.acme.shop.order.created rl-401 x
+check "401 before 429" 401 "$STATUS"
+check "counted per producer" 1 "$(metric 'treaty_relay_rate_limited_total{producer="alpha"}')"
+# One token every 2 s: wait for it (bounded), then one passes and the next
+# does not.
+wait_until 5 'post evt.acme.shop.order.created rl-again x; [ "$STATUS" = 202 ]'
+check "after the wait, one more passes" 202 "$STATUS"
+post evt.acme.shop.order.created rl-again2 x
+check "  and the one after it does not" 429 "$STATUS"
+
+# A reload with a higher rate applies to the next request.
+printf "TREATY_RELAY_PRODUCERS='%s'\n" "$(limited 1000 1000 | tr -d '\n')" > "$T/relay.env"
+kill -HUP $RELAY_PID
+wait_until 10 'grep -q "configuration reloaded" "$RELAY_LOG"'
+acc=$(python3 "$(dirname "$0")/publish.py" "$RELAY_URL" "$TOKEN" evt.acme.shop.order.created rl-fast- 200 4)
+check "after a reload to 1000/s (burst 1000), 200 at once all pass" "200 " "$acc"
+finish
