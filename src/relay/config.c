@@ -3,6 +3,8 @@
  * struct config.  Main thread, outside the loop's callbacks; a struct
  * config is never changed once loaded.
  *
+ * The producer and subscriber lists are read in config-lists.c.
+ *
  * Every setting is a row of opts[] below: its flag, its variable, its
  * default and its range, so --help, parsing and the error messages cannot
  * drift apart.  Precedence (SPEC 11): the flag, then the environment, then
@@ -33,6 +35,7 @@
 #include "treaty.h"
 #include "api.h"
 #include "config.h"
+#include "config-int.h"
 #include "log.h"
 #include "util.h"
 
@@ -162,8 +165,8 @@ static const int restart_only[] = {
 };
 
 /* Record a configuration error; always returns -1. */
-static int __attribute__((format(printf, 4, 5)))
-cfg_err(struct config_error *err, const char *var, const char *field,
+int
+config_err(struct config_error *err, const char *var, const char *field,
     const char *fmt, ...)
 {
 	va_list	 ap;
@@ -223,514 +226,6 @@ parse_int(const char *s, long min, long max, int *out)
 		return -1;
 	*out = (int)v;
 	return 0;
-}
-
-/* 1 when s is 1-NAME_MAX_LEN of A-Za-z0-9_-. */
-static int
-name_valid(const char *s)
-{
-	size_t	 i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
-		    s[i] != '-')
-			return 0;
-	return i >= 1 && i <= NAME_MAX_LEN;
-}
-
-/* Copy a SHA-256 in hex (TOKEN_HASH_HEX digits) as lowercase, or fail. */
-static int
-sha_hex_parse(const char *s, char out[65])
-{
-	size_t	 i;
-
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= TOKEN_HASH_HEX || !isxdigit((unsigned char)s[i]))
-			return -1;
-		out[i] = (char)tolower((unsigned char)s[i]);
-	}
-	out[i] = '\0';
-	return i == TOKEN_HASH_HEX ? 0 : -1;
-}
-
-/* Keys an object may have; anything else is refused as a likely typo. */
-static const char *
-obj_unknown_key(const yajl_val o, const char *const *allowed)
-{
-	size_t	 i, j;
-
-	for (i = 0; i < o->u.object.len; i++) {
-		for (j = 0; allowed[j] != NULL; j++)
-			if (strcmp(o->u.object.keys[i], allowed[j]) == 0)
-				break;
-		if (allowed[j] == NULL)
-			return o->u.object.keys[i];
-	}
-	return NULL;
-}
-
-/* Object member by key, or NULL. */
-static yajl_val
-obj_get(const yajl_val o, const char *key)
-{
-	size_t	 i;
-
-	for (i = 0; i < o->u.object.len; i++)
-		if (strcmp(o->u.object.keys[i], key) == 0)
-			return o->u.object.values[i];
-	return NULL;
-}
-
-/* Parse a JSON list; on failure fill err. */
-static yajl_val
-json_list(const char *text, const char *var, struct config_error *err)
-{
-	char		 ebuf[256];
-	yajl_val	 v;
-
-	v = yajl_tree_parse(text, ebuf, sizeof(ebuf));
-	if (v == NULL) {
-		char	*nl;
-		/* yajl's message spans lines and quotes the input: keep line 1. */
-		if ((nl = strchr(ebuf, '\n')) != NULL)
-			*nl = '\0';
-		cfg_err(err, var, "", "not valid JSON: %s", ebuf);
-		return NULL;
-	}
-	if (!YAJL_IS_ARRAY(v)) {
-		yajl_tree_free(v);
-		cfg_err(err, var, "", "must be a JSON list");
-		return NULL;
-	}
-	return v;
-}
-
-/*
- * The part every list entry shares: entry i is an object with no unknown
- * key and a valid "name" not used by an earlier entry.  Earlier entries'
- * names are at base + k * stride (name is each struct's first member).
- */
-static int
-entry_start(yajl_val o, size_t i, const char *const *keys, const void *base,
-    size_t stride, char name[NAME_MAX_LEN + 1], const char *var,
-    struct config_error *err)
-{
-	char		 field[128];
-	const char	*bad;
-	yajl_val	 v;
-	size_t		 k;
-
-	snprintf(field, sizeof(field), "[%zu]", i);
-	if (!YAJL_IS_OBJECT(o))
-		return cfg_err(err, var, field, "must be an object");
-	if ((bad = obj_unknown_key(o, keys)) != NULL) {
-		snprintf(field, sizeof(field), "[%zu].%s", i, bad);
-		return cfg_err(err, var, field, "unknown key");
-	}
-	snprintf(field, sizeof(field), "[%zu].name", i);
-	v = obj_get(o, "name");
-	if (v == NULL || !YAJL_IS_STRING(v) || !name_valid(v->u.string))
-		return cfg_err(err, var, field, "must be 1-%d of A-Za-z0-9_-",
-		    NAME_MAX_LEN);
-	for (k = 0; k < i; k++)
-		if (strcmp((const char *)base + k * stride, v->u.string) == 0)
-			return cfg_err(err, var, field, "duplicate name %s",
-			    v->u.string);
-	snprintf(name, NAME_MAX_LEN + 1, "%s", v->u.string);
-	return 0;
-}
-
-/*
- * tokenSha256: one SHA-256 in hex, or a list of 1 to CONFIG_MAX_TOKENS of
- * them (newest first), none twice.
- */
-static int
-parse_tokens(yajl_val v, struct token_list *t, const char *var,
-    const char *field, struct config_error *err)
-{
-	yajl_val	 one;
-	size_t		 i, k, n = 1;
-
-	t->n = 0;
-	if (v != NULL && YAJL_IS_ARRAY(v))
-		n = v->u.array.len;
-	if (v == NULL || (!YAJL_IS_STRING(v) && !YAJL_IS_ARRAY(v)) || n < 1 ||
-	    n > CONFIG_MAX_TOKENS)
-		return cfg_err(err, var, field, "must be 64 hex digits (the "
-		    "SHA-256 of the token: printf %%s TOKEN | sha256sum), or a "
-		    "list of 1 to %d of them", CONFIG_MAX_TOKENS);
-	for (i = 0; i < n; i++) {
-		one = YAJL_IS_ARRAY(v) ? v->u.array.values[i] : v;
-		if (!YAJL_IS_STRING(one) ||
-		    sha_hex_parse(one->u.string, t->hash[i]) == -1)
-			return cfg_err(err, var, field, "must be 64 hex digits "
-			    "(the SHA-256 of the token: printf %%s TOKEN | "
-			    "sha256sum)%s", YAJL_IS_ARRAY(v) ? " in each place" :
-			    "");
-		for (k = 0; k < i; k++)
-			if (strcmp(t->hash[k], t->hash[i]) == 0)
-				return cfg_err(err, var, field, "the same hash "
-				    "twice");
-		t->n++;
-	}
-	return 0;
-}
-
-/*
- * The producer or inbox, other than self, that already has one of t's
- * hashes ("producer NAME" or "subscriber NAME" into who), or NULL.  One
- * token, one role: an inbox's token never publishes, nor opens another.
- */
-static const char *
-token_owner(const struct config *cfg, size_t nproducers, size_t nsubs,
-    const struct token_list *t, const void *self, char *who, size_t wlen)
-{
-	const struct token_list	*o;
-	size_t			 i, j, k;
-
-	for (i = 0; i < nproducers + nsubs; i++) {
-		if (i < nproducers) {
-			o = &cfg->producers[i].tokens;
-			if ((const void *)&cfg->producers[i] == self)
-				continue;
-		} else {
-			if (cfg->subscribers[i - nproducers].kind != SUB_PULL ||
-			    (const void *)&cfg->subscribers[i - nproducers] ==
-			    self)
-				continue;
-			o = &cfg->subscribers[i - nproducers].tokens;
-		}
-		for (j = 0; j < o->n; j++)
-			for (k = 0; k < t->n; k++)
-				if (strcmp(o->hash[j], t->hash[k]) == 0) {
-					snprintf(who, wlen, "%s %s", i <
-					    nproducers ? "producer" :
-					    "subscriber", i < nproducers ?
-					    cfg->producers[i].name :
-					    cfg->subscribers[i - nproducers].name);
-					return who;
-				}
-	}
-	return NULL;
-}
-
-/* Parse TREATY_RELAY_PRODUCERS. */
-static int
-parse_producers(struct config *cfg, const char *text, const char *var,
-    struct config_error *err)
-{
-	static const char *const keys[] = { "name", "tokenSha256", "subjects",
-	    "rate", "burst", NULL };
-	yajl_val	 list, o, v;
-	size_t		 i, k;
-	char		 field[128], who[NAME_MAX_LEN + 16];
-	int		 rc = -1;
-
-	if ((list = json_list(text, var, err)) == NULL)
-		return -1;
-	cfg->nproducers = list->u.array.len;
-	cfg->producers = xcalloc(cfg->nproducers, sizeof(*cfg->producers));
-	for (i = 0; i < list->u.array.len; i++) {
-		struct producer	*p = &cfg->producers[i];
-
-		o = list->u.array.values[i];
-		if (entry_start(o, i, keys, cfg->producers, sizeof(*p), p->name,
-		    var, err) == -1)
-			goto out;
-		snprintf(field, sizeof(field), "[%zu].tokenSha256", i);
-		if (parse_tokens(obj_get(o, "tokenSha256"), &p->tokens, var,
-		    field, err) == -1)
-			goto out;
-		if (token_owner(cfg, i, 0, &p->tokens, p, who,
-		    sizeof(who)) != NULL) {
-			cfg_err(err, var, field, "same token as %s", who);
-			goto out;
-		}
-		snprintf(field, sizeof(field), "[%zu].subjects", i);
-		v = obj_get(o, "subjects");
-		if (v == NULL || !YAJL_IS_ARRAY(v) || v->u.array.len == 0) {
-			cfg_err(err, var, field, "must be a non-empty list of "
-			    "subject patterns");
-			goto out;
-		}
-		p->subjects = xcalloc(v->u.array.len, sizeof(char *));
-		for (k = 0; k < v->u.array.len; k++) {
-			yajl_val s = v->u.array.values[k];
-
-			snprintf(field, sizeof(field), "[%zu].subjects[%zu]",
-			    i, k);
-			if (!YAJL_IS_STRING(s) ||
-			    !treaty_pattern_valid(s->u.string)) {
-				cfg_err(err, var, field, "not a subject pattern "
-				    "(tokens of A-Za-z0-9_-, '*', or a final "
-				    "'>')");
-				goto out;
-			}
-			p->subjects[p->nsubjects++] = xstrdup(s->u.string);
-		}
-		/* SPEC 13: a token bucket per producer and instance. */
-		snprintf(field, sizeof(field), "[%zu].rate", i);
-		if ((v = obj_get(o, "rate")) != NULL) {
-			if (!YAJL_IS_DOUBLE(v) || YAJL_GET_DOUBLE(v) <= 0 ||
-			    YAJL_GET_DOUBLE(v) > PRODUCER_RATE_MAX) {
-				cfg_err(err, var, field, "must be a number of "
-				    "events per second, over 0 and at most %g",
-				    PRODUCER_RATE_MAX);
-				goto out;
-			}
-			p->rate = YAJL_GET_DOUBLE(v);
-			p->burst = p->rate < 1 ? 1 : (int)(p->rate + 0.999999);
-		}
-		snprintf(field, sizeof(field), "[%zu].burst", i);
-		if ((v = obj_get(o, "burst")) != NULL) {
-			if (p->rate == 0) {
-				cfg_err(err, var, field, "needs rate");
-				goto out;
-			}
-			if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 1 ||
-			    YAJL_GET_INTEGER(v) > PRODUCER_BURST_MAX) {
-				cfg_err(err, var, field, "must be an integer "
-				    "1-%d", PRODUCER_BURST_MAX);
-				goto out;
-			}
-			p->burst = (int)YAJL_GET_INTEGER(v);
-		}
-	}
-	rc = 0;
-out:
-	yajl_tree_free(list);
-	return rc;
-}
-
-/*
- * 1 for a single-label host name: one DNS label (letters, digits, '-'),
- * not all digits, so neither an IPv6 literal nor a number that resolvers
- * read as an IPv4 address (http://2130706433/) passes as one.
- */
-static int
-single_label(const char *host)
-{
-	size_t	 i;
-	int	 letter = 0;
-
-	for (i = 0; host[i] != '\0'; i++) {
-		if (isalpha((unsigned char)host[i]))
-			letter = 1;
-		else if (!isdigit((unsigned char)host[i]) && host[i] != '-')
-			return 0;
-	}
-	return i > 0 && i <= 63 && letter && host[0] != '-' &&
-	    host[i - 1] != '-';
-}
-
-/*
- * 1 for the hosts SPEC 3 allows plain http (and their private addresses):
- * localhost, 127.0.0.1, ::1 (bracketed or not) and single-label names.
- */
-int
-config_host_is_local(const char *host)
-{
-	return strcasecmp(host, "localhost") == 0 ||
-	    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
-	    strcmp(host, "::1") == 0 || single_label(host);
-}
-
-/*
- * 1 when url may be used for push delivery: https anywhere, plain http only
- * for localhost, 127.0.0.1, ::1 or a single-label host (SPEC 3).
- */
-static int
-url_allowed(const char *url, const char **why)
-{
-	struct evhttp_uri	*u;
-	const char		*scheme, *host;
-	int			 ok = 0;
-
-	u = evhttp_uri_parse_with_flags(url, 0);
-	if (u == NULL) {
-		*why = "not a URL";
-		return 0;
-	}
-	scheme = evhttp_uri_get_scheme(u);
-	host = evhttp_uri_get_host(u);
-	if (scheme == NULL || host == NULL || host[0] == '\0')
-		*why = "needs a scheme and a host";
-	else if (evhttp_uri_get_userinfo(u) != NULL)
-		*why = "must not carry user information";
-	else if (evhttp_uri_get_fragment(u) != NULL)
-		*why = "must not carry a fragment";
-	else if (strcasecmp(scheme, "https") == 0)
-		ok = 1;
-	else if (strcasecmp(scheme, "http") != 0)
-		*why = "scheme must be https (or http for a local host)";
-	else if (config_host_is_local(host))
-		ok = 1;
-	else
-		*why = "plain http only for localhost, 127.0.0.1, ::1 or a "
-		    "single-label host";
-	evhttp_uri_free(u);
-	return ok;
-}
-
-/* Parse TREATY_RELAY_SUBSCRIBERS (push and pull subscribers). */
-static int
-parse_subscribers(struct config *cfg, const char *text, const char *var,
-    struct config_error *err)
-{
-	static const char *const keys[] = { "name", "url", "secret",
-	    "secrets", "filter", "maxDeliver", "maxInFlight",
-	    "standardWebhooks", "tokenSha256", NULL };
-	yajl_val	 list, o, v;
-	size_t		 i, j;
-	char		 field[128], who[NAME_MAX_LEN + 16];
-	const char	*why;
-	int		 rc = -1;
-
-	if ((list = json_list(text, var, err)) == NULL)
-		return -1;
-	cfg->nsubscribers = list->u.array.len;
-	cfg->subscribers = xcalloc(cfg->nsubscribers, sizeof(*cfg->subscribers));
-	for (i = 0; i < list->u.array.len; i++) {
-		struct subscriber	*s = &cfg->subscribers[i];
-		yajl_val		 url, sec, secs, tok;
-
-		o = list->u.array.values[i];
-		if (entry_start(o, i, keys, cfg->subscribers, sizeof(*s),
-		    s->name, var, err) == -1)
-			goto out;
-		snprintf(field, sizeof(field), "[%zu].filter", i);
-		v = obj_get(o, "filter");
-		if (v == NULL || !YAJL_IS_STRING(v) ||
-		    !treaty_pattern_valid(v->u.string) ||
-		    !treaty_pattern_within(v->u.string, "evt.>")) {
-			cfg_err(err, var, field, "must be a subject pattern "
-			    "inside evt.>");
-			goto out;
-		}
-		s->filter = xstrdup(v->u.string);
-
-		url = obj_get(o, "url");
-		tok = obj_get(o, "tokenSha256");
-		if (url != NULL && tok != NULL) {
-			snprintf(field, sizeof(field), "[%zu].tokenSha256", i);
-			cfg_err(err, var, field, "a push subscriber (with url) "
-			    "has no token");
-			goto out;
-		}
-		if (url == NULL && tok == NULL) {
-			snprintf(field, sizeof(field), "[%zu].url", i);
-			cfg_err(err, var, field, "needs url (push) or "
-			    "tokenSha256 (pull)");
-			goto out;
-		}
-		if (url != NULL) {
-			s->kind = SUB_PUSH;
-			snprintf(field, sizeof(field), "[%zu].url", i);
-			if (!YAJL_IS_STRING(url)) {
-				cfg_err(err, var, field, "must be a string");
-				goto out;
-			}
-			if (!url_allowed(url->u.string, &why)) {
-				cfg_err(err, var, field, "%s", why);
-				goto out;
-			}
-			s->url = xstrdup(url->u.string);
-		} else {
-			s->kind = SUB_PULL;
-			snprintf(field, sizeof(field), "[%zu].tokenSha256", i);
-			if (parse_tokens(tok, &s->tokens, var, field, err) == -1)
-				goto out;
-			if (token_owner(cfg, cfg->nproducers, i, &s->tokens, s,
-			    who, sizeof(who)) != NULL) {
-				cfg_err(err, var, field, "same token as %s", who);
-				goto out;
-			}
-		}
-
-		sec = obj_get(o, "secret");
-		secs = obj_get(o, "secrets");
-		snprintf(field, sizeof(field), "[%zu].secret", i);
-		if (sec != NULL && secs != NULL) {
-			cfg_err(err, var, field, "give secret or secrets, not "
-			    "both");
-			goto out;
-		}
-		if (sec != NULL) {
-			if (!YAJL_IS_STRING(sec) ||
-			    strlen(sec->u.string) < SUB_SECRET_MIN) {
-				cfg_err(err, var, field, "must be a string of at "
-				    "least %d bytes", SUB_SECRET_MIN);
-				goto out;
-			}
-			s->secrets = xcalloc(1, sizeof(char *));
-			s->secrets[s->nsecrets++] = xstrdup(sec->u.string);
-		} else if (secs != NULL) {
-			snprintf(field, sizeof(field), "[%zu].secrets", i);
-			if (!YAJL_IS_ARRAY(secs) || secs->u.array.len == 0 ||
-			    secs->u.array.len > TREATY_MAX_SECRETS) {
-				cfg_err(err, var, field, "must be a list of 1 to "
-				    "%d secrets", TREATY_MAX_SECRETS);
-				goto out;
-			}
-			s->secrets = xcalloc(secs->u.array.len, sizeof(char *));
-			for (j = 0; j < secs->u.array.len; j++) {
-				yajl_val x = secs->u.array.values[j];
-
-				snprintf(field, sizeof(field),
-				    "[%zu].secrets[%zu]", i, j);
-				if (!YAJL_IS_STRING(x) ||
-				    strlen(x->u.string) < SUB_SECRET_MIN) {
-					cfg_err(err, var, field, "must be a string "
-					    "of at least %d bytes", SUB_SECRET_MIN);
-					goto out;
-				}
-				s->secrets[s->nsecrets++] = xstrdup(x->u.string);
-			}
-		} else {
-			cfg_err(err, var, field, "needs secret or secrets (at "
-			    "least %d bytes)", SUB_SECRET_MIN);
-			goto out;
-		}
-
-		s->max_deliver = SUB_MAX_DELIVER_DEFAULT;
-		/*
-		 * Push: concurrent deliveries (SPEC 3).  Pull: leases held at
-		 * once, JetStream's own default, so a GET of 256 is not cut
-		 * short by a small limit.
-		 */
-		s->max_in_flight = s->kind == SUB_PULL ? SUB_PULL_IN_FLIGHT :
-		    SUB_PUSH_IN_FLIGHT;
-		snprintf(field, sizeof(field), "[%zu].maxDeliver", i);
-		if ((v = obj_get(o, "maxDeliver")) != NULL && (!YAJL_IS_INTEGER(v)
-		    || YAJL_GET_INTEGER(v) < 1 ||
-		    YAJL_GET_INTEGER(v) > SUB_MAX_DELIVER_MAX)) {
-			cfg_err(err, var, field, "must be an integer 1-%d",
-			    SUB_MAX_DELIVER_MAX);
-			goto out;
-		} else if (v != NULL)
-			s->max_deliver = (int)YAJL_GET_INTEGER(v);
-		snprintf(field, sizeof(field), "[%zu].maxInFlight", i);
-		if ((v = obj_get(o, "maxInFlight")) != NULL && (!YAJL_IS_INTEGER(v)
-		    || YAJL_GET_INTEGER(v) < 1 ||
-		    YAJL_GET_INTEGER(v) > SUB_IN_FLIGHT_MAX)) {
-			cfg_err(err, var, field, "must be an integer 1-%d",
-			    SUB_IN_FLIGHT_MAX);
-			goto out;
-		} else if (v != NULL)
-			s->max_in_flight = (int)YAJL_GET_INTEGER(v);
-		snprintf(field, sizeof(field), "[%zu].standardWebhooks", i);
-		if ((v = obj_get(o, "standardWebhooks")) != NULL) {
-			if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v)) {
-				cfg_err(err, var, field, "must be true or false");
-				goto out;
-			}
-			s->standard_webhooks = YAJL_IS_TRUE(v);
-		}
-	}
-	rc = 0;
-out:
-	yajl_tree_free(list);
-	return rc;
 }
 
 /*
@@ -796,17 +291,17 @@ parse_nats_url(struct config *cfg, const char *var, struct config_error *err)
 		snprintf(field, sizeof(field), "[%d]", cfg->nnats_servers);
 		if ((tls = nats_url_check(tok, &why)) == -1) {
 			free(copy);
-			return cfg_err(err, var, field, "%s", why);
+			return config_err(err, var, field, "%s", why);
 		}
 		ntls += tls;
 		cfg->nats_servers[cfg->nnats_servers++] = xstrdup(tok);
 	}
 	free(copy);
 	if (cfg->nnats_servers == 0)
-		return cfg_err(err, var, "", "no server URL");
+		return config_err(err, var, "", "no server URL");
 	/* nats.c has one TLS setting per connection, not one per URL. */
 	if (ntls != 0 && ntls != cfg->nnats_servers)
-		return cfg_err(err, var, "", "use tls:// for every URL or for "
+		return config_err(err, var, "", "use tls:// for every URL or for "
 		    "none");
 	cfg->nats_tls = ntls != 0;
 	return 0;
@@ -927,7 +422,7 @@ file_var(void *arg, const char *name, const char *value, int line)
 			fv->line[i] = line;
 			return 0;
 		}
-	cfg_err(fv->err, name, "", "unknown variable (%s line %d)", fv->path,
+	config_err(fv->err, name, "", "unknown variable (%s line %d)", fv->path,
 	    line);
 	return 1;
 }
@@ -945,7 +440,7 @@ file_read(struct file_vars *fv, const char *blame, struct config_error *err)
 	fv->err = err;
 	if ((f = fopen(fv->path, "r")) == NULL) {
 		saved = errno;
-		return cfg_err(err, blame, "", "cannot read %s: %s", fv->path,
+		return config_err(err, blame, "", "cannot read %s: %s", fv->path,
 		    strerror(saved));
 	}
 	text = xmalloc(CONFIG_FILE_MAX + 1);
@@ -954,7 +449,7 @@ file_read(struct file_vars *fv, const char *blame, struct config_error *err)
 	fclose(f);
 	if (saved != 0 || len > CONFIG_FILE_MAX) {
 		free(text);
-		return cfg_err(err, blame, "", "cannot read %s: %s", fv->path,
+		return config_err(err, blame, "", "cannot read %s: %s", fv->path,
 		    saved != 0 ? strerror(saved) : "larger than 1 MiB");
 	}
 	rc = config_file_parse(text, len, file_var, fv, &line, &why);
@@ -963,7 +458,7 @@ file_read(struct file_vars *fv, const char *blame, struct config_error *err)
 		char	 field[32];
 
 		snprintf(field, sizeof(field), "line %d", line);
-		return cfg_err(err, blame, field, "%s: %s", fv->path, why);
+		return config_err(err, blame, field, "%s: %s", fv->path, why);
 	}
 	return rc == 0 ? 0 : -1;
 }
@@ -991,7 +486,7 @@ env_unknown(struct config_error *err)
 			if (strcmp(opts[i].var, name) == 0)
 				break;
 		if (i == NOPTS)
-			return cfg_err(err, name, "", "unknown variable (in the "
+			return config_err(err, name, "", "unknown variable (in the "
 			    "environment)");
 	}
 	return 0;
@@ -1008,7 +503,7 @@ apply(struct config *cfg, int i, const char *val, const char *name,
 	switch (o->kind) {
 	case OPT_INT:
 		if (parse_int(val, o->min, o->max, (int *)(base + o->off)) == -1)
-			return cfg_err(err, name, "", "must be an integer "
+			return config_err(err, name, "", "must be an integer "
 			    "%ld-%ld", o->min, o->max);
 		return 0;
 	case OPT_FLAG:
@@ -1018,7 +513,7 @@ apply(struct config *cfg, int i, const char *val, const char *name,
 		    val[0] == '\0')
 			*(int *)(base + o->off) = 0;
 		else
-			return cfg_err(err, name, "", "must be 0 or 1");
+			return config_err(err, name, "", "must be 0 or 1");
 		return 0;
 	case OPT_STR:
 		free(*(char **)(base + o->off));
@@ -1026,8 +521,8 @@ apply(struct config *cfg, int i, const char *val, const char *name,
 		return 0;
 	case OPT_JSON:
 		if (i == O_PRODUCERS)
-			return parse_producers(cfg, val, name, err);
-		return parse_subscribers(cfg, val, name, err);
+			return config_parse_producers(cfg, val, name, err);
+		return config_parse_subscribers(cfg, val, name, err);
 	}
 	return -1;
 }
@@ -1124,7 +619,7 @@ config_load(struct config *cfg, int argc, char **argv,
 			goto out;
 		}
 		if (i == O_CA_FILE && !ca_file_usable(val)) {
-			cfg_err(err, name, "", "%s is not a readable PEM file "
+			config_err(err, name, "", "%s is not a readable PEM file "
 			    "of CA certificates", val);
 			action = CONFIG_BAD;
 			goto out;
@@ -1135,14 +630,14 @@ config_load(struct config *cfg, int argc, char **argv,
 
 			if (evutil_parse_sockaddr_port(val,
 			    (struct sockaddr *)&ss, &sl) == -1) {
-				cfg_err(err, name, "", "must be ip[:port]");
+				config_err(err, name, "", "must be ip[:port]");
 				action = CONFIG_BAD;
 				goto out;
 			}
 		}
 		if (i == O_CONTROL_LISTEN && config_control_addr(val, NULL,
 		    NULL) == -1) {
-			cfg_err(err, name, "", "must be ADDR:PORT, a numeric "
+			config_err(err, name, "", "must be ADDR:PORT, a numeric "
 			    "address ([::1]:9101 for IPv6) and a port 1-65535");
 			action = CONFIG_BAD;
 			goto out;
@@ -1152,7 +647,7 @@ config_load(struct config *cfg, int argc, char **argv,
 
 			if (evutil_inet_pton(AF_INET, val, a) != 1 &&
 			    evutil_inet_pton(AF_INET6, val, a) != 1) {
-				cfg_err(err, name, "", "must be a numeric IPv4 or "
+				config_err(err, name, "", "must be a numeric IPv4 or "
 				    "IPv6 address");
 				action = CONFIG_BAD;
 				goto out;
@@ -1339,7 +834,7 @@ config_reload_prepare(struct config *next, const struct config *run,
 				char	 field[32];
 
 				snprintf(field, sizeof(field), "[%zu]", i);
-				return cfg_err(err, opts[O_SUBSCRIBERS].var,
+				return config_err(err, opts[O_SUBSCRIBERS].var,
 				    field, "%s cannot change between push and "
 				    "pull while running; add it under a new name",
 				    next->subscribers[i].name);

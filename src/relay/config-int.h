@@ -1,0 +1,22 @@
+/*
+ * config-int.h: what config.c and config-lists.c share, and nothing else
+ * includes.
+ */
+#ifndef CONFIG_INT_H
+#define CONFIG_INT_H
+
+#include "config.h"
+
+/* Record a configuration error in err; always returns -1. */
+int	config_err(struct config_error *err, const char *var, const char *field,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/*
+ * TREATY_RELAY_PRODUCERS / _SUBSCRIBERS text into cfg (var: the name to
+ * blame): 0, or -1 with err set.
+ */
+int	config_parse_producers(struct config *cfg, const char *text,
+	    const char *var, struct config_error *err);
+int	config_parse_subscribers(struct config *cfg, const char *text,
+	    const char *var, struct config_error *err);
+
+#endif
