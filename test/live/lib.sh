@@ -174,6 +174,36 @@ CONF
 }
 
 # Our nats-server is running and listening (not someone else on the port).
+# start_cluster: three nats-servers with JetStream on loopback, routed to
+# each other (server names n0..n2).  Sets ports (client), cports (route)
+# and cpids; each server's files under $T/c<i>.  CLUSTER_CONF, when set,
+# is one more line of each server's configuration.  1 when one did not
+# start.
+start_cluster() {
+	local i j d routes
+	ports=() cports=() cpids=()
+	for i in 1 2 3; do ports+=($(free_port)); cports+=($(free_port)); done
+	for i in 0 1 2; do
+		d=$T/c$i
+		mkdir -p "$d"
+		routes=""
+		for j in 0 1 2; do
+			[ $j -eq $i ] || routes="$routes nats-route://127.0.0.1:${cports[$j]}"
+		done
+		cat > "$d/nats.conf" <<CONF
+server_name: n$i
+listen: 127.0.0.1:${ports[$i]}
+${CLUSTER_CONF:-}
+jetstream { store_dir: "$d/js" }
+cluster { name: treaty, listen: 127.0.0.1:${cports[$i]}, routes: [$(echo $routes | sed 's/ /, /g')] }
+CONF
+		nats-server -c "$d/nats.conf" > "$d/nats.log" 2>&1 &
+		cpids+=($!)
+		PIDS+=($!)
+	done
+	for i in 0 1 2; do wait_for 10 port_open ${ports[$i]} || return 1; done
+}
+
 nats_up() { kill -0 "$NATS_PID" 2>/dev/null && port_open $NATS_PORT; }
 
 stop_nats() {

@@ -6,28 +6,7 @@
 # ingestion goes on within seconds.
 . "$(dirname "$0")/lib.sh"
 N=${CLUSTER_EVENTS:-2000}
-ports=() cports=()
-for i in 1 2 3; do ports+=($(free_port)); cports+=($(free_port)); done
-cpids=()
-for i in 0 1 2; do
-	d=$T/c$i
-	mkdir -p "$d"
-	routes=""
-	for j in 0 1 2; do
-		[ $j -eq $i ] || routes="$routes nats-route://127.0.0.1:${cports[$j]}"
-	done
-	cat > "$d/nats.conf" <<CONF
-server_name: n$i
-listen: 127.0.0.1:${ports[$i]}
-max_payload: 2MB
-jetstream { store_dir: "$d/js" }
-cluster { name: treaty, listen: 127.0.0.1:${cports[$i]}, routes: [$(echo $routes | sed 's/ /, /g')] }
-CONF
-	nats-server -c "$d/nats.conf" > "$d/nats.log" 2>&1 &
-	cpids+=($!)
-	PIDS+=($!)
-done
-for p in "${ports[@]}"; do wait_for 10 port_open $p || { fail cluster "a nats-server did not start"; finish; }; done
+CLUSTER_CONF="max_payload: 2MB" start_cluster || { fail cluster "a nats-server did not start"; finish; }
 
 RPORT=$(free_port)
 python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
