@@ -248,6 +248,10 @@ store_sub_poll(void)
 	natsMsg			*m;
 	int			 n, k, more = 0;
 
+	/*
+	 * Every NextMsg here has a zero timeout: it returns what nats.c has
+	 * queued, or NATS_TIMEOUT at once; it never waits on the loop.
+	 */
 	while (cs.exhausted != NULL &&
 	    natsSubscription_NextMsg(&m, cs.exhausted, 0) == NATS_OK) {
 		exhausted_advisory(m);
