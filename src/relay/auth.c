@@ -14,10 +14,14 @@
 int
 auth_bearer(struct evhttp_request *req, char hex[AUTH_HASH_HEX])
 {
-	const char	*h;
+	return auth_bearer_value(evhttp_find_header(
+	    evhttp_request_get_input_headers(req), "Authorization"), hex);
+}
 
-	h = evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "Authorization");
+/* The same from the header's value (NULL: none). */
+int
+auth_bearer_value(const char *h, char hex[AUTH_HASH_HEX])
+{
 	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
 		return -1;
 	for (h += 7; *h == ' '; h++)

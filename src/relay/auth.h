@@ -17,5 +17,7 @@ struct evhttp_request;
  * is empty.
  */
 int	auth_bearer(struct evhttp_request *req, char hex[AUTH_HASH_HEX]);
+/* The same from an Authorization header's value (NULL: none). */
+int	auth_bearer_value(const char *value, char hex[AUTH_HASH_HEX]);
 
 #endif

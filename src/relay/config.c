@@ -64,7 +64,7 @@ enum {
 	O_GRACE, O_HTTPTIMEOUT, O_ALLOW_PRIVATE, O_CA_FILE, O_DELIVERY_TIMEOUT,
 	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_ACK_WAIT, O_RETRY_BASE,
 	O_RETRY_MAX, O_PROGRESS, O_LEASE, O_VERBOSE, O_REUSEPORT,
-	O_CONTROL_LISTEN, NOPTS
+	O_CONTROL_LISTEN, O_MAX_CONNECTIONS, O_REQUEST_TIMEOUT, NOPTS
 };
 
 static const struct opt opts[NOPTS] = {
@@ -148,6 +148,14 @@ static const struct opt opts[NOPTS] = {
 	[O_CONTROL_LISTEN] = { "control-listen", "TREATY_RELAY_CONTROL_LISTEN",
 	  OPT_STR, OFF(control_listen), NULL, 0, 0,
 	  "ADDR:PORT of this instance's own /healthz and /metrics" },
+	[O_MAX_CONNECTIONS] = { "max-connections",
+	  "TREATY_RELAY_MAX_CONNECTIONS", OPT_INT, OFF(max_connections),
+	  "10000", 1, 1000000,
+	  "client connections at once; beyond, a new one is closed at once" },
+	[O_REQUEST_TIMEOUT] = { "request-timeout-seconds",
+	  "TREATY_RELAY_REQUEST_TIMEOUT_SECONDS", OPT_INT,
+	  OFF(request_timeout_seconds), "10", 1, 3600,
+	  "a request must arrive whole within this from its first byte" },
 };
 
 /*

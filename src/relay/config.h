@@ -103,6 +103,8 @@ struct config {
 	int		  verbose;
 	int		  reuseport;		/* SO_REUSEPORT (SPEC 12) */
 	char		 *control_listen;	/* ADDR:PORT, or NULL */
+	int		  max_connections;	/* SPEC 13 */
+	int		  request_timeout_seconds;
 };
 
 enum config_action {

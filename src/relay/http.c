@@ -35,6 +35,7 @@
 
 #include "treaty.h"
 #include "config.h"
+#include "door.h"
 #include "http.h"
 #include "inbox.h"
 #include "ingest.h"
@@ -151,6 +152,10 @@ http_request_cb(struct evhttp_request *req, void *arg)
 
 	if (path == NULL)
 		path = "";
+	/* A request the front door refused, or one it let through. */
+	if (door_answer(req, path))
+		return;
+	door_request(req);
 	/*
 	 * While shutting down, an event that arrives on a connection already
 	 * open is still stored (each answer says Connection: close): the
@@ -235,6 +240,7 @@ http_server_new(struct event_base *base, const struct config *cfg,
 	evhttp_set_max_body_size(h, API_BODY_MAX);
 	evhttp_set_timeout(h, cfg->http_timeout_seconds);
 	evhttp_set_gencb(h, http_request_cb, route_arg);
+	door_attach(h, base, cfg, route_arg != NULL);
 	return h;
 }
 

@@ -157,6 +157,43 @@ ingest_allowed(const struct producer *p, const char *subject)
 	return 0;
 }
 
+/*
+ * The checks SPEC 2 puts before 413, for a request whose body is refused
+ * unread (door.c): 0 when none fails, else the status, with code and
+ * detail.  The same order and answers as ingest_handle.
+ */
+int
+ingest_precheck(const char *method, const char *subject, const char *auth,
+    const char **code, const char **detail)
+{
+	const struct producer	*p;
+	char			 hex[AUTH_HASH_HEX];
+
+	if (strcmp(method, "POST") != 0) {
+		*code = "method_not_allowed";
+		*detail = "events are published with POST";
+		return 405;
+	}
+	if (auth_bearer_value(auth, hex) == -1 ||
+	    (p = config_find_producer(ingest_cfg, hex)) == NULL) {
+		*code = "unauthenticated";
+		*detail = "a producer's bearer token is required";
+		return 401;
+	}
+	if (!treaty_subject_valid(subject)) {
+		*code = "bad_subject";
+		*detail = "the path must end in "
+		    "evt|audit.<scope>.<product>.<entity>.<verb>";
+		return 400;
+	}
+	if (!ingest_allowed(p, subject)) {
+		*code = "subject_not_allowed";
+		*detail = "this producer may not publish to this subject";
+		return 403;
+	}
+	return 0;
+}
+
 /* JetStream answered (or did not): answer the request. */
 static void
 ingest_published_cb(void *arg, enum store_result res, int dup)

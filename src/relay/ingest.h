@@ -11,6 +11,12 @@ struct config;
 void	ingest_init(const struct config *cfg);
 void	ingest_reload(void);
 void	ingest_free(void);
+/*
+ * SPEC 2's checks before 413 (method, 401, 400 bad_subject, 403) for a
+ * body refused unread: 0, or the status with its code and detail.
+ */
+int	ingest_precheck(const char *method, const char *subject,
+	    const char *auth, const char **code, const char **detail);
 /* Handle one request whose path is /v1/events/<subject>. */
 void	ingest_handle(struct evhttp_request *req, const char *subject);
 

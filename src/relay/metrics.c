@@ -69,6 +69,7 @@ struct inbox_metrics {
 static struct inbox_metrics	*inboxes;
 static int			 ninboxes;
 static unsigned long long	 reloads[2];	/* ok, error */
+static unsigned long long	 door_counts[DOOR_COUNTER_MAX];
 /* Events refused 429, by producer name (shown once there is one). */
 struct limited_metrics {
 	char			 name[METRICS_NAME_MAX + 1];
@@ -204,6 +205,14 @@ metrics_subscriber_gone(int sub)
 {
 	if (sub >= 0 && sub < nsubs)
 		subs[sub].active = 0;
+}
+
+/* A front door counter. */
+void
+metrics_door(enum door_counter c)
+{
+	if (c < DOOR_COUNTER_MAX)
+		door_counts[c]++;
 }
 
 /* One event refused for its producer's rate. */
@@ -465,6 +474,23 @@ metrics_render(struct evbuffer *out)
 	    "# TYPE treaty_relay_config_loaded_timestamp_seconds gauge\n"
 	    "treaty_relay_config_loaded_timestamp_seconds %lld\n",
 	    reloads[0], reloads[1], loaded_at);
+	evbuffer_add_printf(out,
+	    "# HELP treaty_relay_connections Connections open on the main "
+	    "listener.\n"
+	    "# TYPE treaty_relay_connections gauge\n"
+	    "treaty_relay_connections %lld\n"
+	    "# HELP treaty_relay_connections_refused_total Connections closed "
+	    "at once: over TREATY_RELAY_MAX_CONNECTIONS (or the control "
+	    "listener's reserve).\n"
+	    "# TYPE treaty_relay_connections_refused_total counter\n"
+	    "treaty_relay_connections_refused_total %llu\n"
+	    "# HELP treaty_relay_requests_timed_out_total Connections closed "
+	    "because a request was not whole within "
+	    "TREATY_RELAY_REQUEST_TIMEOUT_SECONDS of its first byte.\n"
+	    "# TYPE treaty_relay_requests_timed_out_total counter\n"
+	    "treaty_relay_requests_timed_out_total %llu\n",
+	    gauges[GAUGE_CONNECTIONS], door_counts[DOOR_REFUSED],
+	    door_counts[DOOR_TIMED_OUT]);
 	evbuffer_add_printf(out, "# HELP treaty_relay_rate_limited_total Events "
 	    "refused 429 for their producer's rate, by producer.\n"
 	    "# TYPE treaty_relay_rate_limited_total counter\n");

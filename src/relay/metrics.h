@@ -34,6 +34,7 @@ enum gauge {
 	GAUGE_NATS_CONNECTED,
 	GAUGE_STREAMS_READY,
 	GAUGE_PUBLISHES_IN_FLIGHT,
+	GAUGE_CONNECTIONS,	/* open on the main listener */
 	GAUGE_MAX
 };
 
@@ -85,6 +86,13 @@ void	metrics_inbox_gone(int inbox);
 void	metrics_inbox(int inbox, enum inbox_counter c, unsigned n);
 /* Long-polls waiting on an inbox. */
 void	metrics_inbox_waiting(int inbox, int delta);
+/* The front door's counters (SPEC 13). */
+enum door_counter {
+	DOOR_REFUSED,		/* connections over the cap, closed at once */
+	DOOR_TIMED_OUT,		/* requests not whole by the deadline */
+	DOOR_COUNTER_MAX
+};
+void	metrics_door(enum door_counter c);
 /* One event refused 429 for its producer's rate. */
 void	metrics_rate_limited(const char *producer);
 /* A configuration reload's result (SIGHUP). */

@@ -1,0 +1,663 @@
+/*
+ * door.c: the front door (SPEC 13).  Loop thread only.
+ *
+ * libevent 2.1's evhttp has no connection cap and no hook between a
+ * request's bytes and its parser, and a filter bufferevent cannot sit
+ * under it (its ctrl does not pass the accepted descriptor on).  So the
+ * door stands in evhttp's callbacks instead: evhttp_set_bevcb makes each
+ * connection's socket bufferevent here, and on the loop's next turn,
+ * before anything can be read, the door takes over its callbacks
+ * (bufferevent_getcb, keeping evhttp's) and its close (the
+ * evhttp_connection is their argument).  What the socket gives goes into
+ * the door's own buffer; evhttp's input gets only what the door lets
+ * through, and evhttp's read callback is called by the door:
+ *
+ *   a head     is held until it is whole (at most DOOR_HEAD_MAX bytes and
+ *              DOOR_HEADERS_MAX lines), then read (door-head.c): framing
+ *              that two parties could read differently is refused, a
+ *              Content-Length over 1 MiB gets SPEC 2's answer unread;
+ *   a body     goes through as it comes (Content-Length bytes, or chunks
+ *              followed to their end), so the next head is found;
+ *   a refusal  is a stand-in request evhttp routes to door_answer, with
+ *              Connection: close; nothing after it is read as a request,
+ *              and the descriptor lingers a little so the answer is not
+ *              lost to a reset while the client still sends.
+ *
+ * The request deadline runs from a request's first byte to its last, so a
+ * client trickling bytes cannot hold a connection longer.  A connection
+ * over the cap is closed at once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/event_struct.h>
+#include <event2/http.h>
+#include <event2/util.h>
+#include <openssl/rand.h>
+
+#include "treaty.h"
+#include "api.h"
+#include "config.h"
+#include "door-head.h"
+#include "door.h"
+#include "http.h"
+#include "ingest.h"
+#include "log.h"
+#include "metrics.h"
+#include "util.h"
+
+#define LINGER_MS		2000	/* reading after a refusal */
+#define CHUNK_LINE_MAX		1024
+
+enum dstate {
+	D_HEAD,
+	D_BODY,			/* left: Content-Length bytes */
+	D_CHUNK_SIZE,
+	D_CHUNK_DATA,		/* left: chunk bytes */
+	D_CHUNK_END,		/* the line end after a chunk */
+	D_TRAILER,
+	D_REFUSED		/* everything after is discarded */
+};
+
+struct door {
+	struct event_base	*base;
+	const struct config	*cfg;
+	int			 control;
+	int			 nconns;
+};
+
+struct dconn {
+	struct door		*d;
+	struct bufferevent	*bev;		/* evhttp's, on the socket */
+	struct evbuffer		*raw;		/* read, not yet let through */
+	struct evbuffer		*tmp;
+	struct evbuffer_cb_entry *incb;		/* counts the socket's reads */
+	size_t			 fresh;		/* bytes read since door_read_cb */
+	int			 adding;	/* the door adds: not fresh */
+	bufferevent_data_cb	 h_read, h_write;
+	bufferevent_event_cb	 h_event;
+	void			*h_arg;		/* the evhttp_connection */
+	struct event		 hook;		/* takes the callbacks over */
+	struct event		 deadline;
+	enum dstate		 st;
+	uint64_t		 left;
+	size_t			 scanned;	/* head bytes searched so far */
+	int			 busy;		/* a request has begun */
+	int			 refused;	/* over the cap */
+	int			 hooked;
+};
+
+static struct door	 doors[2];
+static char		 door_prefix[32];	/* "/.door-<hex>/" */
+
+/* The stand-in request that has evhttp answer a refusal. */
+static void
+door_refuse(struct dconn *c, int status, const char *code, const char *route)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+
+	c->adding = 1;
+	evbuffer_unfreeze(in, 0);
+	evbuffer_add_printf(in, "GET %s%d/%s/%s HTTP/1.1\r\nHost: door\r\n"
+	    "Connection: close\r\n\r\n", door_prefix, status, code, route);
+	evbuffer_freeze(in, 0);
+	c->adding = 0;
+	evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
+	c->st = D_REFUSED;
+	c->busy = 0;
+	event_del(&c->deadline);
+}
+
+/* A request began: its deadline runs. */
+static void
+door_begin(struct dconn *c)
+{
+	struct timeval	 tv = { c->d->cfg->request_timeout_seconds, 0 };
+
+	if (c->busy)
+		return;
+	c->busy = 1;
+	event_add(&c->deadline, &tv);
+}
+
+/* The request's last byte went through. */
+static void
+door_end(struct dconn *c)
+{
+	c->busy = 0;
+	c->st = D_HEAD;
+	c->scanned = 0;
+	event_del(&c->deadline);
+}
+
+/*
+ * Move n bytes of raw to evhttp's input.  A bufferevent keeps the end of
+ * its input frozen (only its own reads add there): opened for the move.
+ */
+static void
+door_pass(struct dconn *c, size_t n)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+
+	c->adding = 1;
+	evbuffer_unfreeze(in, 0);
+	evbuffer_remove_buffer(c->raw, in, n);
+	evbuffer_freeze(in, 0);
+	c->adding = 0;
+}
+
+/*
+ * A whole head is in raw (len bytes): read it, then let it through or
+ * refuse.  SPEC 2's order holds for a body announced over 1 MiB: the
+ * checks before 413 come first.
+ */
+static void
+door_head(struct dconn *c, size_t len)
+{
+	struct door_head h;
+	const char	*head = (const char *)evbuffer_pullup(c->raw, len);
+	const char	*code, *detail, *route = "other";
+	char		 subject[TREATY_SUBJECT_MAX + 1];
+	int		 status;
+
+	status = door_head_parse(head, len, &h);
+	if (h.pathlen >= 11 && strncmp(h.path, "/v1/events/", 11) == 0)
+		route = "events";
+	else if (h.pathlen >= 10 && strncmp(h.path, "/v1/inbox/", 10) == 0)
+		route = "inbox";
+	if (status != 0) {
+		door_refuse(c, status, h.code, route);
+		return;
+	}
+	if (h.framing == DOOR_LENGTH && h.length > API_BODY_MAX) {
+		code = "too_large";
+		status = 413;
+		if (strcmp(route, "events") == 0 &&
+		    h.pathlen - 11 < sizeof(subject)) {
+			char	*auth = h.auth != NULL ?
+			    xstrndup(h.auth, h.authlen) : NULL;
+			int	 s;
+
+			memcpy(subject, h.path + 11, h.pathlen - 11);
+			subject[h.pathlen - 11] = '\0';
+			if ((s = ingest_precheck(h.method, subject, auth,
+			    &code, &detail)) != 0)
+				status = s;
+			else
+				code = "too_large";
+			free(auth);
+		}
+		door_refuse(c, status, code, route);
+		return;
+	}
+	door_pass(c, len);
+	c->scanned = 0;
+	if (h.framing == DOOR_LENGTH) {
+		c->st = D_BODY;
+		c->left = h.length;
+	} else if (h.framing == DOOR_CHUNKED)
+		c->st = D_CHUNK_SIZE;
+	else
+		door_end(c);
+}
+
+/*
+ * The length of raw's first line with its end (LF or CRLF), at most max
+ * bytes looked at, or 0 when none is whole; *linelen without the end.
+ * (Searched in a pulled-up copy: evbuffer_search in libevent 2.1 can spin
+ * on buffers built by evbuffer_add_buffer.)
+ */
+static size_t
+door_line(struct dconn *c, size_t max, size_t *linelen)
+{
+	size_t		 n = evbuffer_get_length(c->raw);
+	const char	*p, *nl;
+
+	if (n > max)
+		n = max;
+	if (n == 0 || (p = (const char *)evbuffer_pullup(c->raw,
+	    (ev_ssize_t)n)) == NULL || (nl = memchr(p, '\n', n)) == NULL)
+		return 0;
+	*linelen = (size_t)(nl - p) - (nl > p && nl[-1] == '\r' ? 1 : 0);
+	return (size_t)(nl - p) + 1;
+}
+
+/* The length of a whole head at raw's start (to its empty line), or 0. */
+static size_t
+door_head_len(struct dconn *c)
+{
+	size_t		 n = evbuffer_get_length(c->raw), i;
+	const char	*p;
+
+	if (n > DOOR_HEAD_MAX + 4)
+		n = DOOR_HEAD_MAX + 4;
+	if ((p = (const char *)evbuffer_pullup(c->raw, (ev_ssize_t)n)) ==
+	    NULL)
+		return 0;
+	/* An empty line: LF, then LF or CRLF. */
+	for (i = c->scanned > 0 ? c->scanned - 1 : 0; i < n; i++) {
+		if (p[i] != '\n')
+			continue;
+		if (i + 1 < n && p[i + 1] == '\n')
+			return i + 2;
+		if (i + 2 < n && p[i + 1] == '\r' && p[i + 2] == '\n')
+			return i + 3;
+	}
+	return 0;
+}
+
+/*
+ * Let through what can go: whole heads (read first), bodies as they come.
+ * 1 when something went through.
+ */
+static int
+door_process(struct dconn *c)
+{
+	size_t			 n, take, line, linelen;
+	int64_t			 sz;
+	int			 passed = 0;
+
+	while ((n = evbuffer_get_length(c->raw)) > 0) {
+		switch (c->st) {
+		case D_REFUSED:
+			evbuffer_drain(c->raw, n);
+			return passed;
+		case D_HEAD:
+			door_begin(c);
+			/* Empty lines before a request are skipped. */
+			if (c->scanned == 0 && (line = door_line(c, 2,
+			    &linelen)) > 0 && linelen == 0) {
+				evbuffer_drain(c->raw, line);
+				continue;
+			}
+			if ((take = door_head_len(c)) == 0) {
+				if (n > DOOR_HEAD_MAX) {
+					door_refuse(c, 431, "headers_too_large",
+					    "other");
+					return 1;
+				}
+				c->scanned = n;
+				return passed;
+			}
+			if (take > DOOR_HEAD_MAX) {
+				door_refuse(c, 431, "headers_too_large", "other");
+				return 1;
+			}
+			door_head(c, take);
+			passed = 1;
+			break;
+		case D_BODY:
+			take = n < c->left ? n : (size_t)c->left;
+			door_pass(c, take);
+			passed = 1;
+			if ((c->left -= take) == 0)
+				door_end(c);
+			break;
+		case D_CHUNK_SIZE:
+			if ((line = door_line(c, CHUNK_LINE_MAX, &linelen)) == 0) {
+				if (n > CHUNK_LINE_MAX)
+					return -1;
+				return passed;
+			}
+			sz = door_chunk_size((const char *)evbuffer_pullup(
+			    c->raw, (ev_ssize_t)linelen), linelen);
+			if (sz < 0)
+				return -1;
+			door_pass(c, line);
+			passed = 1;
+			if (sz == 0)
+				c->st = D_TRAILER;
+			else {
+				c->left = (uint64_t)sz;
+				c->st = D_CHUNK_DATA;
+			}
+			break;
+		case D_CHUNK_DATA:
+			take = n < c->left ? n : (size_t)c->left;
+			door_pass(c, take);
+			passed = 1;
+			if ((c->left -= take) == 0)
+				c->st = D_CHUNK_END;
+			break;
+		case D_CHUNK_END:
+		case D_TRAILER:
+			if ((line = door_line(c, CHUNK_LINE_MAX, &linelen)) == 0) {
+				if (n > CHUNK_LINE_MAX)
+					return -1;
+				return passed;
+			}
+			door_pass(c, line);
+			passed = 1;
+			if (c->st == D_CHUNK_END)
+				c->st = D_CHUNK_SIZE;
+			else if (linelen == 0)
+				door_end(c);
+			break;
+		}
+	}
+	return passed;
+}
+
+/* What is added to evhttp's input: by the socket, unless the door adds. */
+static void
+door_input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct dconn	*c = arg;
+
+	(void)buf;
+	if (!c->adding)
+		c->fresh += info->n_added;
+}
+
+/*
+ * The socket has bytes: through the door, then evhttp reads.  evhttp's
+ * input may still hold what the door let through before (evhttp takes a
+ * body only once it is whole), ahead of the fresh bytes: only those are
+ * taken into raw.
+ */
+static void
+door_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct dconn	*c = arg;
+	struct evbuffer	*in = bufferevent_get_input(bev);
+	size_t		 keep;
+	int		 r;
+
+	keep = evbuffer_get_length(in) - c->fresh;
+	if (keep > 0)
+		evbuffer_remove_buffer(in, c->tmp, keep);
+	evbuffer_add_buffer(c->raw, in);
+	if (keep > 0) {
+		c->adding = 1;
+		evbuffer_unfreeze(in, 0);
+		evbuffer_add_buffer(in, c->tmp);
+		evbuffer_freeze(in, 0);
+		c->adding = 0;
+	}
+	c->fresh = 0;
+	if ((r = door_process(c)) == -1) {
+		/* Broken chunked framing, mid-body: nothing to answer. */
+		c->h_event(bev, BEV_EVENT_READING | BEV_EVENT_ERROR, c->h_arg);
+		return;
+	}
+	if (r == 1)
+		c->h_read(bev, c->h_arg);
+
+
+}
+
+static void
+door_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct dconn	*c = arg;
+
+	if (c->h_write != NULL)
+		c->h_write(bev, c->h_arg);
+}
+
+static void
+door_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct dconn	*c = arg;
+
+	c->h_event(bev, what, c->h_arg);
+}
+
+/* The request's deadline passed before its last byte: close. */
+static void
+door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct dconn	*c = arg;
+
+	(void)fd;
+	(void)ev;
+	metrics_door(DOOR_TIMED_OUT);
+	log_info("request deadline passed; connection closed",
+	    "seconds=%d control=%d", c->d->cfg->request_timeout_seconds,
+	    c->d->control);
+	c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c->h_arg);
+}
+
+/* After a refusal: read and drop for a while, then close. */
+struct door_linger {
+	struct event	 ev;
+	long long	 until;
+};
+
+static void
+door_linger_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct door_linger	*l = arg;
+	char		 buf[4096];
+	ssize_t		 n;
+
+	(void)ev;
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		;
+	if ((n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) &&
+	    now_ms() < l->until)
+		return;
+	event_del(&l->ev);
+	evutil_closesocket(fd);
+	free(l);
+}
+
+/*
+ * evhttp frees the connection.  A refused one lingers: the descriptor is
+ * kept (a duplicate), its sending side shut, and what the client still
+ * sends is read and dropped until it stops or LINGER_MS pass, so the
+ * kernel does not answer it with a reset that could destroy the answer.
+ */
+static void
+door_closed_cb(struct evhttp_connection *evcon, void *arg)
+{
+	struct dconn	*c = arg;
+	struct door_linger	*l;
+	evutil_socket_t	 fd;
+	struct timeval	 tv = { 0, 100 * 1000 };
+
+	(void)evcon;
+	if (c->st == D_REFUSED && (fd = bufferevent_getfd(c->bev)) != -1 &&
+	    (fd = dup(fd)) != -1) {
+		l = xcalloc(1, sizeof(*l));
+		l->until = now_ms() + LINGER_MS;
+		shutdown(fd, SHUT_WR);
+		event_assign(&l->ev, c->d->base, fd, EV_READ | EV_PERSIST,
+		    door_linger_cb, l);
+		event_add(&l->ev, &tv);
+	}
+	event_del(&c->hook);
+	event_del(&c->deadline);
+	evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->incb);
+	evbuffer_free(c->raw);
+	evbuffer_free(c->tmp);
+	c->d->nconns--;
+	if (!c->d->control)
+		metrics_gauge(GAUGE_CONNECTIONS, c->d->nconns);
+	free(c);
+}
+
+/*
+ * The loop's next turn after the connection was made (evhttp has set its
+ * callbacks, nothing has been read yet), and again after each answer
+ * (evhttp set them again to read the next request): take them over.  A
+ * connection over the cap is closed.
+ */
+static void
+door_hook_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct dconn		*c = arg;
+	bufferevent_data_cb	 rd;
+
+	(void)fd;
+	(void)ev;
+	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
+	if (rd == door_read_cb)
+		return;
+	bufferevent_getcb(c->bev, &c->h_read, &c->h_write, &c->h_event,
+	    &c->h_arg);
+	if (!c->hooked)
+		evhttp_connection_set_closecb(c->h_arg, door_closed_cb, c);
+	bufferevent_setcb(c->bev, door_read_cb, door_write_cb, door_event_cb,
+	    c);
+	c->hooked = 1;
+	if (c->refused) {
+		metrics_door(DOOR_REFUSED);
+		c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF, c->h_arg);
+		return;
+	}
+	/* Bytes evhttp's read already moved (none, but to be sure). */
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		door_read_cb(c->bev, c);
+}
+
+/* The connections one listener may have. */
+static int
+door_max(const struct door *d)
+{
+	return d->control ? DOOR_CONTROL_MAX : d->cfg->max_connections;
+}
+
+/* evhttp_set_bevcb: a new connection's bufferevent. */
+static struct bufferevent *
+door_bevcb(struct event_base *base, void *arg)
+{
+	struct door	*d = arg;
+	struct dconn	*c = xcalloc(1, sizeof(*c));
+
+	c->d = d;
+	c->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL)
+		fatalx("cannot make a bufferevent", NULL);
+	c->raw = evbuffer_new();
+	c->tmp = evbuffer_new();
+	c->incb = evbuffer_add_cb(bufferevent_get_input(c->bev), door_input_cb,
+	    c);
+	c->refused = d->nconns >= door_max(d);
+	d->nconns++;
+	if (!d->control)
+		metrics_gauge(GAUGE_CONNECTIONS, d->nconns);
+	evtimer_assign(&c->deadline, base, door_deadline_cb, c);
+	event_assign(&c->hook, base, -1, 0, door_hook_cb, c);
+	event_active(&c->hook, EV_TIMEOUT, 0);
+	return c->bev;
+}
+
+/* Put the door on a server; see door.h. */
+void
+door_attach(struct evhttp *http, struct event_base *base,
+    const struct config *cfg, int control)
+{
+	struct door	*d = &doors[control ? 1 : 0];
+	unsigned char	 r[8];
+	int		 i;
+
+	if (door_prefix[0] == '\0') {
+		/* Unguessable: a client cannot send a stand-in request. */
+		if (RAND_bytes(r, sizeof(r)) != 1)
+			fatalx("no random bytes", NULL);
+		i = snprintf(door_prefix, sizeof(door_prefix), "/.door-");
+		for (size_t k = 0; k < sizeof(r); k++)
+			i += snprintf(door_prefix + i, sizeof(door_prefix) -
+			    (size_t)i, "%02x", r[k]);
+		snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i,
+		    "/");
+	}
+	d->base = base;
+	d->cfg = cfg;
+	d->control = control;
+	evhttp_set_bevcb(http, door_bevcb, d);
+}
+
+/* A stand-in request: answer the refusal it stands for. */
+int
+door_answer(struct evhttp_request *req, const char *path)
+{
+	static const struct {
+		const char	*code;
+		const char	*detail;
+	} details[] = {
+		{ "too_large", "the body is over 1 MiB" },
+		{ "headers_too_large", "the request's head is over 16 KiB or "
+		  "100 header lines" },
+		{ "bad_request", "the request's framing is ambiguous (more than "
+		  "one Content-Length, a Transfer-Encoding other than chunked, "
+		  "or both) or its head is malformed" },
+		{ "unauthenticated", "a producer's bearer token is required" },
+		{ "bad_subject", "the path must end in "
+		  "evt|audit.<scope>.<product>.<entity>.<verb>" },
+		{ "subject_not_allowed", "this producer may not publish to this "
+		  "subject" },
+		{ "method_not_allowed", "events are published with POST" },
+	};
+	size_t		 plen = strlen(door_prefix), i;
+	char		 code[40], route[16];
+	const char	*detail = "refused";
+	int		 status;
+	enum route	 r;
+
+	if (plen == 0 || strncmp(path, door_prefix, plen) != 0)
+		return 0;
+	if (sscanf(path + plen, "%d/%39[a-z_]/%15[a-z]", &status, code,
+	    route) != 3)
+		return 0;
+	for (i = 0; i < sizeof(details) / sizeof(details[0]); i++)
+		if (strcmp(details[i].code, code) == 0)
+			detail = details[i].detail;
+	r = strcmp(route, "events") == 0 ? ROUTE_EVENTS :
+	    strcmp(route, "inbox") == 0 ? ROUTE_INBOX : ROUTE_OTHER;
+	if (status == 401)
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "WWW-Authenticate", "Bearer");
+	if (status == 405)
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "POST");
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Connection", "close");
+	log_info("request refused at the door", "status=%d error=%s", status,
+	    code);
+	http_error(req, r, status, code, detail);
+	return 1;
+}
+
+/* After req's answer, evhttp reinstalls its callbacks: hook again. */
+static void
+door_rehook_cb(struct evhttp_request *req, void *arg)
+{
+	struct dconn	*c = arg;
+
+	(void)req;
+	event_active(&c->hook, EV_TIMEOUT, 0);
+}
+
+/* A request through the door; see door.h. */
+void
+door_request(struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct bufferevent	*bev;
+	bufferevent_data_cb	 rd;
+	void			*arg;
+
+	if (evcon == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL)
+		return;
+	bufferevent_getcb(bev, &rd, NULL, NULL, &arg);
+	if (rd == door_read_cb)
+		evhttp_request_set_on_complete_cb(req, door_rehook_cb, arg);
+}
+
+/* Connections open on the main listener. */
+int
+door_connections(void)
+{
+	return doors[0].nconns;
+}
