@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The front door (SPEC 13), against the relay over raw sockets: request
+# smuggling refused (400, Connection: close, nothing after it read as a
+# request, nothing stored), a body announced over 1 MiB answered in SPEC
+# 2's order before it is read, header limits (431), the request deadline
+# from the first byte (a trickling client is closed, others unaffected),
+# the connection cap (refused at once; open connections and the control
+# listener still served), keep-alive through the door.
+. "$(dirname "$0")/lib.sh"
+export TREATY_RELAY_REQUEST_TIMEOUT_SECONDS=2 TREATY_RELAY_MAX_CONNECTIONS=8
+CPORT=$(free_port)
+start_nats && start_relay --control-listen 127.0.0.1:$CPORT ||
+    { fail start "nats-server or relay did not start"; finish; }
+
+# raw TEXT: send TEXT (printf escapes) on a new connection, print what
+# comes back until the relay closes it or 5 s pass, then "<EOF>" if it
+# closed it.
+raw() {
+	printf "$1" | python3 -c '
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(sys.stdin.buffer.read())
+s.settimeout(5)
+out = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d:
+            out += b"<EOF>"
+            break
+        out += d
+except OSError:
+    pass
+sys.stdout.write(out.decode("utf-8", "replace"))' "$RELAY_PORT"
+}
+status_line() { printf '%s\n' "$1" | head -1 | tr -d '\r'; }
+nresp() { printf '%s\n' "$1" | grep -c '^HTTP/1.1 '; }
+AUTH="Authorization: Bearer $TOKEN"
+CE='ce-specversion: 1.0\r\nce-id: d-1\r\nce-source: /t\r\nce-type: dev.shop.order.created.v1\r\n'
+
+BASE=$(counts)
+r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n$AUTH\r\n${CE}Content-Length: 3\r\nContent-Length: 3\r\n\r\nabcGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+check "two Content-Length (equal): 400, one answer, closed, nothing stored" \
+    "HTTP/1.1 400 Bad Request|1|close|EOF|$BASE" \
+    "$(status_line "$r")|$(nresp "$r")|$(printf '%s' "$r" | grep -io '^connection: close' | cut -d' ' -f2)|$(printf '%s' "$r" | grep -o 'EOF')|$(counts)"
+check_match "  its body is the JSON error" '\{"error":"bad_request","detail":"[^"]+"\}<EOF>$' "$r"
+r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n$AUTH\r\n${CE}Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+check "Content-Length and Transfer-Encoding: 400" "HTTP/1.1 400 Bad Request|1" "$(status_line "$r")|$(nresp "$r")"
+r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n$AUTH\r\n${CE}Transfer-Encoding: gzip, chunked\r\n\r\n")
+check "Transfer-Encoding other than chunked: 400" "HTTP/1.1 400 Bad Request" "$(status_line "$r")"
+check "  nothing stored by any of them" "$BASE" "$(counts)"
+
+# A body announced over 1 MiB: SPEC 2's order, answered before it is read.
+BIG="Content-Length: 2000000\r\n"
+r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n${CE}$BIG\r\n")
+check "over 1 MiB without a token: 401 first" "HTTP/1.1 401 Unauthorized" "$(status_line "$r")"
+r=$(raw "POST /v1/events/nope HTTP/1.1\r\nHost: x\r\n$AUTH\r\n$BIG\r\n")
+check "  with a token, a bad subject: 400 bad_subject" "HTTP/1.1 400 Bad Request bad_subject" \
+    "$(status_line "$r") $(printf '%s' "$r" | grep -o 'bad_subject' | head -1)"
+r=$(raw "POST /v1/events/evt.acme.nothere.order.created HTTP/1.1\r\nHost: x\r\n$AUTH\r\n$BIG\r\n")
+check "  a subject it may not publish to: 403" "HTTP/1.1 403 Forbidden" "$(status_line "$r")"
+r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n$AUTH\r\n${CE}$BIG\r\n")
+check "  all else right: 413 too_large as JSON, before the body" "HTTP/1.1 413 Payload Too Large too_large" \
+    "$(status_line "$r") $(printf '%s' "$r" | grep -o '"too_large"' | tr -d '"')"
+
+# Header limits.
+many=$(for i in $(seq 1 101); do printf 'X-%d: y\\r\\n' "$i"; done)
+r=$(raw "GET /healthz HTTP/1.1\r\nHost: x\r\n$many\r\n")
+check "101 header lines: 431 headers_too_large" "HTTP/1.1 431 Request Header Fields Too Large" "$(status_line "$r")"
+long=$(head -c 17000 /dev/zero | tr '\0' a)
+r=$(raw "GET /healthz HTTP/1.1\r\nX: $long")
+check "a head over 16 KiB, unfinished: 431 at once" "HTTP/1.1 431 Request Header Fields Too Large" "$(status_line "$r")"
+
+# Keep-alive: three requests on one connection, each through the door.
+r=$(raw "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+check "three requests on one keep-alive connection: three answers" 3 "$(nresp "$r")"
+
+# The deadline: a client trickling one byte every 0.4 s is closed about 2 s
+# after its first byte; a normal client meanwhile is served.
+python3 - "$RELAY_PORT" > "$T/slow" <<'PY' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+t0 = time.time()
+try:
+    for b in b"POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n":
+        s.sendall(bytes([b]))
+        time.sleep(0.4)
+        s.setblocking(False)
+        try:
+            if s.recv(1) == b"":
+                break
+        except BlockingIOError:
+            pass
+        s.setblocking(True)
+except OSError:
+    pass
+print("closed after %.1f s" % (time.time() - t0))
+PY
+slow=$!
+post evt.acme.shop.order.created during-slow x
+check "a normal client meanwhile: 202" 202 "$STATUS"
+wait $slow
+check_match "the trickling client is closed at the deadline (2 s)" '^closed after (2|3)\.[0-9] s$' "$(cat "$T/slow")"
+check "  counted" 1 "$(metric treaty_relay_requests_timed_out_total)"
+
+# The cap: 8 connections open and idle; the 9th is closed at once; the
+# open ones and the control listener are still served.
+python3 - "$RELAY_PORT" "$CPORT" > "$T/cap" <<'PY'
+import socket, sys, time
+port, cport = int(sys.argv[1]), int(sys.argv[2])
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
+time.sleep(0.3)
+extra = socket.create_connection(("127.0.0.1", port))
+extra.settimeout(2)
+t0 = time.time()
+try:
+    closed = extra.recv(1) == b""
+except OSError:
+    closed = True
+took = time.time() - t0
+held[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+held[0].settimeout(3)
+first = held[0].recv(4096).split(b"\r\n")[0].decode()
+c = socket.create_connection(("127.0.0.1", cport))
+c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+c.settimeout(3)
+ctl = c.recv(4096).split(b"\r\n")[0].decode()
+print("%s %s|%s|%s" % ("closed" if closed else "open", "at-once" if took < 1.5 else "late", first, ctl))
+PY
+check "the 9th connection over a cap of 8: closed at once; an open one and the control port served" \
+    "closed at-once|HTTP/1.1 200 OK|HTTP/1.1 200 OK" "$(cat "$T/cap")"
+check "  refused counted" 1 "$(metric treaty_relay_connections_refused_total)"
+check "the gauge goes back down" 0 \
+    "$(wait_until 5 '[ "$(metric treaty_relay_connections)" -le 1 ]'; m=$(metric treaty_relay_connections); echo $((m > 1 ? m : 0)))"
+check_no_sanitizer_report "no sanitizer report" "$RELAY_LOG"
+finish
