@@ -514,9 +514,11 @@ door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 		c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF, c->h_arg);
 		return;
 	}
-	/* Bytes evhttp's read already moved (none, but to be sure). */
-	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
-		door_read_cb(c->bev, c);
+	/*
+	 * What evhttp's input holds now the door let through already
+	 * (evhttp's deferred read takes it); the socket's next bytes come
+	 * to door_read_cb.
+	 */
 }
 
 /* The connections one listener may have. */
