@@ -360,38 +360,44 @@ door_input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 /*
  * The socket has bytes: through the door, then evhttp reads.  evhttp's
  * input may still hold what the door let through before (evhttp takes a
- * body only once it is whole), ahead of the fresh bytes: only those are
- * taken into raw.
+ * body only once it is whole, and a pipelined request waits there while
+ * the one before it is answered), ahead of the fresh bytes: only those
+ * are taken into raw.
+ *
+ * The connection is taken from the bufferevent, not from arg: evhttp's
+ * deferred read (after an answer, when input is left) calls the read
+ * callback with its own evhttp_connection as the argument.
  */
 static void
 door_read_cb(struct bufferevent *bev, void *arg)
 {
-	struct dconn	*c = arg;
+	struct dconn	*c;
 	struct evbuffer	*in = bufferevent_get_input(bev);
 	size_t		 keep;
-	int		 r;
 
+	bufferevent_getcb(bev, NULL, NULL, NULL, &arg);
+	c = arg;
 	keep = evbuffer_get_length(in) - c->fresh;
-	if (keep > 0)
-		evbuffer_remove_buffer(in, c->tmp, keep);
-	evbuffer_add_buffer(c->raw, in);
-	if (keep > 0) {
-		c->adding = 1;
-		evbuffer_unfreeze(in, 0);
-		evbuffer_add_buffer(in, c->tmp);
-		evbuffer_freeze(in, 0);
-		c->adding = 0;
+	if (c->fresh > 0) {
+		if (keep > 0)
+			evbuffer_remove_buffer(in, c->tmp, keep);
+		evbuffer_add_buffer(c->raw, in);
+		if (keep > 0) {
+			c->adding = 1;
+			evbuffer_unfreeze(in, 0);
+			evbuffer_add_buffer(in, c->tmp);
+			evbuffer_freeze(in, 0);
+			c->adding = 0;
+		}
+		c->fresh = 0;
 	}
-	c->fresh = 0;
-	if ((r = door_process(c)) == -1) {
+	if (door_process(c) == -1) {
 		/* Broken chunked framing, mid-body: nothing to answer. */
 		c->h_event(bev, BEV_EVENT_READING | BEV_EVENT_ERROR, c->h_arg);
 		return;
 	}
-	if (r == 1)
+	if (evbuffer_get_length(in) > 0)
 		c->h_read(bev, c->h_arg);
-
-
 }
 
 static void

@@ -58,6 +58,25 @@ static int				 http_port;
 #define ACCEPT_PAUSE_MS		1000	/* after running out of descriptors */
 #define LISTEN_BACKLOG		1024
 
+/*
+ * The reason phrase for a status libevent 2.1 does not name (it says
+ * "Client Error"); NULL lets libevent choose.
+ */
+static const char *
+http_reason(int status)
+{
+	switch (status) {
+	case 422:
+		return "Unprocessable Content";
+	case 429:
+		return "Too Many Requests";
+	case 431:
+		return "Request Header Fields Too Large";
+	default:
+		return NULL;
+	}
+}
+
 /* Answer with body (consumed), Content-Type application/json. */
 void
 http_reply(struct evhttp_request *req, enum route route, int status,
@@ -71,7 +90,7 @@ http_reply(struct evhttp_request *req, enum route route, int status,
 	if (http_stopping)
 		evhttp_add_header(oh, "Connection", "close");
 	metrics_request(route, status);
-	evhttp_send_reply(req, status, NULL, body);
+	evhttp_send_reply(req, status, http_reason(status), body);
 }
 
 /* Answer a JSON error. */
