@@ -7,7 +7,7 @@
 #   make bench-deliver  end-to-end delivery benchmark (bench/deliver.sh)
 #   make bench-pull     inbox workers fetching and acknowledging (bench/pull.sh)
 #   make bench-work     treaty work --inbox end to end, and verify cost (bench/work.sh)
-#   make fuzz       libFuzzer run of test/fuzz/fz-*.c (needs clang)
+#   make fuzz       libFuzzer run of each test/fuzz/fz-*.c (needs clang)
 #   make install    programs, library, header, man pages, units (PREFIX, DESTDIR)
 #   make uninstall  the same files removed
 #   make SANITIZE=1 ...  the same with AddressSanitizer and UBSan
@@ -106,15 +106,19 @@ $(O)/test/t-fuzz-%: $(O)/obj/test/fuzz/fz-%.o $(O)/obj/test/fuzz/replay.o \
 
 # make fuzz: real coverage-guided fuzzing with clang's libFuzzer, if present.
 FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = $(FUZZ_SRC:test/fuzz/fz-%.c=%)
 fuzz:
 	@command -v clang >/dev/null || { echo "make fuzz needs clang"; exit 1; }
-	@mkdir -p build/fuzz/corpus-ingest
-	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	    -Iinclude -Isrc/common $(PKG_CFLAGS) -o build/fuzz/fz-ingest \
-	    test/fuzz/fz-ingest.c $(filter-out src/relay/main.c,$(RELAY_SRC)) \
-	    $(COMMON_SRC) $(LIB_SRC) $(LIBS)
-	build/fuzz/fz-ingest -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus-ingest \
-	    test/fuzz/corpus/ingest
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p build/fuzz/corpus-$$t && \
+	    clang -g -O1 -std=c11 -D_GNU_SOURCE \
+	        -fsanitize=fuzzer,address,undefined -Iinclude -Isrc/common \
+	        $(PKG_CFLAGS) -o build/fuzz/fz-$$t test/fuzz/fz-$$t.c \
+	        $(filter-out src/relay/main.c,$(RELAY_SRC)) $(COMMON_SRC) \
+	        $(LIB_SRC) $(LIBS) && \
+	    build/fuzz/fz-$$t -max_total_time=$(FUZZ_SECONDS) \
+	        build/fuzz/corpus-$$t test/fuzz/corpus/$$t || exit 1; \
+	done
 
 # Test tools may use the relay's modules (all but main.c).
 $(O)/test/%: $(O)/obj/test/tools/%.o $(RELAY_LIBOBJ) $(O)/libcommon.a \

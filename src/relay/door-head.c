@@ -32,6 +32,23 @@ tchar(unsigned char c)
 	    c) != NULL);
 }
 
+/*
+ * 1 for a method libevent 2.1's server knows; any other it would answer
+ * itself (501, as HTML).
+ */
+static int
+known_method(const char *m)
+{
+	static const char *const known[] = { "GET", "POST", "HEAD", "PUT",
+	    "DELETE", "OPTIONS", "TRACE", "CONNECT", "PATCH" };
+	size_t	 i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(m, known[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Parse a head; see door-head.h. */
 int
 door_head_parse(const char *head, size_t len, struct door_head *h)
@@ -54,6 +71,13 @@ door_head_parse(const char *head, size_t len, struct door_head *h)
 	if ((sp = memchr(h->path, ' ', (size_t)(le - h->path))) == NULL)
 		return refuse(h, 400, "bad_request", "not a request line");
 	h->pathlen = (size_t)(sp - h->path);
+	/* HTTP/1.0 and 1.1 only: what evhttp would refuse, refused here. */
+	if (le - (sp + 1) != 8 || memcmp(sp + 1, "HTTP/1.", 7) != 0 ||
+	    (sp[8] != '0' && sp[8] != '1'))
+		return refuse(h, 400, "bad_request", "not an HTTP/1.1 request "
+		    "line");
+	if (!known_method(h->method))
+		return refuse(h, 501, "not_implemented", "an unknown method");
 	if ((v = memchr(h->path, '?', h->pathlen)) != NULL)
 		h->pathlen = (size_t)(v - h->path);
 	for (p = nl + 1; p < end; p = nl + 1) {

@@ -36,8 +36,10 @@ struct door_head {
  * Read a complete head (len bytes, up to and including its empty line).
  * 0 when it may go on to evhttp; else the status to answer (400 for
  * ambiguous framing: more than one Content-Length, a Transfer-Encoding
- * other than exactly chunked, both, a folded or malformed header line;
- * 431 for too many header lines), with h->code and h->detail set.
+ * other than exactly chunked, both, a folded or malformed header line, a
+ * request line that is not HTTP/1.0 or 1.1; 431 for too many header
+ * lines; 501 for a method libevent does not know), with h->code and
+ * h->detail set.
  */
 int	door_head_parse(const char *head, size_t len, struct door_head *h);
 /*

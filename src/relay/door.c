@@ -28,6 +28,7 @@
  * over the cap is closed at once.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,8 @@
 
 #define LINGER_MS		2000	/* reading after a refusal */
 #define CHUNK_LINE_MAX		1024
+#define TRIM_AFTER		64	/* closed connections, then malloc_trim */
+#define TRIM_DELAY_MS		1000
 
 enum dstate {
 	D_HEAD,
@@ -95,18 +98,22 @@ struct dconn {
 };
 
 static struct door	 doors[2];
+static struct event	 door_trim_ev;	/* after a burst of closes */
+static int		 door_closed;	/* since the last trim */
 static char		 door_prefix[32];	/* "/.door-<hex>/" */
 
 /* The stand-in request that has evhttp answer a refusal. */
 static void
-door_refuse(struct dconn *c, int status, const char *code, const char *route)
+door_refuse(struct dconn *c, int status, const char *code, const char *route,
+    long long retry_after)
 {
 	struct evbuffer	*in = bufferevent_get_input(c->bev);
 
 	c->adding = 1;
 	evbuffer_unfreeze(in, 0);
-	evbuffer_add_printf(in, "GET %s%d/%s/%s HTTP/1.1\r\nHost: door\r\n"
-	    "Connection: close\r\n\r\n", door_prefix, status, code, route);
+	evbuffer_add_printf(in, "GET %s%d/%s/%s/%lld HTTP/1.1\r\n"
+	    "Host: door\r\nConnection: close\r\n\r\n", door_prefix, status,
+	    code, route, retry_after);
 	evbuffer_freeze(in, 0);
 	c->adding = 0;
 	evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
@@ -166,6 +173,7 @@ door_head(struct dconn *c, size_t len)
 	const char	*code, *detail, *route = "other";
 	char		 subject[TREATY_SUBJECT_MAX + 1];
 	int		 status;
+	long long	 retry_after = 0;
 
 	status = door_head_parse(head, len, &h);
 	if (h.pathlen >= 11 && strncmp(h.path, "/v1/events/", 11) == 0)
@@ -173,7 +181,7 @@ door_head(struct dconn *c, size_t len)
 	else if (h.pathlen >= 10 && strncmp(h.path, "/v1/inbox/", 10) == 0)
 		route = "inbox";
 	if (status != 0) {
-		door_refuse(c, status, h.code, route);
+		door_refuse(c, status, h.code, route, 0);
 		return;
 	}
 	if (h.framing == DOOR_LENGTH && h.length > API_BODY_MAX) {
@@ -188,13 +196,13 @@ door_head(struct dconn *c, size_t len)
 			memcpy(subject, h.path + 11, h.pathlen - 11);
 			subject[h.pathlen - 11] = '\0';
 			if ((s = ingest_precheck(h.method, subject, auth,
-			    &code, &detail)) != 0)
+			    &code, &detail, &retry_after)) != 0)
 				status = s;
 			else
 				code = "too_large";
 			free(auth);
 		}
-		door_refuse(c, status, code, route);
+		door_refuse(c, status, code, route, retry_after);
 		return;
 	}
 	door_pass(c, len);
@@ -280,14 +288,15 @@ door_process(struct dconn *c)
 			if ((take = door_head_len(c)) == 0) {
 				if (n > DOOR_HEAD_MAX) {
 					door_refuse(c, 431, "headers_too_large",
-					    "other");
+					    "other", 0);
 					return 1;
 				}
 				c->scanned = n;
 				return passed;
 			}
 			if (take > DOOR_HEAD_MAX) {
-				door_refuse(c, 431, "headers_too_large", "other");
+				door_refuse(c, 431, "headers_too_large",
+				    "other", 0);
 				return 1;
 			}
 			door_head(c, take);
@@ -457,6 +466,37 @@ door_linger_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
+ * A burst of connections is over: give back to the system what their
+ * buffers held.  glibc keeps freed memory in its heaps (a burst of 2,000
+ * unfinished 15 KB heads left 14-35 MiB behind after every connection was
+ * closed); malloc_trim returns the free pages, also inside the heap.  Its
+ * cost (a walk over the heap, well under a millisecond at this size) is
+ * paid at most once a second and only after TRIM_AFTER closes.
+ */
+static void
+door_trim_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	if (door_closed < TRIM_AFTER)
+		return;
+	door_closed = 0;
+	malloc_trim(0);
+}
+
+static void
+door_trim_later(void)
+{
+	struct timeval	 tv = { TRIM_DELAY_MS / 1000,
+	    (TRIM_DELAY_MS % 1000) * 1000 };
+
+	if (++door_closed >= TRIM_AFTER && !evtimer_pending(&door_trim_ev,
+	    NULL))
+		evtimer_add(&door_trim_ev, &tv);
+}
+
+/*
  * evhttp frees the connection.  A refused one lingers: the descriptor is
  * kept (a duplicate), its sending side shut, and what the client still
  * sends is read and dropped until it stops or LINGER_MS pass, so the
@@ -486,6 +526,7 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	evbuffer_free(c->raw);
 	evbuffer_free(c->tmp);
 	c->d->nconns--;
+	door_trim_later();
 	if (!c->d->control)
 		metrics_gauge(GAUGE_CONNECTIONS, c->d->nconns);
 	free(c);
@@ -579,6 +620,8 @@ door_attach(struct evhttp *http, struct event_base *base,
 		snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i,
 		    "/");
 	}
+	if (!event_initialized(&door_trim_ev))
+		evtimer_assign(&door_trim_ev, base, door_trim_cb, NULL);
 	d->base = base;
 	d->cfg = cfg;
 	d->control = control;
@@ -605,17 +648,22 @@ door_answer(struct evhttp_request *req, const char *path)
 		{ "subject_not_allowed", "this producer may not publish to this "
 		  "subject" },
 		{ "method_not_allowed", "events are published with POST" },
+		{ "not_implemented", "the method is not one this server "
+		  "knows" },
+		{ "rate_limited", "this producer is over its rate; send it "
+		  "again after Retry-After seconds" },
 	};
 	size_t		 plen = strlen(door_prefix), i;
-	char		 code[40], route[16];
+	char		 code[40], route[16], ra[24];
+	long long	 retry_after;
 	const char	*detail = "refused";
 	int		 status;
 	enum route	 r;
 
 	if (plen == 0 || strncmp(path, door_prefix, plen) != 0)
 		return 0;
-	if (sscanf(path + plen, "%d/%39[a-z_]/%15[a-z]", &status, code,
-	    route) != 3)
+	if (sscanf(path + plen, "%d/%39[a-z_]/%15[a-z]/%lld", &status, code,
+	    route, &retry_after) != 4)
 		return 0;
 	for (i = 0; i < sizeof(details) / sizeof(details[0]); i++)
 		if (strcmp(details[i].code, code) == 0)
@@ -625,6 +673,11 @@ door_answer(struct evhttp_request *req, const char *path)
 	if (status == 401)
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "WWW-Authenticate", "Bearer");
+	if (status == 429) {
+		snprintf(ra, sizeof(ra), "%lld", retry_after);
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Retry-After", ra);
+	}
 	if (status == 405)
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Allow", "POST");

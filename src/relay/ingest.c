@@ -117,6 +117,9 @@ ingest_rate(const struct producer *p, int n)
 	return bucket_take(&pb->b, p->rate, p->burst, n, now_ms());
 }
 
+#define INGEST_RATE_DETAIL	"this producer is over its rate; send it " \
+				"again after Retry-After seconds"
+
 /* Reject and log one request (metadata only). */
 static void
 ingest_reject(struct evhttp_request *req, int status, const char *code,
@@ -164,7 +167,7 @@ ingest_allowed(const struct producer *p, const char *subject)
  */
 int
 ingest_precheck(const char *method, const char *subject, const char *auth,
-    const char **code, const char **detail)
+    const char **code, const char **detail, long long *retry_after)
 {
 	const struct producer	*p;
 	char			 hex[AUTH_HASH_HEX];
@@ -190,6 +193,12 @@ ingest_precheck(const char *method, const char *subject, const char *auth,
 		*code = "subject_not_allowed";
 		*detail = "this producer may not publish to this subject";
 		return 403;
+	}
+	if ((*retry_after = ingest_rate(p, 1)) > 0) {
+		metrics_rate_limited(p->name);
+		*code = "rate_limited";
+		*detail = INGEST_RATE_DETAIL;
+		return 429;
 	}
 	return 0;
 }
@@ -268,8 +277,7 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Retry-After", ra);
 		metrics_rate_limited(p->name);
-		ingest_reject(req, 429, "rate_limited", "this producer is over "
-		    "its rate; send it again after Retry-After seconds",
+		ingest_reject(req, 429, "rate_limited", INGEST_RATE_DETAIL,
 		    p->name, subject);
 		return;
 	}

@@ -6,6 +6,8 @@
  * crashes (the runner counts a crash as a failure).
  *
  *   t-fuzz-<target> [CORPUS_DIR [MUTATIONS]]
+ *
+ * The corpus is test/fuzz/corpus/<target> unless named.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -80,16 +82,24 @@ mutate(const uint8_t *seed, size_t len, uint8_t *out, size_t cap)
 int
 main(int argc, char **argv)
 {
-	const char	*dir = argc > 1 ? argv[1] : "test/fuzz/corpus/ingest";
 	long		 rounds = argc > 2 ? atol(argv[2]) : 20000;
 	const char	*name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 :
 			    argv[0];
-	DIR		*d = opendir(dir);
+	const char	*target = strncmp(name, "t-fuzz-", 7) == 0 ? name + 7 :
+			    name;
+	char		 defdir[256];
+	const char	*dir = defdir;
+	DIR		*d;
 	struct dirent	*de;
 	size_t		 files = 0, runs = 0, len, n;
 	uint8_t		*seed, *buf = malloc(1 << 16);
 	char		 path[4096];
 	long		 r;
+
+	snprintf(defdir, sizeof(defdir), "test/fuzz/corpus/%s", target);
+	if (argc > 1)
+		dir = argv[1];
+	d = opendir(dir);
 
 	if (d == NULL || buf == NULL) {
 		printf("FAIL - fuzz: %s: cannot open %s\n", name, dir);

@@ -65,6 +65,14 @@ r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n$AUT
 check "  all else right: 413 too_large as JSON, before the body" "HTTP/1.1 413 Request Entity Too Large too_large" \
     "$(status_line "$r") $(printf '%s' "$r" | grep -o '"too_large"' | tr -d '"')"
 
+# What evhttp would answer with an HTML page is the JSON error too.
+r=$(raw "FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+check_match "an unknown method: 501 not_implemented as JSON" \
+    '^HTTP/1.1 501 .*"error":"not_implemented"' "$(printf '%s' "$r" | tr -d '\r\n')"
+r=$(raw "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n")
+check_match "a request line that is not HTTP/1.x: 400 bad_request as JSON" \
+    '^HTTP/1.1 400 .*"error":"bad_request"' "$(printf '%s' "$r" | tr -d '\r\n')"
+
 # Header limits.
 many=$(for i in $(seq 1 101); do printf 'X-%d: y\\r\\n' "$i"; done)
 r=$(raw "GET /healthz HTTP/1.1\r\nHost: x\r\n$many\r\n")

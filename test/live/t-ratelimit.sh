@@ -52,6 +52,13 @@ wait_until 5 'post evt.acme.shop.order.created rl-again x; [ "$STATUS" = 202 ]'
 check "after the wait, one more passes" 202 "$STATUS"
 post evt.acme.shop.order.created rl-again2 x
 check "  and the one after it does not" 429 "$STATUS"
+# The bucket is empty: a body announced over 1 MiB is 429, not 413, and
+# is answered from its head (the front door), before its body is sent.
+st=$(curl -s -m 10 -D "$T/h" -o "$T/b" -w '%{http_code}' -X POST "$RELAY_URL/v1/events/evt.acme.shop.order.created" \
+    -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H 'ce-id: rl-big' -H 'ce-source: /t' \
+    -H 'ce-type: dev.shop.order.created.v1' -H 'Content-Length: 2000000' -H 'Expect:' --data-binary x)
+check "429 comes before 413 (a Content-Length over 1 MiB), with Retry-After" "429 rate_limited yes" \
+    "$st $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["error"])' "$T/b" 2>/dev/null) $(grep -qi '^Retry-After: [0-9]' "$T/h" && echo yes)"
 
 # A reload with a higher rate applies to the next request.
 printf "TREATY_RELAY_PRODUCERS='%s'\n" "$(limited 1000 1000 | tr -d '\n')" > "$T/relay.env"

@@ -54,6 +54,11 @@ smuggling(void)
 		"POST /x HTTP/1.1\r\nX: a\r\n folded\r\n\r\n",
 		"POST /x HTTP/1.1\r\n: novalue\r\n\r\n",
 		"GARBAGE\r\n\r\n",
+		"GET /x\r\n\r\n",
+		"GET /x HTTP/2.0\r\n\r\n",
+		"GET /x HTTP/1.1 \r\n\r\n",
+		"GET /x HTTP/1.12\r\n\r\n",
+		"GET /x HTTX/1.1\r\n\r\n",
 	};
 	struct door_head h;
 	size_t		 i;
@@ -62,6 +67,18 @@ smuggling(void)
 		T_EQ_INT(parse(bad[i], &h), 400);
 		T_EQ_STR(h.code, "bad_request");
 	}
+}
+
+static void
+methods(void)
+{
+	struct door_head h;
+
+	T_EQ_INT(parse("FOO /x HTTP/1.1\r\n\r\n", &h), 501);
+	T_EQ_STR(h.code, "not_implemented");
+	T_EQ_INT(parse("get /x HTTP/1.1\r\n\r\n", &h), 501);
+	T_EQ_INT(parse("PATCH /x HTTP/1.0\r\n\r\n", &h), 0);
+	T_EQ_INT(parse("DELETE /x HTTP/1.1\r\n\r\n", &h), 0);
 }
 
 static void
@@ -96,6 +113,7 @@ chunk_sizes(void)
 static const struct t_case cases[] = {
 	{ "heads that go through", ok_heads },
 	{ "ambiguous framing is refused", smuggling },
+	{ "HTTP/1.x only, known methods", methods },
 	{ "header line limit", limits },
 	{ "chunk sizes", chunk_sizes },
 };
