@@ -194,7 +194,7 @@ ingest_precheck(const char *method, const char *subject, const char *auth,
 		*detail = "this producer may not publish to this subject";
 		return 403;
 	}
-	if ((*retry_after = ingest_rate(p, 1)) > 0) {
+	if (retry_after != NULL && (*retry_after = ingest_rate(p, 1)) > 0) {
 		metrics_rate_limited(p->name);
 		*code = "rate_limited";
 		*detail = INGEST_RATE_DETAIL;

@@ -14,8 +14,8 @@ void	ingest_free(void);
 /*
  * SPEC 2's checks before 413 (method, 401, 400 bad_subject, 403, 429)
  * for a body refused unread: 0, or the status with its code and detail
- * (429: with the seconds of Retry-After).  Like a request, it takes its
- * event from the producer's rate.
+ * (429: with the seconds of Retry-After).  With retry_after, it takes
+ * the event from the producer's rate like a request; NULL skips the rate.
  */
 int	ingest_precheck(const char *method, const char *subject,
 	    const char *auth, const char **code, const char **detail,

@@ -65,6 +65,19 @@ r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n$AUT
 check "  all else right: 413 too_large as JSON, before the body" "HTTP/1.1 413 Request Entity Too Large too_large" \
     "$(status_line "$r") $(printf '%s' "$r" | grep -o '"too_large"' | tr -d '"')"
 
+# A body over 64 KiB (or chunked) is let through only to a producer that
+# passes the checks on its head: without a token, 401 before the body.
+r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n${CE}Content-Length: 100000\r\n\r\n")
+check "a 100 KB body without a token: 401 from the head, closed" "HTTP/1.1 401 Unauthorized|EOF" \
+    "$(status_line "$r")|$(printf '%s' "$r" | grep -o 'EOF')"
+r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n${CE}Transfer-Encoding: chunked\r\n\r\n")
+check "  a chunked body without a token: 401" "HTTP/1.1 401 Unauthorized" "$(status_line "$r")"
+r=$(raw "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+check "  a 100 KB body to another route: 413 too_large" "HTTP/1.1 413 Request Entity Too Large" "$(status_line "$r")"
+head -c 100000 /dev/zero | tr '\0' a > "$T/big"
+post evt.acme.shop.order.created door-big "@$T/big"
+check "  with a token, a 100 KB event is stored" 202 "$STATUS"
+
 # What evhttp would answer with an HTML page is the JSON error too.
 r=$(raw "FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 check_match "an unknown method: 501 not_implemented as JSON" \
