@@ -35,6 +35,7 @@
 #include "treaty.h"
 #include "api.h"
 #include "config.h"
+#include "tls.h"
 #include "config-int.h"
 #include "log.h"
 #include "util.h"
@@ -64,7 +65,8 @@ enum {
 	O_GRACE, O_HTTPTIMEOUT, O_ALLOW_PRIVATE, O_CA_FILE, O_DELIVERY_TIMEOUT,
 	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_ACK_WAIT, O_RETRY_BASE,
 	O_RETRY_MAX, O_PROGRESS, O_LEASE, O_VERBOSE, O_REUSEPORT,
-	O_CONTROL_LISTEN, O_MAX_CONNECTIONS, O_REQUEST_TIMEOUT, NOPTS
+	O_CONTROL_LISTEN, O_MAX_CONNECTIONS, O_REQUEST_TIMEOUT, O_TLS_CERT,
+	O_TLS_KEY, NOPTS
 };
 
 static const struct opt opts[NOPTS] = {
@@ -156,6 +158,12 @@ static const struct opt opts[NOPTS] = {
 	  "TREATY_RELAY_REQUEST_TIMEOUT_SECONDS", OPT_INT,
 	  OFF(request_timeout_seconds), "10", 1, 3600,
 	  "a request must arrive whole within this from its first byte" },
+	[O_TLS_CERT] = { "tls-cert", "TREATY_RELAY_TLS_CERT", OPT_STR,
+	  OFF(tls_cert), NULL, 0, 0,
+	  "PEM certificate chain: the main listener speaks HTTPS only" },
+	[O_TLS_KEY] = { "tls-key", "TREATY_RELAY_TLS_KEY", OPT_STR,
+	  OFF(tls_key), NULL, 0, 0,
+	  "PEM private key of --tls-cert" },
 };
 
 /*
@@ -312,6 +320,33 @@ parse_nats_url(struct config *cfg, const char *var, struct config_error *err)
 		return config_err(err, var, "", "use tls:// for every URL or for "
 		    "none");
 	cfg->nats_tls = ntls != 0;
+	return 0;
+}
+
+/*
+ * TLS for the main listener: both files or neither; with both, the server
+ * context is made now (at start and at each reload, so a renewed
+ * certificate is read again), and a missing, unreadable or mismatched
+ * pair names the file at fault.
+ */
+static int
+config_tls(struct config *cfg, char names[2][64], struct config_error *err)
+{
+	enum tls_blame	 blame;
+	char		 detail[256];
+
+	if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL))
+		return cfg->tls_cert == NULL ?
+		    config_err(err, "TREATY_RELAY_TLS_CERT", "", "must be set "
+		    "with %s (both or neither)", names[1]) :
+		    config_err(err, "TREATY_RELAY_TLS_KEY", "", "must be set "
+		    "with %s (both or neither)", names[0]);
+	if (cfg->tls_cert == NULL)
+		return 0;
+	if ((cfg->tls_ctx = tls_server_new(cfg->tls_cert, cfg->tls_key,
+	    &blame, detail, sizeof(detail))) == NULL)
+		return config_err(err, names[blame == TLS_BLAME_CERT ? 0 : 1],
+		    "", "%s", detail);
 	return 0;
 }
 
@@ -542,6 +577,8 @@ config_load(struct config *cfg, int argc, char **argv,
 {
 	struct option	 lopts[NOPTS + 5];
 	const char	*given[NOPTS];	/* value from flag, or NULL */
+	char		 tlsname[2][64] = { "TREATY_RELAY_TLS_CERT",
+			    "TREATY_RELAY_TLS_KEY" };
 	const char	*file = NULL, *file_blame = "--config";
 	struct file_vars fv;
 	enum config_action action = CONFIG_RUN;
@@ -626,6 +663,9 @@ config_load(struct config *cfg, int argc, char **argv,
 			action = CONFIG_BAD;
 			goto out;
 		}
+		if (i == O_TLS_CERT || i == O_TLS_KEY)
+			snprintf(tlsname[i - O_TLS_CERT], sizeof(tlsname[0]),
+			    "%s", name);
 		if (i == O_CA_FILE && !ca_file_usable(val)) {
 			config_err(err, name, "", "%s is not a readable PEM file "
 			    "of CA certificates", val);
@@ -662,6 +702,8 @@ config_load(struct config *cfg, int argc, char **argv,
 			}
 		}
 	}
+	if (config_tls(cfg, tlsname, err) == -1)
+		action = CONFIG_BAD;
 out:
 	for (i = 0; i < NOPTS; i++)
 		free(fv.value[i]);
@@ -696,6 +738,9 @@ config_free(struct config *cfg)
 	free(cfg->ca_file);
 	free(cfg->dns_server);
 	free(cfg->control_listen);
+	free(cfg->tls_cert);
+	free(cfg->tls_key);
+	SSL_CTX_free(cfg->tls_ctx);
 	for (i = 0; i < cfg->nproducers; i++) {
 		for (j = 0; j < cfg->producers[i].nsubjects; j++)
 			free(cfg->producers[i].subjects[j]);

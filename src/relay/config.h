@@ -105,6 +105,9 @@ struct config {
 	char		 *control_listen;	/* ADDR:PORT, or NULL */
 	int		  max_connections;	/* SPEC 13 */
 	int		  request_timeout_seconds;
+	char		 *tls_cert;		/* PEM files, or NULL */
+	char		 *tls_key;
+	struct ssl_ctx_st *tls_ctx;		/* made from them at each load */
 };
 
 enum config_action {

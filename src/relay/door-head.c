@@ -28,8 +28,8 @@ static int
 tchar(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || (c != '\0' && strchr("!#$%&'*+-.^_`|~",
-	    c) != NULL);
+	    (c >= '0' && c <= '9') || c == '-' ||
+	    (c != '\0' && strchr("!#$%&'*+.^_`|~", c) != NULL);
 }
 
 /*

@@ -37,11 +37,13 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
 #include <event2/http.h>
 #include <event2/util.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
 
 #include "treaty.h"
 #include "api.h"
@@ -95,19 +97,97 @@ struct dconn {
 	bufferevent_event_cb	 h_event;
 	void			*h_arg;		/* the evhttp_connection */
 	struct event		 hook;		/* takes the callbacks over */
-	struct event		 deadline;
+	struct event		 deadline;	/* armed: at or before due */
+	long long		 due;		/* ms; the request's deadline */
 	enum dstate		 st;
 	uint64_t		 left;
+	size_t			 off;		/* raw's first bytes, to let through */
 	size_t			 scanned;	/* head bytes searched so far */
 	int			 busy;		/* a request has begun */
 	int			 refused;	/* over the cap */
 	int			 hooked;
+	int			 tls;		/* the handshake is the first bytes */
 };
 
 static struct door	 doors[2];
 static struct event	 door_trim_ev;	/* after a burst of closes */
 static int		 door_closed;	/* since the last trim */
 static char		 door_prefix[32];	/* "/.door-<hex>/" */
+
+/* The loop's cached time in ms (no system call per request). */
+static long long
+door_now_ms(const struct door *d)
+{
+	struct timeval	 tv;
+
+	if (event_base_gettimeofday_cached(d->base, &tv) == -1)
+		return now_ms();
+	return (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/*
+ * The door adds to evhttp's input: not fresh bytes.  A socket bufferevent
+ * keeps its input's end frozen (only its own reads add there; it opens it
+ * around them), so the door opens it too; an OpenSSL one does not freeze
+ * it, and must not find it frozen (it could not read any more).
+ */
+static void
+door_add_begin(struct dconn *c, struct evbuffer *in)
+{
+	c->adding = 1;
+	if (!c->tls)
+		evbuffer_unfreeze(in, 0);
+}
+
+static void
+door_add_end(struct dconn *c, struct evbuffer *in)
+{
+	if (!c->tls)
+		evbuffer_freeze(in, 0);
+	c->adding = 0;
+}
+
+/*
+ * Let n more bytes of raw through.  They are moved at the end of the
+ * read (door_flush), all at once: moving a head and its body separately
+ * splits the chunk they came in, a copy and an allocation per request,
+ * where moving whole chunks costs neither.
+ */
+static void
+door_pass(struct dconn *c, size_t n)
+{
+	c->off += n;
+}
+
+/*
+ * Move what was let through to evhttp's input.
+ */
+static void
+door_flush(struct dconn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+
+	if (c->off == 0)
+		return;
+	door_add_begin(c, in);
+	evbuffer_remove_buffer(c->raw, in, c->off);
+	door_add_end(c, in);
+	c->off = 0;
+}
+
+/* Up to want bytes of raw after what is let through, contiguous. */
+static const char *
+door_peek(struct dconn *c, size_t want, size_t *have)
+{
+	size_t		 n = evbuffer_get_length(c->raw) - c->off;
+	unsigned char	*p;
+
+	*have = want < n ? want : n;
+	if (*have == 0 || (p = evbuffer_pullup(c->raw,
+	    (ev_ssize_t)(c->off + *have))) == NULL)
+		return NULL;
+	return (const char *)p + c->off;
+}
 
 /* The stand-in request that has evhttp answer a refusal. */
 static void
@@ -116,20 +196,23 @@ door_refuse(struct dconn *c, int status, const char *code, const char *route,
 {
 	struct evbuffer	*in = bufferevent_get_input(c->bev);
 
-	c->adding = 1;
-	evbuffer_unfreeze(in, 0);
+	door_flush(c);		/* requests before it go first */
+	door_add_begin(c, in);
 	evbuffer_add_printf(in, "GET %s%d/%s/%s/%lld HTTP/1.1\r\n"
 	    "Host: door\r\nConnection: close\r\n\r\n", door_prefix, status,
 	    code, route, retry_after);
-	evbuffer_freeze(in, 0);
-	c->adding = 0;
+	door_add_end(c, in);
 	evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
 	c->st = D_REFUSED;
 	c->busy = 0;
-	event_del(&c->deadline);
 }
 
-/* A request began: its deadline runs. */
+/*
+ * A request began: its deadline runs.  The timer is not moved for every
+ * request (an event_add and event_del per request cost a tenth of the
+ * door's time): it stays armed, and when it fires early for a later
+ * request it is armed again for what is left.
+ */
 static void
 door_begin(struct dconn *c)
 {
@@ -138,7 +221,9 @@ door_begin(struct dconn *c)
 	if (c->busy)
 		return;
 	c->busy = 1;
-	event_add(&c->deadline, &tv);
+	c->due = door_now_ms(c->d) + tv.tv_sec * 1000;
+	if (!evtimer_pending(&c->deadline, NULL))
+		event_add(&c->deadline, &tv);
 }
 
 /* The request's last byte went through. */
@@ -148,23 +233,6 @@ door_end(struct dconn *c)
 	c->busy = 0;
 	c->st = D_HEAD;
 	c->scanned = 0;
-	event_del(&c->deadline);
-}
-
-/*
- * Move n bytes of raw to evhttp's input.  A bufferevent keeps the end of
- * its input frozen (only its own reads add there): opened for the move.
- */
-static void
-door_pass(struct dconn *c, size_t n)
-{
-	struct evbuffer	*in = bufferevent_get_input(c->bev);
-
-	c->adding = 1;
-	evbuffer_unfreeze(in, 0);
-	evbuffer_remove_buffer(c->raw, in, n);
-	evbuffer_freeze(in, 0);
-	c->adding = 0;
 }
 
 /*
@@ -176,7 +244,8 @@ static void
 door_head(struct dconn *c, size_t len)
 {
 	struct door_head h;
-	const char	*head = (const char *)evbuffer_pullup(c->raw, len);
+	size_t		 have;
+	const char	*head = door_peek(c, len, &have);
 	const char	*code, *detail, *route = "other";
 	char		 subject[TREATY_SUBJECT_MAX + 1];
 	int		 status, big, over;
@@ -246,38 +315,33 @@ door_head(struct dconn *c, size_t len)
 static size_t
 door_line(struct dconn *c, size_t max, size_t *linelen)
 {
-	size_t		 n = evbuffer_get_length(c->raw);
-	const char	*p, *nl;
+	size_t		 n;
+	const char	*p = door_peek(c, max, &n), *nl;
 
-	if (n > max)
-		n = max;
-	if (n == 0 || (p = (const char *)evbuffer_pullup(c->raw,
-	    (ev_ssize_t)n)) == NULL || (nl = memchr(p, '\n', n)) == NULL)
+	if (p == NULL || (nl = memchr(p, '\n', n)) == NULL)
 		return 0;
 	*linelen = (size_t)(nl - p) - (nl > p && nl[-1] == '\r' ? 1 : 0);
 	return (size_t)(nl - p) + 1;
 }
 
-/* The length of a whole head at raw's start (to its empty line), or 0. */
+/* The length of a whole head at raw's start (after what is let through) (to its empty line), or 0. */
 static size_t
 door_head_len(struct dconn *c)
 {
-	size_t		 n = evbuffer_get_length(c->raw), i;
-	const char	*p;
+	size_t		 n, i;
+	const char	*p = door_peek(c, DOOR_HEAD_MAX + 4, &n), *nl;
 
-	if (n > DOOR_HEAD_MAX + 4)
-		n = DOOR_HEAD_MAX + 4;
-	if ((p = (const char *)evbuffer_pullup(c->raw, (ev_ssize_t)n)) ==
-	    NULL)
+	if (p == NULL)
 		return 0;
 	/* An empty line: LF, then LF or CRLF. */
-	for (i = c->scanned > 0 ? c->scanned - 1 : 0; i < n; i++) {
-		if (p[i] != '\n')
-			continue;
+	i = c->scanned > 0 ? c->scanned - 1 : 0;
+	while (i < n && (nl = memchr(p + i, '\n', n - i)) != NULL) {
+		i = (size_t)(nl - p);
 		if (i + 1 < n && p[i + 1] == '\n')
 			return i + 2;
 		if (i + 2 < n && p[i + 1] == '\r' && p[i + 2] == '\n')
 			return i + 3;
+		i++;
 	}
 	return 0;
 }
@@ -287,13 +351,13 @@ door_head_len(struct dconn *c)
  * 1 when something went through.
  */
 static int
-door_process(struct dconn *c)
+door_scan(struct dconn *c)
 {
 	size_t			 n, take, line, linelen;
 	int64_t			 sz;
 	int			 passed = 0;
 
-	while ((n = evbuffer_get_length(c->raw)) > 0) {
+	while ((n = evbuffer_get_length(c->raw) - c->off) > 0) {
 		switch (c->st) {
 		case D_REFUSED:
 			evbuffer_drain(c->raw, n);
@@ -303,6 +367,7 @@ door_process(struct dconn *c)
 			/* Empty lines before a request are skipped. */
 			if (c->scanned == 0 && (line = door_line(c, 2,
 			    &linelen)) > 0 && linelen == 0) {
+				door_flush(c);
 				evbuffer_drain(c->raw, line);
 				continue;
 			}
@@ -336,8 +401,8 @@ door_process(struct dconn *c)
 					return -1;
 				return passed;
 			}
-			sz = door_chunk_size((const char *)evbuffer_pullup(
-			    c->raw, (ev_ssize_t)linelen), linelen);
+			sz = door_chunk_size(door_peek(c, linelen, &take),
+			    linelen);
 			if (sz < 0)
 				return -1;
 			door_pass(c, line);
@@ -373,6 +438,17 @@ door_process(struct dconn *c)
 		}
 	}
 	return passed;
+}
+
+/* door_scan, then what it let through goes to evhttp. */
+static int
+door_process(struct dconn *c)
+{
+	int	 r = door_scan(c);
+
+	if (r != -1)
+		door_flush(c);
+	return r;
 }
 
 /* What is added to evhttp's input: by the socket, unless the door adds. */
@@ -413,11 +489,9 @@ door_read_cb(struct bufferevent *bev, void *arg)
 			evbuffer_remove_buffer(in, c->tmp, keep);
 		evbuffer_add_buffer(c->raw, in);
 		if (keep > 0) {
-			c->adding = 1;
-			evbuffer_unfreeze(in, 0);
+			door_add_begin(c, in);
 			evbuffer_add_buffer(in, c->tmp);
-			evbuffer_freeze(in, 0);
-			c->adding = 0;
+			door_add_end(c, in);
 		}
 		c->fresh = 0;
 	}
@@ -447,14 +521,28 @@ door_event_cb(struct bufferevent *bev, short what, void *arg)
 	c->h_event(bev, what, c->h_arg);
 }
 
-/* The request's deadline passed before its last byte: close. */
+/*
+ * The deadline timer: the request's deadline passed before its last byte
+ * (close), or the timer was armed for an earlier request (arm it again for
+ * what is left, or leave it off between requests).
+ */
 static void
 door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct dconn	*c = arg;
+	long long	 left = c->due - door_now_ms(c->d);
+	struct timeval	 tv;
 
 	(void)fd;
 	(void)ev;
+	if (!c->busy)
+		return;
+	if (left > 0) {
+		tv.tv_sec = left / 1000;
+		tv.tv_usec = (left % 1000) * 1000;
+		event_add(&c->deadline, &tv);
+		return;
+	}
 	metrics_door(DOOR_TIMED_OUT);
 	log_info("request deadline passed; connection closed",
 	    "seconds=%d control=%d", c->d->cfg->request_timeout_seconds,
@@ -576,12 +664,15 @@ door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 		evhttp_connection_set_closecb(c->h_arg, door_closed_cb, c);
 	bufferevent_setcb(c->bev, door_read_cb, door_write_cb, door_event_cb,
 	    c);
-	c->hooked = 1;
 	if (c->refused) {
 		metrics_door(DOOR_REFUSED);
 		c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF, c->h_arg);
 		return;
 	}
+	/* The TLS handshake counts against the first request's deadline. */
+	if (!c->hooked && c->tls)
+		door_begin(c);
+	c->hooked = 1;
 	/*
 	 * What evhttp's input holds now the door let through already
 	 * (evhttp's deferred read takes it); the socket's next bytes come
@@ -604,7 +695,25 @@ door_bevcb(struct event_base *base, void *arg)
 	struct dconn	*c = xcalloc(1, sizeof(*c));
 
 	c->d = d;
-	c->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (!d->control && d->cfg->tls_ctx != NULL) {
+		/*
+		 * HTTPS: evhttp gives the descriptor with bufferevent_setfd,
+		 * and the handshake starts then; the SSL holds its own
+		 * reference to the context a reload may replace.
+		 */
+		SSL	*ssl = SSL_new(d->cfg->tls_ctx);
+
+		if (ssl == NULL)
+			fatalx("cannot make a TLS connection", NULL);
+		c->bev = bufferevent_openssl_socket_new(base, -1, ssl,
+		    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+		if (c->bev != NULL)
+			bufferevent_openssl_set_allow_dirty_shutdown(c->bev,
+			    1);
+		c->tls = 1;
+	} else
+		c->bev = bufferevent_socket_new(base, -1,
+		    BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL)
 		fatalx("cannot make a bufferevent", NULL);
 	c->raw = evbuffer_new();

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# HTTPS on the main listener (SPEC 13): TREATY_RELAY_TLS_CERT and _KEY,
+# both or neither, 78 naming the file at fault; events published over TLS
+# with a private CA (curl and treaty publish); plain HTTP on the port gets
+# no answer; TLS 1.1 refused, 1.2 taken; ALPN http/1.1 (h2 alone: the
+# no_application_protocol alert); the handshake counts against the request
+# deadline; a renewed certificate served after SIGHUP without a restart; a
+# reload with a broken pair keeps the running one; the control listener
+# stays plain HTTP.
+. "$(dirname "$0")/lib.sh"
+TR=$ROOT/$O/treaty
+make_pki "$T/pki" localhost || { fail pki "openssl could not make the test certificates"; finish; }
+make_pki "$T/pki2" localhost || { fail pki "openssl could not make the test certificates"; finish; }
+start_nats || { fail start "nats-server did not start"; finish; }
+
+# bad ARGS...: --check-config with ARGS; prints "<exit> <var>".
+bad() {
+	env TREATY_RELAY_PRODUCERS="$PRODUCERS_DEFAULT" NATS_URL=$NATS_URL_T "$RELAY_BIN" --check-config "$@" > /dev/null 2> "$T/bad.err"
+	echo "$? $(grep -o 'var=[^ ]*' "$T/bad.err" | head -1)"
+}
+check "a certificate without a key: 78, the key named" "78 var=TREATY_RELAY_TLS_KEY" \
+    "$(bad --tls-cert "$T/pki/server.pem")"
+check "a key without a certificate: 78, the certificate named" "78 var=TREATY_RELAY_TLS_CERT" \
+    "$(bad --tls-key "$T/pki/server.key")"
+check "a missing certificate file: 78" "78 var=--tls-cert" \
+    "$(bad --tls-cert "$T/nope.pem" --tls-key "$T/pki/server.key")"
+chmod 000 "$T/pki2/server.key"
+if [ "$(id -u)" != 0 ]; then
+	check "an unreadable key: 78" "78 var=--tls-key" \
+	    "$(bad --tls-cert "$T/pki2/server.pem" --tls-key "$T/pki2/server.key")"
+fi
+chmod 600 "$T/pki2/server.key"
+check "a key that does not match the certificate: 78, the key named" "78 var=--tls-key" \
+    "$(bad --tls-cert "$T/pki/server.pem" --tls-key "$T/pki2/server.key")"
+check "a certificate file that is not PEM: 78" "78 var=--tls-cert" \
+    "$(bad --tls-cert "$T/pki/ext" --tls-key "$T/pki/server.key")"
+check "  the detail says why, never the key" 0 "$(grep -c 'PRIVATE KEY' "$T/bad.err")"
+
+cp "$T/pki/server.pem" "$T/cert.pem"; cp "$T/pki/server.key" "$T/key.pem"
+export TREATY_RELAY_REQUEST_TIMEOUT_SECONDS=2
+printf 'TREATY_RELAY_TLS_CERT=%s\nTREATY_RELAY_TLS_KEY=%s\n' "$T/cert.pem" "$T/key.pem" > "$T/relay.env"
+CPORT=$(free_port)
+# start_relay waits on plain /healthz: the control listener answers it.
+NO_WAIT=1 start_relay --config "$T/relay.env" --control-listen 127.0.0.1:$CPORT
+wait_until 15 '[ "$(curl_status -m 5 http://127.0.0.1:$CPORT/healthz)" = 200 ]' ||
+    { fail start "the relay did not become healthy"; tail -5 "$RELAY_LOG"; finish; }
+HTTPS=https://localhost:$RELAY_PORT
+RELAY_URL=http://127.0.0.1:$CPORT	# metrics and healthz: the control listener
+tcurl() { curl -s -m 10 --cacert "$T/pki/ca.pem" --resolve "localhost:$RELAY_PORT:127.0.0.1" "$@"; }
+
+BASE=$(counts)
+st=$(tcurl -o "$T/b" -w '%{http_code} %{http_version}' -X POST "$HTTPS/v1/events/evt.acme.shop.order.created" \
+    -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H 'ce-id: tls-1' -H 'ce-source: /t' \
+    -H 'ce-type: dev.shop.order.created.v1' --data-binary x)
+check "https publish with the private CA: 202 over HTTP/1.1" "202 1.1" "$st"
+wait_until 5 '[ "$(count WORK)" -gt "${BASE%% *}" ]'
+check "  stored" "$((${BASE%% *} + 1))" "$(count WORK)"
+run_tr() { timeout -k 2 30 env TREATY_TOKEN="$TOKEN" "$TR" "$@" > "$T/tr.out" 2> "$T/tr.err"; echo $?; }
+check "treaty publish --ca-file over https: exit 0" 0 \
+    "$(run_tr publish --url "$HTTPS" --ca-file "$T/pki/ca.pem" --subject evt.acme.shop.order.created \
+        --type dev.shop.order.created.v1 --source /cli --id tls-cli --data x)"
+check "  without the CA (the system store): a verification failure, not 0" 1 \
+    "$([ "$(run_tr publish --url "$HTTPS" --subject evt.acme.shop.order.created \
+        --type dev.shop.order.created.v1 --source /cli --id tls-cli2 --data x)" != 0 ] && echo 1)"
+check "plain http on the TLS port: no HTTP answer" 000 \
+    "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$RELAY_PORT/healthz")"
+check "the control listener stays plain http" 200 "$(curl_status -m 5 "http://127.0.0.1:$CPORT/healthz")"
+
+# s_client PROTOCOL-FLAGS...: one handshake; prints the negotiated
+# protocol, or "refused".
+s_client() {
+	local out
+	out=$(echo | timeout 10 openssl s_client -connect "127.0.0.1:$RELAY_PORT" -servername localhost "$@" 2>&1)
+	printf '%s\n' "$out" | grep -q '^ *Protocol *: TLS' &&
+	    ! printf '%s\n' "$out" | grep -q 'alert' &&
+	    printf '%s\n' "$out" | sed -n 's/^ *Protocol *: *//p' | head -1 || echo refused
+}
+check "TLS 1.1 (allowed by the client): refused" refused "$(s_client -tls1_1 -cipher 'DEFAULT:@SECLEVEL=0')"
+check "TLS 1.2: taken" TLSv1.2 "$(s_client -tls1_2)"
+check "ALPN h2,http/1.1: http/1.1 chosen" "ALPN protocol: http/1.1" \
+    "$(echo | timeout 10 openssl s_client -connect "127.0.0.1:$RELAY_PORT" -alpn h2,http/1.1 2>&1 | grep -o 'ALPN protocol: .*')"
+check "ALPN h2 alone: the no_application_protocol alert" 1 \
+    "$(echo | timeout 10 openssl s_client -connect "127.0.0.1:$RELAY_PORT" -alpn h2 2>&1 | grep -c 'no application protocol')"
+
+# The handshake counts against the deadline (2 s): a client that connects
+# and sends half a ClientHello is closed after about 2 s.
+TO0=$(metric treaty_relay_requests_timed_out_total)
+r=$(python3 - "$RELAY_PORT" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+t0 = time.time()
+s.settimeout(20)
+try:
+    s.recv(1)
+except OSError:
+    pass
+print("%.0f" % (time.time() - t0))
+PY
+)
+check_match "a stalled handshake is closed at the request deadline (2 s), not the idle timeout" '^[23]$' "$r"
+check "  counted as timed out" 1 $(($(metric treaty_relay_requests_timed_out_total) - TO0))
+
+# Renewal: the new pair in place, SIGHUP, new connections get it.
+serial() {
+	echo | timeout 10 openssl s_client -connect "127.0.0.1:$RELAY_PORT" -servername localhost 2>/dev/null |
+	    openssl x509 -noout -serial 2>/dev/null
+}
+OLD=$(openssl x509 -noout -serial -in "$T/pki/server.pem")
+NEW=$(openssl x509 -noout -serial -in "$T/pki2/server.pem")
+check "before the renewal: the first certificate" "$OLD" "$(serial)"
+cp "$T/pki2/server.pem" "$T/cert.pem"; cp "$T/pki2/server.key" "$T/key.pem"
+kill -HUP "$RELAY_PID"
+wait_until 10 '[ "$(metric "treaty_relay_config_reloads_total{result=\"ok\"}")" = 1 ]'
+check "after SIGHUP: the renewed certificate, no restart" "$NEW" "$(serial)"
+check "  the same process" yes "$(relay_alive && echo yes)"
+st=$(curl -s -m 10 --cacert "$T/pki2/ca.pem" --resolve "localhost:$RELAY_PORT:127.0.0.1" -o /dev/null -w '%{http_code}' "$HTTPS/healthz")
+check "  verified against its own CA" 200 "$st"
+# A broken pair at a reload: refused, the running one kept.
+cp "$T/pki/server.key" "$T/key.pem"
+kill -HUP "$RELAY_PID"
+wait_until 10 '[ "$(metric "treaty_relay_config_reloads_total{result=\"error\"}")" = 1 ]'
+check "a reload with a mismatched pair is refused" 1 "$(metric 'treaty_relay_config_reloads_total{result="error"}')"
+check "  the running certificate is still served" "$NEW" "$(serial)"
+check_match "  the log names the key file's variable" 'configuration not reloaded.*var=TREATY_RELAY_TLS_KEY' \
+    "$(grep 'configuration not reloaded' "$RELAY_LOG" | tail -1)"
+check "the relay is still running" yes "$(relay_alive && echo yes)"
+check_no_sanitizer_report "no sanitizer report" "$RELAY_LOG"
+finish
