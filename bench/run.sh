@@ -65,3 +65,39 @@ stored=$(curl -s http://127.0.0.1:$RP/metrics | awk '/^treaty_relay_events_store
 echo "events stored in WORK: $stored"
 s=$(awk '/Requests\/sec/ {print $2}' "$T/sink.txt"); r=$(awk '/Requests\/sec/ {print $2}' "$T/relay.txt")
 awk -v s="$s" -v r="$r" 'BEGIN { if (s > 0) printf "ratio relay/ceiling: %.2f\n", r / s }'
+
+# The same over TLS (SPEC 13): a second relay with a throwaway certificate,
+# beside the first over plain HTTP; keep-alive, then a new connection per
+# request (Connection: close), where each TLS request pays a handshake.
+[ -n "${BENCH_NO_TLS:-}" ] && exit 0
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+    -subj /CN=localhost -keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null ||
+    { echo "bench: openssl could not make a certificate"; exit 1; }
+TP=$(port)
+NATS_URL=nats://127.0.0.1:$NP PORT=$TP TREATY_RELAY_LISTEN=127.0.0.1 \
+    TREATY_RELAY_PRODUCERS='[{"name":"bench","tokenSha256":"'$SHA'","subjects":["evt.bench.>"]}]' \
+    TREATY_RELAY_TLS_CERT="$T/cert.pem" TREATY_RELAY_TLS_KEY="$T/key.pem" \
+    "$O/treaty-relay" > "$T/relay-tls.log" 2>&1 & TLSRELAY=$!; PIDS+=($TLSRELAY)
+for _ in $(seq 100); do
+	[ "$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:$TP/healthz)" = 200 ] && break
+	sleep 0.1
+done
+# run NAME PID URL [wrk args]: wrk, then requests/s, p99 and the relay's
+# CPU microseconds per request.
+run() {
+	local name=$1 pid=$2 url=$3 c0 c1 n
+	shift 3
+	c0=$(cpu $pid)
+	wrk -t$THREADS -c$CONNS -d$DUR --latency -s bench/ingest.lua "$@" "$url" "$name" > "$T/$name.txt"
+	c1=$(cpu $pid)
+	n=$(awk '/requests in/ {print $1}' "$T/$name.txt")
+	awk -v name="$name" -v c=$((c1 - c0)) -v hz=$hz -v n="$n" '
+	    /Requests\/sec/ { rps = $2 } / 99%/ { p99 = $2 } /Non-2xx/ { bad = $5 }
+	    END { printf "%-28s %10s req/s  p99 %8s  relay CPU %6.1f us/request%s\n", name, rps, p99,
+	        n > 0 ? c / hz * 1e6 / n : 0, bad != "" ? "  non-2xx " bad : "" }' "$T/$name.txt"
+}
+echo "## plain HTTP beside TLS (two relays, one nats-server)"
+run plain-keepalive $RELAY http://127.0.0.1:$RP/
+run tls-keepalive $TLSRELAY https://127.0.0.1:$TP/
+run plain-new-connection $RELAY http://127.0.0.1:$RP/ -H 'Connection: close'
+run tls-new-connection $TLSRELAY https://127.0.0.1:$TP/ -H 'Connection: close'

@@ -114,17 +114,6 @@ static struct event	 door_trim_ev;	/* after a burst of closes */
 static int		 door_closed;	/* since the last trim */
 static char		 door_prefix[32];	/* "/.door-<hex>/" */
 
-/* The loop's cached time in ms (no system call per request). */
-static long long
-door_now_ms(const struct door *d)
-{
-	struct timeval	 tv;
-
-	if (event_base_gettimeofday_cached(d->base, &tv) == -1)
-		return now_ms();
-	return (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
 /*
  * The door adds to evhttp's input: not fresh bytes.  A socket bufferevent
  * keeps its input's end frozen (only its own reads add there; it opens it
@@ -221,7 +210,7 @@ door_begin(struct dconn *c)
 	if (c->busy)
 		return;
 	c->busy = 1;
-	c->due = door_now_ms(c->d) + tv.tv_sec * 1000;
+	c->due = now_ms() + tv.tv_sec * 1000;
 	if (!evtimer_pending(&c->deadline, NULL))
 		event_add(&c->deadline, &tv);
 }
@@ -530,7 +519,7 @@ static void
 door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct dconn	*c = arg;
-	long long	 left = c->due - door_now_ms(c->d);
+	long long	 left = c->due - now_ms();
 	struct timeval	 tv;
 
 	(void)fd;
