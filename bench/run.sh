@@ -94,7 +94,7 @@ run() {
 	awk -v name="$name" -v c=$((c1 - c0)) -v hz=$hz -v n="$n" '
 	    /Requests\/sec/ { rps = $2 } / 99%/ { p99 = $2 } /Non-2xx/ { bad = $5 }
 	    END { printf "%-28s %10s req/s  p99 %8s  relay CPU %6.1f us/request%s\n", name, rps, p99,
-	        n > 0 ? c / hz * 1e6 / n : 0, bad != "" ? "  non-2xx " bad : "" }' "$T/$name.txt"
+	        (n > 0 ? c / hz * 1e6 / n : 0), (bad != "" ? "  non-2xx " bad : "") }' "$T/$name.txt"
 }
 echo "## plain HTTP beside TLS (two relays, one nats-server)"
 run plain-keepalive $RELAY http://127.0.0.1:$RP/
