@@ -3,12 +3,15 @@
  * HMAC-SHA256 over "<t>.<id>.<body>"), token hashing and constant-time
  * comparison, on OpenSSL 3.
  *
- * No state of its own: every call fetches what it needs from OpenSSL, whose
- * fetch and MAC contexts are safe to use from any thread as long as each
- * context stays on one thread, which is the case here (they are local).
+ * OpenSSL 3 finds an algorithm by a "fetch" (a search of its providers under
+ * a lock), and an implicit fetch inside EVP_Digest or EVP_MAC_init costs
+ * more than hashing a token: SHA-256 and an HMAC with SHA-256 set are
+ * fetched once per process (sign_init), read-only afterwards, and every
+ * call works on a context of its own (a copy), so any thread may call.
  */
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +47,31 @@ hex_encode(const unsigned char *in, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
+static pthread_once_t	 sign_once = PTHREAD_ONCE_INIT;
+static EVP_MAC_CTX	*sign_hmac;	/* HMAC, SHA-256 set, no key: copied */
+static EVP_MD		*sign_sha256;
+
+/* Fetch once; see the top of the file.  NULL stays NULL: each call fails. */
+static void
+sign_init(void)
+{
+	char		 digest[] = "SHA256";
+	OSSL_PARAM	 params[2];
+	EVP_MAC		*m;
+
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+	    digest, 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if ((m = EVP_MAC_fetch(NULL, "HMAC", NULL)) != NULL &&
+	    (sign_hmac = EVP_MAC_CTX_new(m)) != NULL &&
+	    EVP_MAC_CTX_set_params(sign_hmac, params) != 1) {
+		EVP_MAC_CTX_free(sign_hmac);
+		sign_hmac = NULL;
+	}
+	EVP_MAC_free(m);	/* the context holds its own reference */
+	sign_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
 /* One piece of a message to authenticate. */
 struct part {
 	const void	*p;
@@ -56,9 +84,6 @@ hmac_parts(const void *key, size_t keylen, const struct part *parts,
     size_t nparts, unsigned char mac[SHA256_LEN])
 {
 	static const unsigned char	 nokey;
-	char				 digest[] = "SHA256";
-	OSSL_PARAM			 params[2];
-	EVP_MAC				*m;
 	EVP_MAC_CTX			*ctx = NULL;
 	size_t				 maclen = 0, i;
 	int				 rc = TREATY_E_CRYPTO;
@@ -66,13 +91,9 @@ hmac_parts(const void *key, size_t keylen, const struct part *parts,
 	/* OpenSSL's HMAC refuses a NULL key, but an empty one is fine. */
 	if (key == NULL)
 		key = &nokey;
-	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
-	    digest, 0);
-	params[1] = OSSL_PARAM_construct_end();
-	if ((m = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL)
-		return (TREATY_E_CRYPTO);
-	if ((ctx = EVP_MAC_CTX_new(m)) == NULL ||
-	    EVP_MAC_init(ctx, key, keylen, params) != 1)
+	pthread_once(&sign_once, sign_init);
+	if (sign_hmac == NULL || (ctx = EVP_MAC_CTX_dup(sign_hmac)) == NULL ||
+	    EVP_MAC_init(ctx, key, keylen, NULL) != 1)
 		goto out;
 	for (i = 0; i < nparts; i++)
 		if (parts[i].n > 0 && EVP_MAC_update(ctx, parts[i].p,
@@ -84,7 +105,6 @@ hmac_parts(const void *key, size_t keylen, const struct part *parts,
 	rc = TREATY_OK;
 out:
 	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(m);
 	return (rc);
 }
 
@@ -377,7 +397,9 @@ treaty_sha256_hex(const void *data, size_t len, char out[65])
 		return (TREATY_E_INVALID);
 	if (data == NULL)
 		data = "";
-	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	pthread_once(&sign_once, sign_init);
+	if (sign_sha256 == NULL ||
+	    EVP_Digest(data, len, md, &mdlen, sign_sha256, NULL) != 1 ||
 	    mdlen != SHA256_LEN)
 		return (TREATY_E_CRYPTO);
 	hex_encode(md, sizeof(md), out);
