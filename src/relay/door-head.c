@@ -141,6 +141,14 @@ door_head_parse(const char *head, size_t len, struct door_head *h)
 	if (nte == 1 && ncl == 1)
 		return refuse(h, 400, "bad_request", "both Content-Length and "
 		    "Transfer-Encoding");
+	/*
+	 * evhttp reads no body for HEAD and TRACE: one announced would be
+	 * read as the next request by evhttp but not by the door.
+	 */
+	if ((nte == 1 || cl > 0) && (strcmp(h->method, "HEAD") == 0 ||
+	    strcmp(h->method, "TRACE") == 0))
+		return refuse(h, 400, "bad_request", "a body on a request "
+		    "that has none");
 	if (nte == 1)
 		h->framing = DOOR_CHUNKED;
 	else if (ncl == 1 && cl > 0) {

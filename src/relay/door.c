@@ -323,7 +323,8 @@ door_head_len(struct dconn *c)
 	if (p == NULL)
 		return 0;
 	/* An empty line: LF, then LF or CRLF. */
-	i = c->scanned > 0 ? c->scanned - 1 : 0;
+	/* Back two: an end split over reads as "\n\r" | "\n". */
+	i = c->scanned > 2 ? c->scanned - 2 : 0;
 	while (i < n && (nl = memchr(p + i, '\n', n - i)) != NULL) {
 		i = (size_t)(nl - p);
 		if (i + 1 < n && p[i + 1] == '\n')
@@ -417,6 +418,9 @@ door_scan(struct dconn *c)
 					return -1;
 				return passed;
 			}
+			/* After a chunk's data, its line end and nothing else. */
+			if (c->st == D_CHUNK_END && linelen != 0)
+				return -1;
 			door_pass(c, line);
 			passed = 1;
 			if (c->st == D_CHUNK_END)

@@ -90,6 +90,19 @@ http_reply(struct evhttp_request *req, enum route route, int status,
 	if (http_stopping)
 		evhttp_add_header(oh, "Connection", "close");
 	metrics_request(route, status);
+	/*
+	 * HEAD: the length the GET would have, and no body (libevent 2.1
+	 * would send it, and a keep-alive client would read it as the start
+	 * of the next answer).
+	 */
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD &&
+	    body != NULL) {
+		char	 len[24];
+
+		snprintf(len, sizeof(len), "%zu", evbuffer_get_length(body));
+		evhttp_add_header(oh, "Content-Length", len);
+		evbuffer_drain(body, evbuffer_get_length(body));
+	}
 	evhttp_send_reply(req, status, http_reason(status), body);
 }
 

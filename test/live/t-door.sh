@@ -52,6 +52,47 @@ r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n$AUT
 check "Transfer-Encoding other than chunked: 400" "HTTP/1.1 400 Bad Request" "$(status_line "$r")"
 check "  nothing stored by any of them" "$BASE" "$(counts)"
 
+# HEAD and TRACE have no body for evhttp: one announced is refused, or its
+# bytes would be the next request for evhttp and not for the door.
+r=$(raw "HEAD /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 39\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+check "HEAD with a body: 400, one answer, closed" "HTTP/1.1 400 Bad Request|1|EOF" \
+    "$(status_line "$r")|$(nresp "$r")|$(printf '%s' "$r" | grep -o 'EOF')"
+# A head whose end is split over two reads as "\r\n\r" | "\n": found, so
+# the 5 bytes after it are its body and the GET after them is checked
+# (two Content-Lengths: 400).
+r=$(python3 - "$RELAY_PORT" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+s.sendall(b"POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r")
+time.sleep(0.3)
+s.sendall(b"\nabcdeGET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nz")
+s.settimeout(5)
+out = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+except OSError:
+    pass
+import re
+print(" ".join(m.decode() for m in re.findall(rb"HTTP/1\.1 ([0-9]{3}) ", out)))
+PY
+)
+check "a head end split as CR LF CR | LF: its body read, the next head checked" "404 400" "$r"
+# After a chunk's data comes its line end and nothing else: evhttp would
+# read "0" there as the last chunk and the door a chunk size.
+BASE=$(counts)
+r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n$AUTH\r\n${CE}Transfer-Encoding: chunked\r\n\r\n1\r\nX0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+check "a chunk not followed by its line end: closed, no answer, nothing stored" "0|EOF|$BASE" \
+    "$(nresp "$r")|$(printf '%s' "$r" | grep -o 'EOF')|$(counts)"
+# HEAD gets the GET's headers and no body.
+r=$(raw "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+check_match "HEAD /healthz: a Content-Length, no body (the next answer follows the head at once)" \
+    '^HTTP/1.1 200 OK[^{]*Content-Length: [1-9][0-9]*[^{]*HTTP/1.1 200 OK' "$(printf '%s' "$r" | tr -d '\r\n')"
+
 # A body announced over 1 MiB: SPEC 2's order, answered before it is read.
 BIG="Content-Length: 2000000\r\n"
 r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n${CE}$BIG\r\n")

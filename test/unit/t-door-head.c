@@ -59,6 +59,9 @@ smuggling(void)
 		"GET /x HTTP/1.1 \r\n\r\n",
 		"GET /x HTTP/1.12\r\n\r\n",
 		"GET /x HTTX/1.1\r\n\r\n",
+		"HEAD /x HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+		"HEAD /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"TRACE /x HTTP/1.1\r\nContent-Length: 1\r\n\r\n",
 	};
 	struct door_head h;
 	size_t		 i;
