@@ -65,6 +65,14 @@
  * are never this large.
  */
 #define DOOR_OPEN_BODY_MAX	(64 * 1024)
+/*
+ * Bytes read and not yet looked at: while evhttp writes an answer the
+ * socket is still read (evhttp wants to see a close), so a client that
+ * does not read its answers and keeps sending would grow raw without end.
+ * Room for a whole event and the next head; beyond, the connection is
+ * closed.
+ */
+#define DOOR_RAW_MAX		(API_BODY_MAX + DOOR_OPEN_BODY_MAX)
 #define TRIM_AFTER		64	/* closed connections, then malloc_trim */
 #define TRIM_DELAY_MS		1000
 
@@ -90,9 +98,10 @@ struct dconn {
 	struct bufferevent	*bev;		/* evhttp's, on the socket */
 	struct evbuffer		*raw;		/* read, not yet let through */
 	struct evbuffer		*tmp;
-	struct evbuffer_cb_entry *incb;		/* counts the socket's reads */
-	size_t			 fresh;		/* bytes read since door_read_cb */
+	struct evbuffer_cb_entry *incb;		/* takes the socket's bytes */
+	struct evbuffer_cb_entry *outcb;	/* an answer written: hook */
 	int			 adding;	/* the door adds: not fresh */
+	int			 overflow;	/* raw over DOOR_RAW_MAX: close */
 	bufferevent_data_cb	 h_read, h_write;
 	bufferevent_event_cb	 h_event;
 	void			*h_arg;		/* the evhttp_connection */
@@ -444,24 +453,70 @@ door_process(struct dconn *c)
 	return r;
 }
 
-/* What is added to evhttp's input: by the socket, unless the door adds. */
+/*
+ * Whatever reads the socket (a socket or an OpenSSL bufferevent, whoever
+ * holds its callbacks) adds to evhttp's input, and this runs at once:
+ * the fresh bytes (the end of the input) go to raw, so evhttp's parser
+ * never sees a byte the door has not let through.  They are looked at by
+ * door_read_cb: now when it is the read callback, else once the door
+ * holds the callbacks again (the hook, at once while evhttp reads, or
+ * when the answer evhttp is writing is out).
+ */
+static void	door_read_cb(struct bufferevent *, void *);
+
 static void
-door_input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+door_input_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct dconn		*c = arg;
+	size_t			 keep;
+	bufferevent_data_cb	 rd;
+
+	if (c->adding || info->n_added == 0)
+		return;
+	keep = evbuffer_get_length(in) - info->n_added;
+	c->adding = 1;
+	if (keep > 0)
+		evbuffer_remove_buffer(in, c->tmp, keep);
+	evbuffer_add_buffer(c->raw, in);
+	if (keep > 0) {
+		if (!c->tls)
+			evbuffer_unfreeze(in, 0);
+		evbuffer_add_buffer(in, c->tmp);
+		if (!c->tls)
+			evbuffer_freeze(in, 0);
+	}
+	c->adding = 0;
+	if (evbuffer_get_length(c->raw) > DOOR_RAW_MAX)
+		c->overflow = 1;
+	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
+	if (rd == door_read_cb && !c->overflow)
+		return;
+	if (rd == NULL && !c->overflow)
+		evbuffer_cb_set_flags(bufferevent_get_output(c->bev), c->outcb,
+		    EVBUFFER_CB_ENABLED);
+	else
+		event_active(&c->hook, EV_TIMEOUT, 0);
+}
+
+/* evhttp's answer is out: the door takes the callbacks back. */
+static void
+door_output_cb(struct evbuffer *out, const struct evbuffer_cb_info *info,
     void *arg)
 {
 	struct dconn	*c = arg;
 
-	(void)buf;
-	if (!c->adding)
-		c->fresh += info->n_added;
+	(void)info;
+	if (evbuffer_get_length(out) > 0)
+		return;
+	evbuffer_cb_clear_flags(out, c->outcb, EVBUFFER_CB_ENABLED);
+	event_active(&c->hook, EV_TIMEOUT, 0);
 }
 
 /*
- * The socket has bytes: through the door, then evhttp reads.  evhttp's
- * input may still hold what the door let through before (evhttp takes a
- * body only once it is whole, and a pipelined request waits there while
- * the one before it is answered), ahead of the fresh bytes: only those
- * are taken into raw.
+ * raw has bytes: through the door, then evhttp reads what it was let
+ * have (a pipelined request may wait there while the one before it is
+ * answered).
  *
  * The connection is taken from the bufferevent, not from arg: evhttp's
  * deferred read (after an answer, when input is left) calls the read
@@ -472,28 +527,15 @@ door_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct dconn	*c;
 	struct evbuffer	*in = bufferevent_get_input(bev);
-	size_t		 keep;
 
 	bufferevent_getcb(bev, NULL, NULL, NULL, &arg);
 	c = arg;
-	keep = evbuffer_get_length(in) - c->fresh;
-	if (c->fresh > 0) {
-		if (keep > 0)
-			evbuffer_remove_buffer(in, c->tmp, keep);
-		evbuffer_add_buffer(c->raw, in);
-		if (keep > 0) {
-			door_add_begin(c, in);
-			evbuffer_add_buffer(in, c->tmp);
-			door_add_end(c, in);
-		}
-		c->fresh = 0;
-	}
 	if (door_process(c) == -1) {
 		/* Broken chunked framing, mid-body: nothing to answer. */
 		c->h_event(bev, BEV_EVENT_READING | BEV_EVENT_ERROR, c->h_arg);
 		return;
 	}
-	if (evbuffer_get_length(in) > 0)
+	if (evbuffer_get_length(in) > 0 && c->h_read != NULL)
 		c->h_read(bev, c->h_arg);
 }
 
@@ -625,6 +667,7 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	event_del(&c->hook);
 	event_del(&c->deadline);
 	evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->incb);
+	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->outcb);
 	evbuffer_free(c->raw);
 	evbuffer_free(c->tmp);
 	c->d->nconns--;
@@ -645,32 +688,47 @@ door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct dconn		*c = arg;
 	bufferevent_data_cb	 rd;
+	bufferevent_event_cb	 evcb;
+	void			*evarg;
 
 	(void)fd;
 	(void)ev;
-	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
-	if (rd == door_read_cb)
-		return;
-	bufferevent_getcb(c->bev, &c->h_read, &c->h_write, &c->h_event,
-	    &c->h_arg);
-	if (!c->hooked)
-		evhttp_connection_set_closecb(c->h_arg, door_closed_cb, c);
-	bufferevent_setcb(c->bev, door_read_cb, door_write_cb, door_event_cb,
-	    c);
-	if (c->refused) {
-		metrics_door(DOOR_REFUSED);
-		c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF, c->h_arg);
+	bufferevent_getcb(c->bev, &rd, NULL, &evcb, &evarg);
+	if (c->overflow) {
+		log_info("a client sent more than it let the relay answer; "
+		    "connection closed", "bytes=%zu",
+		    evbuffer_get_length(c->raw));
+		evcb(c->bev, BEV_EVENT_READING | BEV_EVENT_ERROR, evarg);
 		return;
 	}
-	/* The TLS handshake counts against the first request's deadline. */
-	if (!c->hooked && c->tls)
-		door_begin(c);
-	c->hooked = 1;
-	/*
-	 * What evhttp's input holds now the door let through already
-	 * (evhttp's deferred read takes it); the socket's next bytes come
-	 * to door_read_cb.
-	 */
+	if (rd == NULL) {
+		/* evhttp is writing an answer: when it is out. */
+		evbuffer_cb_set_flags(bufferevent_get_output(c->bev), c->outcb,
+		    EVBUFFER_CB_ENABLED);
+		return;
+	}
+	if (rd != door_read_cb) {
+		bufferevent_getcb(c->bev, &c->h_read, &c->h_write,
+		    &c->h_event, &c->h_arg);
+		if (!c->hooked)
+			evhttp_connection_set_closecb(c->h_arg, door_closed_cb,
+			    c);
+		bufferevent_setcb(c->bev, door_read_cb, door_write_cb,
+		    door_event_cb, c);
+		if (c->refused) {
+			metrics_door(DOOR_REFUSED);
+			c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF,
+			    c->h_arg);
+			return;
+		}
+		/* The TLS handshake counts against the first deadline. */
+		if (!c->hooked && c->tls)
+			door_begin(c);
+		c->hooked = 1;
+	}
+	/* Bytes that came while evhttp held the callbacks. */
+	if (evbuffer_get_length(c->raw) > 0)
+		door_read_cb(c->bev, c);
 }
 
 /* The connections one listener may have. */
@@ -713,6 +771,10 @@ door_bevcb(struct event_base *base, void *arg)
 	c->tmp = evbuffer_new();
 	c->incb = evbuffer_add_cb(bufferevent_get_input(c->bev), door_input_cb,
 	    c);
+	c->outcb = evbuffer_add_cb(bufferevent_get_output(c->bev),
+	    door_output_cb, c);
+	evbuffer_cb_clear_flags(bufferevent_get_output(c->bev), c->outcb,
+	    EVBUFFER_CB_ENABLED);
 	c->refused = d->nconns >= door_max(d);
 	d->nconns++;
 	if (!d->control)
@@ -810,33 +872,6 @@ door_answer(struct evhttp_request *req, const char *path)
 	    code);
 	http_error(req, r, status, code, detail);
 	return 1;
-}
-
-/* After req's answer, evhttp reinstalls its callbacks: hook again. */
-static void
-door_rehook_cb(struct evhttp_request *req, void *arg)
-{
-	struct dconn	*c = arg;
-
-	(void)req;
-	event_active(&c->hook, EV_TIMEOUT, 0);
-}
-
-/* A request through the door; see door.h. */
-void
-door_request(struct evhttp_request *req)
-{
-	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-	struct bufferevent	*bev;
-	bufferevent_data_cb	 rd;
-	void			*arg;
-
-	if (evcon == NULL ||
-	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL)
-		return;
-	bufferevent_getcb(bev, &rd, NULL, NULL, &arg);
-	if (rd == door_read_cb)
-		evhttp_request_set_on_complete_cb(req, door_rehook_cb, arg);
 }
 
 /* Connections open on the main listener. */

@@ -28,11 +28,6 @@ void	door_attach(struct evhttp *http, struct event_base *base,
  * and returns 1; any other request, 0.
  */
 int	door_answer(struct evhttp_request *req, const char *path);
-/*
- * Every request evhttp hands the relay: after its answer, evhttp takes
- * its connection's callbacks back, and the door takes them over again.
- */
-void	door_request(struct evhttp_request *req);
 /* Connections open on the main listener. */
 int	door_connections(void);
 

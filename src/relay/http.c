@@ -187,7 +187,6 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	/* A request the front door refused, or one it let through. */
 	if (door_answer(req, path))
 		return;
-	door_request(req);
 	/*
 	 * While shutting down, an event that arrives on a connection already
 	 * open is still stored (each answer says Connection: close): the

@@ -88,6 +88,78 @@ BASE=$(counts)
 r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n$AUTH\r\n${CE}Transfer-Encoding: chunked\r\n\r\n1\r\nX0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 check "a chunk not followed by its line end: closed, no answer, nothing stored" "0|EOF|$BASE" \
     "$(nresp "$r")|$(printf '%s' "$r" | grep -o 'EOF')|$(counts)"
+# Expect: 100-continue has evhttp put its own callbacks back; what
+# follows still passes the door.
+r=$(python3 - "$RELAY_PORT" <<'PY'
+import re, socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /nope HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+time.sleep(0.3)
+s.sendall(b"abcdGET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nz")
+s.settimeout(5)
+out = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+except OSError:
+    pass
+print(" ".join(m.decode() for m in re.findall(rb"HTTP/1\.1 ([0-9]{3}) ", out)))
+PY
+)
+check "after Expect: 100-continue the next request is still checked" "100 404 400" "$r"
+# One read that ends a request and starts the next (4,096 bytes, what
+# libevent reads at once): the rest is checked too, whichever callback
+# runs first.
+r=$(python3 - "$RELAY_PORT" <<'PY'
+import re, socket, sys
+req1 = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+pad = b"X-Pad: "
+pad += b"a" * (4096 - len(req1) - len(pad))
+sm = b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(req1 + pad + sm)
+s.settimeout(3)
+out = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+except OSError:
+    pass
+print(" ".join(m.decode() for m in re.findall(rb"HTTP/1\.1 ([0-9]{3}) ", out)))
+PY
+)
+check "a 4,096-byte pipelined read: the first answered, the malformed rest refused" "200 400" "$r"
+# A client that does not read its answers and keeps sending is closed
+# once more than an event and a head wait unread.
+r=$(python3 - "$RELAY_PORT" "$RELAY_PID" <<'PY'
+import socket, sys, time
+port, pid = int(sys.argv[1]), sys.argv[2]
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)
+s.connect(("127.0.0.1", port))
+for i in range(5):
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 100)
+    time.sleep(0.15)
+junk = b"x" * 65536
+sent, closed = 0, "open"
+s.settimeout(5)
+try:
+    while sent < 64 << 20:
+        s.sendall(junk)
+        sent += len(junk)
+except OSError:
+    closed = "closed"
+rss = int(open("/proc/%s/status" % pid).read().split("VmRSS:")[1].split()[0])
+print(closed, "small" if rss < 64 * 1024 else "rss %d kB" % rss)
+PY
+)
+check "a client that sends and never reads: closed, the relay stays small" "closed small" "$r"
 # HEAD gets the GET's headers and no body.
 r=$(raw "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 check_match "HEAD /healthz: a Content-Length, no body (the next answer follows the head at once)" \
