@@ -57,6 +57,7 @@
 #include "util.h"
 
 #define LINGER_MS		2000	/* reading after a refusal */
+#define LINGER_MAX		1024	/* descriptors lingering at once */
 #define CHUNK_LINE_MAX		1024
 /*
  * A body larger than this (or chunked) is let through only to a producer
@@ -121,6 +122,7 @@ struct dconn {
 static struct door	 doors[2];
 static struct event	 door_trim_ev;	/* after a burst of closes */
 static int		 door_closed;	/* since the last trim */
+static int		 door_lingering;	/* outside the cap: bounded */
 static char		 door_prefix[32];	/* "/.door-<hex>/" */
 
 /*
@@ -607,6 +609,7 @@ door_linger_cb(evutil_socket_t fd, short ev, void *arg)
 	event_del(&l->ev);
 	evutil_closesocket(fd);
 	free(l);
+	door_lingering--;
 }
 
 /*
@@ -645,6 +648,8 @@ door_trim_later(void)
  * kept (a duplicate), its sending side shut, and what the client still
  * sends is read and dropped until it stops or LINGER_MS pass, so the
  * kernel does not answer it with a reset that could destroy the answer.
+ * Lingering descriptors are outside the connection cap, so at most
+ * LINGER_MAX linger; beyond, a refused connection is closed at once.
  */
 static void
 door_closed_cb(struct evhttp_connection *evcon, void *arg)
@@ -655,8 +660,9 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	struct timeval	 tv = { 0, 100 * 1000 };
 
 	(void)evcon;
-	if (c->st == D_REFUSED && (fd = bufferevent_getfd(c->bev)) != -1 &&
-	    (fd = dup(fd)) != -1) {
+	if (c->st == D_REFUSED && door_lingering < LINGER_MAX &&
+	    (fd = bufferevent_getfd(c->bev)) != -1 && (fd = dup(fd)) != -1) {
+		door_lingering++;
 		l = xcalloc(1, sizeof(*l));
 		l->until = now_ms() + LINGER_MS;
 		shutdown(fd, SHUT_WR);
