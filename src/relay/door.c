@@ -566,14 +566,27 @@ door_event_cb(struct bufferevent *bev, short what, void *arg)
 static void
 door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	struct dconn	*c = arg;
-	long long	 left = c->due - now_ms();
-	struct timeval	 tv;
+	struct dconn		*c = arg;
+	long long		 left = c->due - now_ms();
+	struct timeval		 tv;
+	bufferevent_data_cb	 rd;
 
 	(void)fd;
 	(void)ev;
 	if (!c->busy)
 		return;
+	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
+	if (left <= 0 && (rd == NULL ||
+	    !(bufferevent_get_enabled(c->bev) & EV_READ))) {
+		/*
+		 * evhttp holds the request before this one (waiting for its
+		 * answer with reading off, or writing it): this one cannot go
+		 * on meanwhile, through no fault of the client.  Its time
+		 * starts again.
+		 */
+		left = c->d->cfg->request_timeout_seconds * 1000LL;
+		c->due = now_ms() + left;
+	}
 	if (left > 0) {
 		tv.tv_sec = left / 1000;
 		tv.tv_usec = (left % 1000) * 1000;

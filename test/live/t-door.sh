@@ -239,6 +239,37 @@ wait $slow
 check_match "the trickling client is closed at the deadline (2 s)" '^closed after (2|3)\.[0-9] s$' "$(cat "$T/slow")"
 check "  counted" 1 "$(metric treaty_relay_requests_timed_out_total)"
 
+# A request pipelined behind an event that waits for JetStream longer
+# than the deadline: evhttp reads nothing meanwhile, so the deadline does
+# not close the connection and the event's answer arrives.
+kill -STOP "$NATS_PID"
+python3 - "$RELAY_PORT" "$TOKEN" > "$T/held" <<'PY' &
+import re, socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(("POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n"
+    "Authorization: Bearer %s\r\nce-specversion: 1.0\r\nce-id: held-1\r\n"
+    "ce-source: /t\r\nce-type: dev.shop.order.created.v1\r\nContent-Length: 1\r\n\r\nx"
+    "GET /healthz HT" % sys.argv[2]).encode())
+s.settimeout(15)
+out = b""
+try:
+    while not re.search(rb"HTTP/1\.1 [0-9]{3} ", out):
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+except OSError:
+    pass
+m = re.search(rb"HTTP/1\.1 ([0-9]{3}) ", out)
+print(m.group(1).decode() if m else "none")
+PY
+held=$!
+sleep 3		# longer than the 2 s deadline: the point of the check
+kill -CONT "$NATS_PID"
+wait $held
+check "an event held by JetStream past the deadline, a request pipelined behind it: the event's answer arrives" \
+    202 "$(cat "$T/held")"
+
 # The cap: 8 connections open and idle; the 9th is closed at once; the
 # open ones and the control listener are still served.
 python3 - "$RELAY_PORT" "$CPORT" > "$T/cap" <<'PY'
