@@ -109,10 +109,27 @@ json_free(void)
 void
 json_error_body(struct evbuffer *out, const char *code, const char *detail)
 {
-	const char *const keys[] = { "error", "detail" };
-	const char *const vals[] = { code, detail };
+	json_error_index_body(out, code, detail, -1);
+}
 
-	json_object_body(out, keys, vals, 2);
+/* {"error":..,"detail":..,"index":..}, without the index when < 0. */
+void
+json_error_index_body(struct evbuffer *out, const char *code,
+    const char *detail, long long index)
+{
+	yajl_gen	 g = json_gen();
+
+	yajl_gen_map_open(g);
+	json_gen_str(g, "error");
+	json_gen_str(g, code);
+	json_gen_str(g, "detail");
+	json_gen_str(g, detail);
+	if (index >= 0) {
+		json_gen_str(g, "index");
+		yajl_gen_integer(g, index);
+	}
+	yajl_gen_map_close(g);
+	json_finish(g, out);
 }
 
 /* {"id":..,"duplicate":..} */
@@ -128,6 +145,40 @@ json_accepted_body(struct evbuffer *out, const char *id, int dup)
 		json_gen_str(g, "");
 	json_gen_str(g, "duplicate");
 	yajl_gen_bool(g, dup);
+	yajl_gen_map_close(g);
+	json_finish(g, out);
+}
+
+/* A batch's answer; see json.h. */
+void
+json_results_body(struct evbuffer *out, const char *code, const char *detail,
+    const struct json_result *r, size_t n)
+{
+	yajl_gen	 g = json_gen();
+	size_t		 i;
+
+	yajl_gen_map_open(g);
+	if (code != NULL) {
+		json_gen_str(g, "error");
+		json_gen_str(g, code);
+		json_gen_str(g, "detail");
+		json_gen_str(g, detail);
+	}
+	json_gen_str(g, "results");
+	yajl_gen_array_open(g);
+	for (i = 0; i < n; i++) {
+		yajl_gen_map_open(g);
+		json_gen_str(g, "id");
+		json_gen_str(g, r[i].id);
+		if (code != NULL) {
+			json_gen_str(g, "stored");
+			yajl_gen_bool(g, r[i].stored);
+		}
+		json_gen_str(g, "duplicate");
+		yajl_gen_bool(g, r[i].duplicate);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
 	json_finish(g, out);
 }
@@ -202,6 +253,79 @@ json_has_nul_escape(const char *s, size_t len)
 		}
 	}
 	return 0;
+}
+
+/* JSON's insignificant whitespace (RFC 8259 section 2). */
+static int
+json_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/*
+ * The elements of a JSON array, found without parsing them: a batch's
+ * events are each handed to the same parser as a single event, so a batch
+ * stores exactly what the events sent alone would, and a bad one is
+ * named by its index.  Only strings and nesting are followed here.
+ */
+int
+json_array_split(const char *s, size_t len, struct json_span *el,
+    size_t max)
+{
+	size_t	 i = 0, start, end, n = 0;
+	int	 depth, instr;
+
+	while (i < len && json_ws(s[i]))
+		i++;
+	if (i == len || s[i++] != '[')
+		return JSON_SPLIT_NOT_ARRAY;
+	while (i < len && json_ws(s[i]))
+		i++;
+	if (i < len && s[i] == ']') {
+		i++;
+		goto end;
+	}
+	for (;;) {
+		start = i;
+		depth = instr = 0;
+		for (; i < len; i++) {
+			char	 c = s[i];
+
+			if (instr) {
+				if (c == '\\')
+					i++;
+				else if (c == '"')
+					instr = 0;
+				continue;
+			}
+			if (c == '"')
+				instr = 1;
+			else if (c == '[' || c == '{')
+				depth++;
+			else if (c == ']' && depth == 0)
+				break;
+			else if (c == ']' || (c == '}' && depth > 0))
+				depth--;
+			else if (c == ',' && depth == 0)
+				break;
+		}
+		if (i >= len)
+			return JSON_SPLIT_NOT_ARRAY;	/* never closed */
+		if (n == max)
+			return JSON_SPLIT_TOO_MANY;
+		for (end = i; end > start && json_ws(s[end - 1]); end--)
+			;
+		while (start < end && json_ws(s[start]))
+			start++;
+		el[n].off = start;
+		el[n++].len = end - start;
+		if (s[i++] == ']')
+			break;
+	}
+end:
+	while (i < len && json_ws(s[i]))
+		i++;
+	return i == len ? (int)n : JSON_SPLIT_NOT_ARRAY;
 }
 
 /* yajl parser callbacks that re-emit every token into a generator. */

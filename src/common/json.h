@@ -14,8 +14,23 @@ void	json_free(void);
 /* {"error":code,"detail":detail} */
 void	json_error_body(struct evbuffer *out, const char *code,
 	    const char *detail);
+/* The same with "index":index (a batch's event) when index >= 0. */
+void	json_error_index_body(struct evbuffer *out, const char *code,
+	    const char *detail, long long index);
 /* {"id":id,"duplicate":dup} */
 void	json_accepted_body(struct evbuffer *out, const char *id, int dup);
+/*
+ * A batch's answer (SPEC 14): {"results":[{"id":..,"duplicate":..},..]}
+ * when every event was stored (code NULL), else {"error":code,
+ * "detail":detail,"results":[{"id":..,"stored":..,"duplicate":..},..]}.
+ */
+struct json_result {
+	const char	*id;
+	int		 stored;
+	int		 duplicate;
+};
+void	json_results_body(struct evbuffer *out, const char *code,
+	    const char *detail, const struct json_result *r, size_t n);
 /* Append a flat object of string pairs: keys[i] -> vals[i]. */
 void	json_object_body(struct evbuffer *out, const char *const *keys,
 	    const char *const *vals, size_t n);
@@ -32,6 +47,20 @@ int	json_depth_ok(const char *s, size_t len, int maxdepth);
  */
 int	json_has_nul_escape(const char *s, size_t len);
 
+/*
+ * The elements of the JSON array text s (len bytes) in el[] (at most max),
+ * each without the whitespace around it; an element is not checked (in
+ * "[1,,2]" the second is empty).  Returns their number (0 for "[]"),
+ * JSON_SPLIT_NOT_ARRAY when s is not one array with only whitespace
+ * around it, or JSON_SPLIT_TOO_MANY when it has more than max elements.
+ */
+struct json_span {
+	size_t	 off, len;
+};
+#define JSON_SPLIT_NOT_ARRAY	(-1)
+#define JSON_SPLIT_TOO_MANY	(-2)
+int	json_array_split(const char *s, size_t len, struct json_span *el,
+	    size_t max);
 struct yajl_gen_t;
 /*
  * Add text as a JSON string that is always valid UTF-8: a byte that does

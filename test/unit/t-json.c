@@ -1,0 +1,132 @@
+/*
+ * t-json.c: unit tests of json_array_split (src/common/json.c), which
+ * finds a batch's events (SPEC 14) without parsing them: strings and
+ * escapes, nesting, whitespace, empty elements, the element limit, and
+ * texts that are not one array.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/common/json.h"
+#include "harness.h"
+
+#define MAXEL	8
+
+/*
+ * Split s and compare with want: the elements joined by '|', or NULL
+ * when the split must fail with status rc.
+ */
+static void
+split_at(int line, const char *s, size_t max, int rc, const char *want)
+{
+	struct json_span	 el[MAXEL];
+	char			 got[512];
+	size_t			 i, o = 0;
+	int			 n;
+
+	n = json_array_split(s, strlen(s), el, max);
+	if (want == NULL) {
+		if (n != rc)
+			t_fail(__FILE__, line, "  %s: %d, want %d", s, n, rc);
+		return;
+	}
+	if (n < 0) {
+		t_fail(__FILE__, line, "  %s: refused (%d)", s, n);
+		return;
+	}
+	for (i = 0; i < (size_t)n; i++) {
+		if (i > 0)
+			got[o++] = '|';
+		memcpy(got + o, s + el[i].off, el[i].len);
+		o += el[i].len;
+	}
+	got[o] = '\0';
+	if (strcmp(got, want) != 0)
+		t_fail(__FILE__, line, "  %s: got \"%s\", want \"%s\"", s, got,
+		    want);
+}
+#define SPLIT(s, want)		split_at(__LINE__, s, MAXEL, 0, want)
+#define SPLIT_BAD(s, rc)	split_at(__LINE__, s, MAXEL, rc, NULL)
+
+/* Plain arrays, whitespace around and between. */
+static void
+arrays(void)
+{
+	SPLIT("[]", "");
+	SPLIT(" [ ] \n", "");
+	SPLIT("[1]", "1");
+	SPLIT("[{\"a\":1},{\"b\":2}]", "{\"a\":1}|{\"b\":2}");
+	SPLIT("\r\n[ {\"a\":1} ,\t{\"b\":2}\n]\n", "{\"a\":1}|{\"b\":2}");
+	SPLIT("[[1,2],{\"x\":[3,{\"y\":4}]}]", "[1,2]|{\"x\":[3,{\"y\":4}]}");
+}
+
+/* Commas and brackets inside strings, escaped quotes and backslashes. */
+static void
+strings(void)
+{
+	SPLIT("[\"a,b\",\"]\"]", "\"a,b\"|\"]\"");
+	SPLIT("[{\"k\":\"x\\\"],\"},2]", "{\"k\":\"x\\\"],\"}|2");
+	SPLIT("[\"\\\\\",\"\\\\]\"]", "\"\\\\\"|\"\\\\]\"");
+	SPLIT("[{\"d\":\"{[\"}]", "{\"d\":\"{[\"}");
+}
+
+/* Elements are not checked: empty and malformed ones come back as text. */
+static void
+unchecked(void)
+{
+	SPLIT("[1,,2]", "1||2");
+	SPLIT("[1,]", "1|");
+	SPLIT("[,]", "|");
+	SPLIT("[{]}]", "{]}");
+	SPLIT("[}]", "}");
+	SPLIT("[nope, {\"a\" 1}]", "nope|{\"a\" 1}");
+}
+
+/* Not one array. */
+static void
+not_arrays(void)
+{
+	SPLIT_BAD("", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("   ", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("{\"a\":1}", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("[1,2", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("[\"]", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("[\"\\\"]", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("[{\"a\":[1]]", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("[1] [2]", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("[1]x", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("x[1]", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("[", JSON_SPLIT_NOT_ARRAY);
+	SPLIT_BAD("[]]", JSON_SPLIT_NOT_ARRAY);
+}
+
+/* At most max elements; an array of exactly max is fine. */
+static void
+limit(void)
+{
+	struct json_span	 el[3];
+	const char		*three = "[1,2,3]", *four = "[1,2,3,4]";
+
+	T_EQ_INT(json_array_split(three, strlen(three), el, 3), 3);
+	T_EQ_INT(json_array_split(four, strlen(four), el, 3),
+	    JSON_SPLIT_TOO_MANY);
+	T_EQ_INT(json_array_split("[]", 2, el, 0), 0);
+	T_EQ_INT(json_array_split("[1]", 3, el, 0), JSON_SPLIT_TOO_MANY);
+	/* Spans stay inside the text even for a cut escape. */
+	T_EQ_INT(json_array_split("[\"\\", 3, el, 3), JSON_SPLIT_NOT_ARRAY);
+}
+
+static const struct t_case cases[] = {
+	{ "arrays and whitespace", arrays },
+	{ "strings and escapes", strings },
+	{ "elements are not checked", unchecked },
+	{ "texts that are not one array", not_arrays },
+	{ "the element limit", limit },
+};
+
+int
+main(void)
+{
+	return (t_run("json", cases, T_NCASES(cases)) ? 1 : 0);
+}
