@@ -9,6 +9,9 @@
 
 /* An event's data, and any request body the relay reads. */
 #define API_BODY_MAX			(1024 * 1024)
+/* Events in one batch (SPEC 14), and the client's default batch. */
+#define API_BATCH_MAX			1000
+#define API_BATCH_DEFAULT		100
 /* Envelopes one inbox GET may ask for (max=), and its default. */
 #define API_INBOX_BATCH_MAX		256
 #define API_INBOX_BATCH_DEFAULT		10

@@ -230,6 +230,18 @@ cevent_is_structured(const char *ct)
 	return strcmp(mt, "application/cloudevents+json") == 0;
 }
 
+/* 1 for application/cloudevents-batch+json (SPEC 14). */
+int
+cevent_is_batch(const char *ct)
+{
+	char	 mt[128];
+
+	if (ct == NULL)
+		return 0;
+	media_type(ct, mt, sizeof(mt));
+	return strcmp(mt, "application/cloudevents-batch+json") == 0;
+}
+
 /* 1 for application/json and any type ending in +json. */
 int
 cevent_media_is_json(const char *ct)

@@ -59,6 +59,8 @@ void	cevent_gen_data(struct yajl_gen_t *g, const char *content_type,
 void	cevent_gen_structured(struct yajl_gen_t *g, const struct cevent *ev);
 /* 1 when a Content-Type is application/cloudevents+json (any params). */
 int	cevent_is_structured(const char *content_type);
+/* 1 when a Content-Type is application/cloudevents-batch+json. */
+int	cevent_is_batch(const char *content_type);
 /* 1 when a media type is JSON: application/json or any ...+json. */
 int	cevent_media_is_json(const char *content_type);
 /* Decoded value of attribute name (without "ce-"), or NULL. */

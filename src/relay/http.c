@@ -106,17 +106,25 @@ http_reply(struct evhttp_request *req, enum route route, int status,
 	evhttp_send_reply(req, status, http_reason(status), body);
 }
 
-/* Answer a JSON error. */
+/* A JSON error answer; see http.h. */
 void
 http_error(struct evhttp_request *req, enum route route, int status,
     const char *code, const char *detail)
+{
+	http_error_at(req, route, status, code, detail, -1);
+}
+
+/* The same naming a batch's event; see http.h. */
+void
+http_error_at(struct evhttp_request *req, enum route route, int status,
+    const char *code, const char *detail, long long index)
 {
 	struct evbuffer		*b = evbuffer_new();
 	struct evkeyvalq	*oh = evhttp_request_get_output_headers(req);
 
 	if (status == 503)
 		evhttp_add_header(oh, "Retry-After", HTTP_RETRY_AFTER);
-	json_error_body(b, code, detail);
+	json_error_index_body(b, code, detail, index);
 	http_reply(req, route, status, b);
 	evbuffer_free(b);
 }

@@ -35,6 +35,10 @@ void	http_reply(struct evhttp_request *req, enum route route, int status,
 /* Answer {"error":code,"detail":detail}; adds Retry-After to a 503. */
 void	http_error(struct evhttp_request *req, enum route route, int status,
 	    const char *code, const char *detail);
+/* The same with "index":index, the batch's event at fault (SPEC 14). */
+void	http_error_at(struct evhttp_request *req, enum route route,
+	    int status, const char *code, const char *detail,
+	    long long index);
 /* 1 once shutdown began. */
 int	http_draining(void);
 /*

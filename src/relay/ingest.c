@@ -4,7 +4,8 @@
  * The checks run in the order of the SPEC's table, so a request that fails
  * several gets the first one's answer.  An accepted event is published
  * asynchronously; the request is answered from the publish callback, so no
- * answer ever waits on another request's.
+ * answer ever waits on another request's.  Batches (SPEC 14) pass the same
+ * request checks here and go on in ingest-batch.c.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "cevent.h"
 #include "http.h"
 #include "ingest.h"
+#include "ingest-int.h"
 #include "json.h"
 #include "api.h"
 #include "log.h"
@@ -39,14 +41,14 @@
  */
 struct ingest_req {
 	struct evhttp_request	*req;
-	char			*id;		/* decoded ce-id, for the body */
+	struct ingest_msg	 m;
 	/* A copy: a reload may free the producer before JetStream answers. */
 	char			 producer[NAME_MAX_LEN + 1];
 	char			 subject[TREATY_SUBJECT_MAX + 1];
 	long long		 start;
 };
 
-static const struct config	*ingest_cfg;
+const struct config		*ingest_cfg;
 
 /*
  * The producers' token buckets (SPEC 13), one per producer in the order
@@ -107,7 +109,7 @@ ingest_free(void)
  * Take n events from p's bucket: 0, or the seconds to wait (429).  A
  * producer without a rate is never limited.
  */
-static long long
+long long
 ingest_rate(const struct producer *p, int n)
 {
 	struct pbucket	*pb = &ingest_buckets[p - ingest_cfg->producers];
@@ -120,10 +122,11 @@ ingest_rate(const struct producer *p, int n)
 #define INGEST_RATE_DETAIL	"this producer is over its rate; send it " \
 				"again after Retry-After seconds"
 
-/* Reject and log one request (metadata only). */
-static void
-ingest_reject(struct evhttp_request *req, int status, const char *code,
-    const char *detail, const char *producer, const char *subject)
+/* Reject and log one request; see ingest-int.h. */
+void
+ingest_reject_at(struct evhttp_request *req, int status, const char *code,
+    const char *detail, const char *producer, const char *subject,
+    long long index)
 {
 	struct evhttp_connection *c = evhttp_request_get_connection(req);
 	char			*addr = NULL;
@@ -131,10 +134,130 @@ ingest_reject(struct evhttp_request *req, int status, const char *code,
 
 	if (c != NULL)
 		evhttp_connection_get_peer(c, &addr, &port);
-	log_info("event rejected", "status=%d error=%s producer=%s subject=%s "
-	    "remote=%s", status, code, log_q(producer), log_q(subject),
-	    log_q(addr));
-	http_error(req, ROUTE_EVENTS, status, code, detail);
+	if (index >= 0)
+		log_info("batch rejected", "status=%d error=%s index=%lld "
+		    "producer=%s subject=%s remote=%s", status, code, index,
+		    log_q(producer), log_q(subject), log_q(addr));
+	else
+		log_info("event rejected", "status=%d error=%s producer=%s "
+		    "subject=%s remote=%s", status, code, log_q(producer),
+		    log_q(subject), log_q(addr));
+	http_error_at(req, ROUTE_EVENTS, status, code, detail, index);
+}
+
+/* Reject one request that is not a batch's event. */
+static void
+ingest_reject(struct evhttp_request *req, int status, const char *code,
+    const char *detail, const char *producer, const char *subject)
+{
+	ingest_reject_at(req, status, code, detail, producer, subject, -1);
+}
+
+/* 429 with Retry-After; see ingest-int.h. */
+void
+ingest_limited(struct evhttp_request *req, const struct producer *p,
+    const char *subject, long long wait, const char *detail)
+{
+	char	 ra[24];
+
+	snprintf(ra, sizeof(ra), "%lld", wait);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Retry-After", ra);
+	metrics_rate_limited(p->name);
+	ingest_reject(req, 429, "rate_limited", detail != NULL ? detail :
+	    INGEST_RATE_DETAIL, p->name, subject);
+}
+
+/* The checks of an event against the subject; see ingest-int.h. */
+int
+ingest_event_check(const struct cevent *ev, const char *subject,
+    const char **code, const char **detail)
+{
+	if (!treaty_type_valid(ev->type)) {
+		*code = "bad_type";
+		*detail = "type must be "
+		    "<namespace>.<product>.<entity>.<verb>.v<major>";
+		return 422;
+	}
+	if (!treaty_type_matches_subject(ev->type, subject)) {
+		*code = "type_does_not_match_subject";
+		*detail = "the type's product, entity and verb must be the "
+		    "subject's";
+		return 422;
+	}
+	return 0;
+}
+
+/* The stored form of an event; see ingest-int.h. */
+void
+ingest_msg_make(struct ingest_msg *m, const struct cevent *ev,
+    const struct producer *p)
+{
+	size_t	 i, need, plen = strlen(p->name), idlen = strlen(ev->id);
+	char	*o;
+
+	m->nh = ev->nattrs + (ev->content_type != NULL) + 1;
+	need = m->nh * sizeof(*m->h);
+	/* Percent-encoding at most triples a value. */
+	for (i = 0; i < ev->nattrs; i++)
+		need += 3 + strlen(ev->attrs[i].name) + 1 +
+		    3 * strlen(ev->attrs[i].value) + 1;
+	if (ev->content_type != NULL)
+		need += strlen(ev->content_type) + 1;
+	need += plen + 1 + (plen + 1 + idlen + 1) + (idlen + 1) + ev->datalen;
+	m->mem = xmalloc(need);
+	m->h = (struct store_header *)(void *)m->mem;
+	o = m->mem + m->nh * sizeof(*m->h);
+	for (i = 0; i < ev->nattrs; i++) {
+		size_t	 nlen = strlen(ev->attrs[i].name);
+		size_t	 vlen = strlen(ev->attrs[i].value);
+		int	 n;
+
+		m->h[i].key = o;
+		memcpy(o, "ce-", 3);
+		memcpy(o + 3, ev->attrs[i].name, nlen + 1);
+		o += 3 + nlen + 1;
+		m->h[i].value = o;
+		n = treaty_pct_encode(ev->attrs[i].value, vlen, o,
+		    3 * vlen + 1);
+		o += (n < 0 ? 0 : (size_t)n) + 1;
+	}
+	if (ev->content_type != NULL) {
+		m->h[i].key = "content-type";
+		m->h[i++].value = o;
+		o = stpcpy(o, ev->content_type) + 1;
+	}
+	m->h[i].key = "Treaty-Producer";
+	m->h[i].value = o;
+	o = stpcpy(o, p->name) + 1;
+	/* Scoped by producer: nobody can suppress another's event id. */
+	m->msgid = o;
+	memcpy(o, p->name, plen);
+	o[plen] = ':';
+	o = stpcpy(o + plen + 1, ev->id) + 1;
+	m->id = o;
+	o = stpcpy(o, ev->id) + 1;
+	m->data = o;
+	m->len = ev->datalen;
+	if (ev->datalen > 0)
+		memcpy(o, ev->data, ev->datalen);
+}
+
+/* Free what ingest_msg_make made. */
+void
+ingest_msg_free(struct ingest_msg *m)
+{
+	free(m->mem);
+	m->mem = NULL;
+}
+
+/* Publish a stored form; see ingest-int.h. */
+enum store_result
+ingest_msg_store(const struct ingest_msg *m, const char *subject,
+    store_publish_cb cb, void *arg)
+{
+	return store_publish(subject, m->h, m->nh, m->msgid, m->data, m->len,
+	    cb, arg);
 }
 
 /* The producer named by the bearer token, or NULL. */
@@ -212,19 +335,19 @@ ingest_published_cb(void *arg, enum store_result res, int dup)
 
 	if (res == STORE_OK) {
 		b = evbuffer_new();
-		json_accepted_body(b, ir->id, dup);
+		json_accepted_body(b, ir->m.id, dup);
 		http_reply(ir->req, ROUTE_EVENTS, 202, b);
 		evbuffer_free(b);
 		log_debug("event stored", "producer=%s subject=%s id=%s "
 		    "duplicate=%d ms=%lld", ir->producer, ir->subject,
-		    log_q(ir->id), dup, now_ms() - ir->start);
+		    log_q(ir->m.id), dup, now_ms() - ir->start);
 	} else
 		ingest_reject(ir->req, 503, "publish_failed",
 		    res == STORE_TIMEOUT ? "JetStream did not confirm the "
 		    "store in time; send it again with the same id" :
 		    "JetStream did not store the event; send it again with "
 		    "the same id", ir->producer, ir->subject);
-	free(ir->id);
+	ingest_msg_free(&ir->m);
 	free(ir);
 }
 
@@ -235,13 +358,12 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	const struct producer	*p;
 	struct evbuffer		*in = evhttp_request_get_input_buffer(req);
 	struct evkeyvalq	*ih = evhttp_request_get_input_headers(req);
-	struct store_header	 hdrs[CEVENT_MAX_ATTRS + 2];
-	char			*enc[CEVENT_MAX_ATTRS + 1], *body, *msgid;
 	struct cevent		 ev;
 	struct ingest_req	*ir;
 	enum store_result	 res;
-	size_t			 len, i, nh = 0, nenc = 0;
-	const char		*ct;
+	const char		*ct, *code, *detail;
+	char			*body;
+	size_t			 len;
 	long long		 wait;
 	int			 rc;
 
@@ -270,15 +392,13 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 		    "may not publish to this subject", p->name, subject);
 		return;
 	}
+	ct = evhttp_find_header(ih, "Content-Type");
+	if (cevent_is_batch(ct)) {
+		ingest_batch(req, p, subject);
+		return;
+	}
 	if ((wait = ingest_rate(p, 1)) > 0) {
-		char	 ra[24];
-
-		snprintf(ra, sizeof(ra), "%lld", wait);
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Retry-After", ra);
-		metrics_rate_limited(p->name);
-		ingest_reject(req, 429, "rate_limited", INGEST_RATE_DETAIL,
-		    p->name, subject);
+		ingest_limited(req, p, subject, wait, NULL);
 		return;
 	}
 	len = evbuffer_get_length(in);
@@ -288,7 +408,6 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 		return;
 	}
 	body = (char *)evbuffer_pullup(in, -1);
-	ct = evhttp_find_header(ih, "Content-Type");
 	if (cevent_is_structured(ct))
 		rc = cevent_from_structured(&ev, body ? body : "", len);
 	else
@@ -299,58 +418,21 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 		cevent_free(&ev);
 		return;
 	}
-	if (!treaty_type_valid(ev.type)) {
-		ingest_reject(req, 422, "bad_type", "type must be "
-		    "<namespace>.<product>.<entity>.<verb>.v<major>", p->name,
-		    subject);
-		cevent_free(&ev);
-		return;
-	}
-	if (!treaty_type_matches_subject(ev.type, subject)) {
-		ingest_reject(req, 422, "type_does_not_match_subject", "the "
-		    "type's product, entity and verb must be the subject's",
-		    p->name, subject);
+	if ((rc = ingest_event_check(&ev, subject, &code, &detail)) != 0) {
+		ingest_reject(req, rc, code, detail, p->name, subject);
 		cevent_free(&ev);
 		return;
 	}
 
-	/* Stored in the NATS binding's binary mode, values percent-encoded. */
-	for (i = 0; i < ev.nattrs; i++) {
-		size_t	 vlen = strlen(ev.attrs[i].value);
-		size_t	 cap = vlen * 3 + 1;
-		size_t	 nlen = strlen(ev.attrs[i].name);
-		char	*v = xmalloc(cap + nlen + 4);
-		char	*k = v + cap;
-
-		treaty_pct_encode(ev.attrs[i].value, vlen, v, cap);
-		memcpy(k, "ce-", 3);
-		memcpy(k + 3, ev.attrs[i].name, nlen + 1);
-		enc[nenc++] = v;
-		hdrs[nh].key = k;
-		hdrs[nh++].value = v;
-	}
-	if (ev.content_type != NULL) {
-		hdrs[nh].key = "content-type";
-		hdrs[nh++].value = ev.content_type;
-	}
-	hdrs[nh].key = "Treaty-Producer";
-	hdrs[nh++].value = p->name;
-	/* Scoped by producer: nobody can suppress another's event id. */
-	msgid = xjoin(p->name, ":", ev.id);
-
-	ir = xcalloc(1, sizeof(*ir));
+	ir = xmalloc(sizeof(*ir));
 	ir->req = req;
-	ir->id = xstrdup(ev.id);
+	ingest_msg_make(&ir->m, &ev, p);
+	cevent_free(&ev);
 	memcpy(ir->producer, p->name, sizeof(ir->producer));
 	/* Valid suite subjects always fit. */
 	memcpy(ir->subject, subject, strlen(subject) + 1);
 	ir->start = now_ms();
-	res = store_publish(subject, hdrs, nh, msgid, ev.data, ev.datalen,
-	    ingest_published_cb, ir);
-	free(msgid);
-	for (i = 0; i < nenc; i++)
-		free(enc[i]);
-	cevent_free(&ev);
+	res = ingest_msg_store(&ir->m, subject, ingest_published_cb, ir);
 	if (res == STORE_OK)
 		return;
 	if (res == STORE_TOO_LARGE)
@@ -362,6 +444,6 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 		    res == STORE_OVERLOAD ? "too many events in flight; send "
 		    "it again shortly" : "JetStream is not available; send it "
 		    "again with the same id", p->name, subject);
-	free(ir->id);
+	ingest_msg_free(&ir->m);
 	free(ir);
 }

@@ -382,8 +382,15 @@ metrics_stored(enum stream_id stream, int duplicate)
 void
 metrics_publish_failure(enum pubfail why)
 {
+	metrics_publish_failures(why, 1);
+}
+
+/* Count n publishes that failed the same way (a refused batch). */
+void
+metrics_publish_failures(enum pubfail why, size_t n)
+{
 	if (why < PUBFAIL_MAX)
-		pubfails[why]++;
+		pubfails[why] += n;
 }
 
 /* Count one NATS reconnection. */

@@ -5,6 +5,8 @@
 #ifndef METRICS_H
 #define METRICS_H
 
+#include <stddef.h>
+
 struct evbuffer;
 
 enum route {
@@ -67,6 +69,7 @@ void	metrics_in_flight(int sub, int delta);
 void	metrics_request(enum route route, int status);
 void	metrics_stored(enum stream_id stream, int duplicate);
 void	metrics_publish_failure(enum pubfail why);
+void	metrics_publish_failures(enum pubfail why, size_t n);
 void	metrics_reconnect(void);
 void	metrics_gauge(enum gauge g, long long value);
 enum inbox_counter {

@@ -190,38 +190,59 @@ reply_subject(char *buf, uint64_t seq)
 	*buf = '\0';
 }
 
+/* 1 when the message would fit the server's max_payload; see store.h. */
+int
+store_fits(const struct store_header *h, size_t nh, const char *msg_id,
+    size_t len)
+{
+	size_t	 i, hdrlen = HDR_OVERHEAD + strlen(msg_id);
+
+	for (i = 0; i < nh; i++)
+		hdrlen += strlen(h[i].key) + strlen(h[i].value) + 4;
+	return store_conn.max_payload <= 0 ||
+	    hdrlen + len <= (size_t)store_conn.max_payload;
+}
+
+/* Whether n publishes may start now; see store.h. */
+enum store_result
+store_can_publish(size_t n)
+{
+	enum store_result	 res = STORE_OK;
+
+	if (!store_ready() || store_conn.closing)
+		res = STORE_NOT_READY;
+	/*
+	 * Both bounds: publishes waiting, and bytes nats.c has not written
+	 * yet (its buffer has no limit of its own, and a stalled server keeps
+	 * it growing after our publishes have timed out).
+	 */
+	else if ((size_t)pb.n + n > (size_t)store_conn.cfg->max_pending ||
+	    natsConnection_Buffered(store_conn.nc) > OUT_BUFFER_MAX)
+		res = STORE_OVERLOAD;
+	if (res != STORE_OK)
+		metrics_publish_failures(res == STORE_NOT_READY ?
+		    PUBFAIL_NOT_READY : PUBFAIL_OVERLOAD, n);
+	return res;
+}
+
 /* Publish one event; see store.h. */
 enum store_result
 store_publish(const char *subject, const struct store_header *h, size_t nh,
     const char *msg_id, const void *data, size_t len, store_publish_cb cb,
     void *arg)
 {
-	natsMsg		*msg = NULL;
-	natsStatus	 s;
-	struct pub	*p;
-	char		 reply[128];
-	size_t		 i, hdrlen = HDR_OVERHEAD + strlen(msg_id);
+	natsMsg			*msg = NULL;
+	natsStatus		 s;
+	struct pub		*p;
+	char			 reply[128];
+	size_t			 i;
+	enum store_result	 res;
 
 	/* Size first: too large is 413 whatever the state (SPEC 2). */
-	for (i = 0; i < nh; i++)
-		hdrlen += strlen(h[i].key) + strlen(h[i].value) + 4;
-	if (store_conn.max_payload > 0 &&
-	    hdrlen + len > (size_t)store_conn.max_payload)
+	if (!store_fits(h, nh, msg_id, len))
 		return STORE_TOO_LARGE;
-	if (!store_ready() || store_conn.closing) {
-		metrics_publish_failure(PUBFAIL_NOT_READY);
-		return STORE_NOT_READY;
-	}
-	/*
-	 * Both bounds: publishes waiting, and bytes nats.c has not written
-	 * yet (its buffer has no limit of its own, and a stalled server keeps
-	 * it growing after our publishes have timed out).
-	 */
-	if (pb.n >= store_conn.cfg->max_pending ||
-	    natsConnection_Buffered(store_conn.nc) > OUT_BUFFER_MAX) {
-		metrics_publish_failure(PUBFAIL_OVERLOAD);
-		return STORE_OVERLOAD;
-	}
+	if ((res = store_can_publish(1)) != STORE_OK)
+		return res;
 
 	pb.next_seq++;
 	reply_subject(reply, pb.next_seq);

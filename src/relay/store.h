@@ -47,6 +47,19 @@ void		 store_global_init(void);
  */
 void		 store_init(struct event_base *base, const struct config *cfg);
 /*
+ * 1 when a message with these headers, Nats-Msg-Id msg_id and len bytes
+ * of data fits the NATS server's max_payload (1 before it is known).
+ */
+int		 store_fits(const struct store_header *h, size_t nh,
+		    const char *msg_id, size_t len);
+/*
+ * Whether n publishes may start now: STORE_OK, STORE_NOT_READY or
+ * STORE_OVERLOAD (TREATY_RELAY_MAX_PENDING, or nats.c's unsent bytes);
+ * a refusal counts n failed publishes.  store_publish asks it for 1; a
+ * batch asks for all its events before it publishes any.
+ */
+enum store_result store_can_publish(size_t n);
+/*
  * Publish data on subject with headers and Nats-Msg-Id msg_id.  Returns
  * STORE_OK when cb will be called later, exactly once; any other value is
  * the answer now and cb is never called.

@@ -66,4 +66,28 @@ kill -HUP $RELAY_PID
 wait_until 10 'grep -q "configuration reloaded" "$RELAY_LOG"'
 acc=$(python3 "$(dirname "$0")/publish.py" "$RELAY_URL" "$TOKEN" evt.acme.shop.order.created rl-fast- 200 4)
 check "after a reload to 1000/s (burst 1000), 200 at once all pass" "200 " "$acc"
+
+# A batch (SPEC 14) takes one token per event and is refused whole when
+# the bucket cannot cover it.  One token per 10 s, burst 5.
+printf "TREATY_RELAY_PRODUCERS='%s'\n" "$(limited 0.1 5 | tr -d '\n')" > "$T/relay.env"
+kill -HUP $RELAY_PID
+wait_until 10 'test "$(grep -c "configuration reloaded" "$RELAY_LOG")" -ge 2'
+bpost() {
+	local ev='{"specversion":"1.0","id":"%s","source":"/t","type":"dev.shop.order.created.v1"}' body="[" i
+	for i in $(seq 1 $1); do body+="$(printf "$ev" "rlb-$2-$i"),"; done
+	send POST /v1/events/evt.acme.shop.order.created -H "Authorization: Bearer $TOKEN" \
+	    -H "Content-Type: application/cloudevents-batch+json" --data-binary "${body%,}]"
+}
+BASE=$(counts)
+bpost 3 a
+check "a batch of 3 from a bucket of 5: 202" 202 "$STATUS"
+BASE=$(counts)
+bpost 3 b
+reject "a batch of 3 with 2 tokens left: 429, nothing of it stored" 429 rate_limited
+check "  with Retry-After" 1 "$(hdr Retry-After | grep -c '^[0-9]')"
+bpost 6 c
+reject "a batch larger than the burst: 429" 429 rate_limited
+check_match "  saying the batch is larger than the burst" 'more events than the producer.s burst \(5\)' "$BODY"
+bpost 2 d
+check "the 2 tokens left still take a batch of 2" 202 "$STATUS"
 finish
