@@ -37,6 +37,26 @@ int	cmd_gen_token(int argc, char **argv);
 /* cmd-publish.c */
 int	cmd_publish(int argc, char **argv);
 int	cmd_flush(int argc, char **argv);
+/*
+ * outbox.c: entries that publish keeps until the relay has them and flush
+ * sends: the subject on the first line, then one structured-mode event or
+ * a batch.  Names sort oldest first.
+ */
+#define OUTBOX_SUFFIX		".event"
+#define OUTBOX_REJECTED		".rejected"	/* refused for good: a human's */
+/* 0 when dir is the user's own and writable by nobody else; else -1. */
+int	 outbox_check(const char *dir);
+/* Write an entry durably (dir made if missing); its path, or NULL. */
+char	*outbox_write(const char *dir, const char *subject, const char *body,
+	    size_t len);
+/* Read an entry: 0, 1 when it is gone (sent by another flush), -1. */
+int	 outbox_read(const char *path, char **subject, char **body,
+	    size_t *len);
+/*
+ * Rename an entry the relay refused for good to *.rejected, and say so:
+ * 0, or -1 with a message (it stays, and flush must stop).
+ */
+int	 outbox_reject(const char *path);
 /* cmd-work.c */
 int	cmd_work(int argc, char **argv);
 /* cmd-listen.c */

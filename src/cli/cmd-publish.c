@@ -1,57 +1,326 @@
 /*
- * cmd-publish.c: treaty publish and treaty flush.
+ * cmd-publish.c: treaty publish and treaty flush.  Main thread (the
+ * client's loop).
  *
  * An event is sent as a structured-mode CloudEvent (JSON) to
  * POST /v1/events/<subject>; its data is written so that the relay stores
- * exactly the bytes given (cevent_gen_data).  Transient failures (no
- * answer, 429, 502, 503, 504) are retried with the same id, which the
- * relay deduplicates; anything else is final.
+ * exactly the bytes given (cevent_gen_data).  With --batch, events are
+ * read as JSON lines and sent in batches (SPEC 14: a JSON array,
+ * application/cloudevents-batch+json), one batch after another.
+ * Transient failures (no answer, 429, 502, 503, 504) are retried with the
+ * same ids, which the relay deduplicates, so a batch the relay stored in
+ * part is simply sent again; anything else is final.
  *
- * Outbox: with --outbox DIR the event is first written to a file there
- * (temporary name, fsync, rename, fsync of the directory), and the file
- * is removed only after the relay answered 202.  The file's first line is
- * the subject, the rest the request body; names start with the time in
- * nanoseconds, so flush sends the oldest first.  A file the relay refuses
- * for good is renamed to *.rejected and kept for a human.
+ * Outbox: with --outbox DIR each event or batch is first written to a
+ * file there (outbox.c), removed only after the relay answered 202.  A
+ * file the relay refuses for good is renamed to *.rejected and kept for
+ * a human.  flush sends the files oldest first, single events of one
+ * subject gathered into batches.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <dirent.h>
 #include <openssl/rand.h>
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
 #include "treaty.h"
+#include "api.h"
 #include "cevent.h"
 #include "cli.h"
+#include "json.h"
 #include "log.h"
 #include "util.h"
 
 #define DEFAULT_ATTEMPTS	8
 #define MAX_EXTRA_ATTRS		16
-#define OUTBOX_SUFFIX		".event"
-/* A send's end besides the exit statuses: the relay refuses us (token,
- * URL), not the event, so an outbox is kept whole. */
-#define SEND_REFUSED		(-1)
+/* A send's ends besides the exit statuses. */
+#define SEND_REFUSED		(-1)	/* the relay refuses us (token, URL),
+					 * not the event: an outbox stays whole */
+#define SEND_SPLIT		(-2)	/* a batch of several files refused
+					 * without naming its event */
 
-/* One event on its way: from flags (publish) or an outbox file (flush). */
+#define CT_EVENT		"application/cloudevents+json"
+#define CT_BATCH		"application/cloudevents-batch+json"
+
+/*
+ * One request on its way: an event or a batch, from flags or JSON lines
+ * (publish) or outbox files (flush).
+ */
 struct send {
 	char			*subject;
-	char			*body;		/* structured-mode JSON */
+	char			*body;		/* JSON object or array */
 	size_t			 len;
-	char			*file;		/* outbox file, or NULL */
+	int			 batch;		/* body is a batch */
+	/* The outbox files of the body, each one's first event's index. */
+	char			**files;
+	size_t			*first;
+	size_t			 nfiles;
+	long long		 refused_index;	/* the relay's "index", or -1 */
 	struct retry		 retry;
 	struct client_req	*req;
 	int			 attempts;	/* allowed */
 	void			(*done)(struct send *, int status);
 };
+
+/* Forget the request's body and files (not the retry state). */
+static void
+send_clear(struct send *s)
+{
+	size_t	 i;
+
+	for (i = 0; i < s->nfiles; i++)
+		free(s->files[i]);
+	free(s->files);
+	free(s->first);
+	free(s->subject);
+	free(s->body);
+	s->files = NULL;
+	s->first = NULL;
+	s->nfiles = 0;
+	s->subject = s->body = NULL;
+	s->len = 0;
+	s->batch = 0;
+}
+
+/* Add an outbox file whose events start at index first. */
+static void
+send_add_file(struct send *s, char *path, size_t first)
+{
+	s->files = xrealloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
+	s->first = xrealloc(s->first, (s->nfiles + 1) * sizeof(*s->first));
+	s->files[s->nfiles] = path;
+	s->first[s->nfiles++] = first;
+}
+
+/* The file holding the batch's event idx, or NULL. */
+static const char *
+send_file_of(const struct send *s, long long idx)
+{
+	size_t	 i;
+
+	if (s->nfiles == 1)
+		return s->files[0];
+	if (idx < 0)
+		return NULL;
+	for (i = s->nfiles; i-- > 0; )
+		if ((long long)s->first[i] <= idx)
+			return s->files[i];
+	return NULL;
+}
+
+/*
+ * Print the relay's 202: a single event's answer as it is, a batch's as
+ * one {"id":..,"duplicate":..} line per event, in order.
+ */
+static void
+send_print(const struct send *s, const struct client_result *r)
+{
+	static const char	*rpath[] = { "results", NULL };
+	yajl_val		 root = NULL, res;
+	yajl_gen		 g;
+	const unsigned char	*buf;
+	char			*text;
+	size_t			 i, n;
+
+	if (s->batch) {
+		text = xstrndup(r->body, r->bodylen);
+		root = yajl_tree_parse(text, NULL, 0);
+		free(text);
+	}
+	if (root == NULL || (res = yajl_tree_get(root, rpath, yajl_t_array))
+	    == NULL) {
+		fwrite(r->body, 1, r->bodylen, stdout);
+		if (r->bodylen == 0 || r->body[r->bodylen - 1] != '\n')
+			putchar('\n');
+	} else {
+		static const char	*idp[] = { "id", NULL };
+		static const char	*dupp[] = { "duplicate", NULL };
+
+		g = yajl_gen_alloc(NULL);
+		for (i = 0; i < res->u.array.len; i++) {
+			yajl_val id = yajl_tree_get(res->u.array.values[i],
+			    idp, yajl_t_string);
+			yajl_val dup = yajl_tree_get(res->u.array.values[i],
+			    dupp, yajl_t_any);
+
+			yajl_gen_map_open(g);
+			json_gen_str(g, "id");
+			json_gen_str(g, id != NULL ? YAJL_GET_STRING(id) : "");
+			json_gen_str(g, "duplicate");
+			yajl_gen_bool(g, dup != NULL && YAJL_IS_TRUE(dup));
+			yajl_gen_map_close(g);
+			if (yajl_gen_get_buf(g, &buf, &n) == yajl_gen_status_ok)
+				printf("%.*s\n", (int)n, (const char *)buf);
+			yajl_gen_clear(g);
+			yajl_gen_reset(g, NULL);
+		}
+		yajl_gen_free(g);
+	}
+	yajl_tree_free(root);
+	fflush(stdout);
+}
+
+/* The "index" of the relay's error body (SPEC 14), or -1. */
+static long long
+send_index(const struct client_result *r)
+{
+	static const char	*ipath[] = { "index", NULL };
+	yajl_val		 root, v;
+	char			*text;
+	long long		 idx = -1;
+
+	if (r->body == NULL || r->bodylen == 0 || r->bodylen > 65536)
+		return -1;
+	text = xstrndup(r->body, r->bodylen);
+	root = yajl_tree_parse(text, NULL, 0);
+	free(text);
+	if (root != NULL && (v = yajl_tree_get(root, ipath, yajl_t_number))
+	    != NULL && YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0)
+		idx = YAJL_GET_INTEGER(v);
+	yajl_tree_free(root);
+	return idx;
+}
+
+static void	send_attempt(void *);
+
+/* The relay's answer to one attempt. */
+static void
+send_answer_cb(void *arg, const struct client_result *r)
+{
+	struct send	*s = arg;
+	char		 what[96], detail[200], at[48] = "";
+	const char	*file;
+	size_t		 i;
+
+	s->req = NULL;
+	s->refused_index = -1;
+	if (r->status == 202) {
+		send_print(s, r);
+		for (i = 0; i < s->nfiles; i++)
+			if (unlink(s->files[i]) == -1)
+				log_warn("cannot remove the sent outbox file",
+				    "file=%s", log_q(s->files[i]));
+		s->done(s, EXIT_OK);
+		return;
+	}
+	if (client_transient(r)) {
+		if ((int)s->retry.attempt + 1 < s->attempts) {
+			retry_later(&s->retry, r);
+			return;
+		}
+		cli_err("publish %s: still failing after %d attempts: %s%s%s%s",
+		    s->subject, s->attempts, client_what(r, what, sizeof(what)),
+		    s->nfiles > 0 ? "; kept in " : "",
+		    s->nfiles > 0 ? s->files[0] : "",
+		    s->nfiles > 1 ? " and the files after it" : "");
+		s->done(s, EXIT_TEMPFAIL);
+		return;
+	}
+	if (s->batch && (s->refused_index = send_index(r)) >= 0)
+		snprintf(at, sizeof(at), " (the batch's event %lld)",
+		    s->refused_index);
+	cli_err("publish %s refused: %s%s %s", s->subject,
+	    client_what(r, what, sizeof(what)), at,
+	    client_detail(r, detail, sizeof(detail)));
+	/*
+	 * Only a refusal of the event itself sets its file aside; a bad
+	 * token, URL or relay (401, 403, 404, 5xx, no such host) is no
+	 * reason to give up the outbox: the file stays for a later flush.
+	 */
+	if (r->status == 400 || r->status == 413 || r->status == 422) {
+		if (s->nfiles == 0) {
+			s->done(s, EXIT_FAILED);
+			return;
+		}
+		if ((file = send_file_of(s, s->refused_index)) == NULL) {
+			s->done(s, SEND_SPLIT);
+			return;
+		}
+		s->done(s, outbox_reject(file) == 0 ? EXIT_FAILED :
+		    SEND_REFUSED);
+		return;
+	}
+	if (s->nfiles > 0)
+		cli_err("kept in %s%s", s->files[0], s->nfiles > 1 ?
+		    " and the files after it" : "");
+	s->done(s, SEND_REFUSED);
+}
+
+/* Send (again). */
+static void
+send_attempt(void *arg)
+{
+	struct send			*s = arg;
+	struct outbound_header		 h[1];
+	char				*path;
+
+	h[0].key = "Content-Type";
+	h[0].value = s->batch ? CT_BATCH : CT_EVENT;
+	path = xjoin("/v1/events/", "", s->subject);
+	s->req = client_request(OUTBOUND_POST, path, h, 1, s->body, s->len,
+	    send_answer_cb, s);
+	free(path);
+}
+
+/* SIGINT/SIGTERM: stop waiting (what is in the outbox stays there). */
+static void
+send_stop_cb(void *arg)
+{
+	struct send	*s = arg;
+
+	if (s->subject == NULL) {	/* between two requests */
+		client_exit(EXIT_TEMPFAIL);
+		return;
+	}
+	retry_cancel(&s->retry);
+	if (s->req != NULL) {
+		client_cancel(s->req);
+		s->req = NULL;
+	}
+	log_warnx("interrupted; not sent", "subject=%s%s",
+	    log_q(s->subject), s->nfiles > 0 ? " kept=outbox" : "");
+	s->done(s, EXIT_TEMPFAIL);
+}
+
+/* Start a send with a fresh backoff. */
+static void
+send_start(struct send *s)
+{
+	retry_reset(&s->retry);
+	send_attempt(s);
+}
+
+/* --attempts: 1 to 1000, or -1 with a message. */
+static long long
+attempts_arg(const char *s)
+{
+	long long	 n = num_arg(s);
+
+	if (n < 1 || n > 1000) {
+		cli_err("--attempts: 1 to 1000");
+		return -1;
+	}
+	return n;
+}
+
+/* --batch-size: 1 to API_BATCH_MAX, or -1 with a message. */
+static long long
+batch_size_arg(const char *s)
+{
+	long long	 n = num_arg(s);
+
+	if (n < 1 || n > API_BATCH_MAX) {
+		cli_err("--batch-size: 1 to " API_STR(API_BATCH_MAX));
+		return -1;
+	}
+	return n;
+}
 
 /* A random version 4 UUID (the default event id). */
 static int
@@ -68,262 +337,6 @@ uuid4(char out[37])
 	    b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 	return 0;
 }
-
-/* fsync the directory dir, so a rename or a new name in it is durable. */
-static int
-sync_dir(const char *dir)
-{
-	int	 fd, rc;
-
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
-/*
- * An outbox must be the user's own, writable by nobody else: flush
- * publishes every file in it with the user's token, so a file someone
- * else could put there would be published as the user's.  0, or -1 with
- * a message.
- */
-static int
-outbox_check(const char *dir)
-{
-	struct stat	 st;
-
-	if (stat(dir, &st) == -1) {
-		cli_err("outbox %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		cli_err("outbox %s: not a directory", dir);
-		return -1;
-	}
-	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		cli_err("outbox %s: must be owned by this user and writable by "
-		    "nobody else (chmod go-w), or another user's files would be "
-		    "published with this token", dir);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Write s durably into dir: a temporary name, fsync, rename to its
- * time-ordered name, fsync of the directory.  The file's path, or NULL
- * with a message.
- */
-static char *
-outbox_write(const char *dir, const struct send *s)
-{
-	struct timespec	 ts;
-	uint32_t	 rnd;
-	char		 name[64], *tmp, *path;
-	ssize_t		 w;
-	size_t		 off = 0, slen = strlen(s->subject);
-	int		 fd;
-
-	/* A missing outbox is made (private: events may be). */
-	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
-		cli_err("outbox %s: %s", dir, strerror(errno));
-		return NULL;
-	}
-	if (outbox_check(dir) == -1)
-		return NULL;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	if (RAND_bytes((unsigned char *)&rnd, sizeof(rnd)) != 1)
-		rnd = (uint32_t)ts.tv_nsec;
-	snprintf(name, sizeof(name), "%020lld-%08x" OUTBOX_SUFFIX,
-	    (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, rnd);
-	path = xjoin(dir, "/", name);
-	tmp = xjoin(dir, "/.tmp-", name);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600))
-	    == -1)
-		goto fail;
-	{
-		char	*buf = xmalloc(slen + 1 + s->len);
-
-		memcpy(buf, s->subject, slen);
-		buf[slen] = '\n';
-		memcpy(buf + slen + 1, s->body, s->len);
-		while (off < slen + 1 + s->len) {
-			w = write(fd, buf + off, slen + 1 + s->len - off);
-			if (w == -1 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				free(buf);
-				close(fd);
-				goto fail_unlink;
-			}
-			off += (size_t)w;
-		}
-		free(buf);
-	}
-	if (fsync(fd) == -1 || close(fd) == -1)
-		goto fail_unlink;
-	if (rename(tmp, path) == -1)
-		goto fail_unlink;
-	if (sync_dir(dir) == -1) {
-		/* Not durable, so not kept: nothing is sent, exit 1. */
-		unlink(path);
-		goto fail;
-	}
-	free(tmp);
-	return path;
-fail_unlink:
-	unlink(tmp);
-fail:
-	cli_err("outbox %s: %s", dir, strerror(errno));
-	free(tmp);
-	free(path);
-	return NULL;
-}
-
-static void	send_attempt(void *);
-
-/* The relay's answer to one attempt. */
-static void
-send_answer_cb(void *arg, const struct client_result *r)
-{
-	struct send	*s = arg;
-	char		 what[96], detail[200], *rej;
-
-	s->req = NULL;
-	if (r->status == 202) {
-		/* The relay's own answer: {"id":...,"duplicate":...}. */
-		fwrite(r->body, 1, r->bodylen, stdout);
-		if (r->bodylen == 0 || r->body[r->bodylen - 1] != '\n')
-			putchar('\n');
-		fflush(stdout);
-		if (s->file != NULL && unlink(s->file) == -1)
-			log_warn("cannot remove the sent outbox file",
-			    "file=%s", log_q(s->file));
-		s->done(s, EXIT_OK);
-		return;
-	}
-	if (client_transient(r)) {
-		if ((int)s->retry.attempt + 1 < s->attempts) {
-			retry_later(&s->retry, r);
-			return;
-		}
-		cli_err("publish %s: still failing after %d attempts: %s%s%s",
-		    s->subject, s->attempts, client_what(r, what, sizeof(what)),
-		    s->file ? "; kept in " : "", s->file ? s->file : "");
-		s->done(s, EXIT_TEMPFAIL);
-		return;
-	}
-	cli_err("publish %s refused: %s %s", s->subject,
-	    client_what(r, what, sizeof(what)),
-	    client_detail(r, detail, sizeof(detail)));
-	/*
-	 * Only a refusal of the event itself sets its file aside; a bad
-	 * token, URL or relay (401, 403, 404, 5xx, no such host) is no
-	 * reason to give up the outbox: the file stays for a later flush.
-	 */
-	if (s->file != NULL && (r->status == 400 || r->status == 413 ||
-	    r->status == 422)) {
-		rej = xjoin(s->file, "", ".rejected");
-		if (rename(s->file, rej) == 0)
-			cli_err("kept as %s", rej);
-		free(rej);
-		s->done(s, EXIT_FAILED);
-		return;
-	}
-	if (s->file != NULL)
-		cli_err("kept in %s", s->file);
-	s->done(s, SEND_REFUSED);
-}
-
-/* Send (again). */
-static void
-send_attempt(void *arg)
-{
-	struct send			*s = arg;
-	static const struct outbound_header h[] = {
-		{ "Content-Type", "application/cloudevents+json" }
-	};
-	char				*path;
-
-	path = xjoin("/v1/events/", "", s->subject);
-	s->req = client_request(OUTBOUND_POST, path, h, 1, s->body, s->len,
-	    send_answer_cb, s);
-	free(path);
-}
-
-/* SIGINT/SIGTERM: stop waiting (the event stays in the outbox, if any). */
-static void
-send_stop_cb(void *arg)
-{
-	struct send	*s = arg;
-
-	if (s->subject == NULL) {	/* flush, between two files */
-		client_exit(EXIT_TEMPFAIL);
-		return;
-	}
-	retry_cancel(&s->retry);
-	if (s->req != NULL) {
-		client_cancel(s->req);
-		s->req = NULL;
-	}
-	log_warnx("interrupted; not sent", "subject=%s%s%s",
-	    log_q(s->subject), s->file ? " kept=" : "",
-	    s->file ? log_q(s->file) : "");
-	s->done(s, EXIT_TEMPFAIL);
-}
-
-/* publish: one send, then exit (a late signal changes nothing now). */
-static void
-publish_done(struct send *s, int status)
-{
-	(void)s;
-	client_on_stop(NULL, NULL);
-	client_exit(status == SEND_REFUSED ? EXIT_FAILED : status);
-}
-
-/* Send s with retries; the exit status. */
-static int
-send_run(struct send *s)
-{
-	client_on_stop(send_stop_cb, s);
-	send_attempt(s);
-	return client_run();
-}
-
-/* --attempts: 1 to 1000, or -1 with a message. */
-static long long
-attempts_arg(const char *s)
-{
-	long long	 n = num_arg(s);
-
-	if (n < 1 || n > 1000) {
-		cli_err("--attempts: 1 to 1000");
-		return -1;
-	}
-	return n;
-}
-
-static const struct option publish_opts[] = {
-	{ "subject", required_argument, NULL, 's' },
-	{ "type", required_argument, NULL, 't' },
-	{ "source", required_argument, NULL, 'S' },
-	{ "id", required_argument, NULL, 'i' },
-	{ "data", required_argument, NULL, 'd' },
-	{ "content-type", required_argument, NULL, 'c' },
-	{ "time", required_argument, NULL, 'T' },
-	{ "attr", required_argument, NULL, 'a' },
-	{ "outbox", required_argument, NULL, 'o' },
-	{ "attempts", required_argument, NULL, 'n' },
-	{ "help", no_argument, NULL, 'h' },
-	CLIENT_LONGOPTS,
-	{ NULL, 0, NULL, 0 }
-};
-
-#define PUBLISH_USAGE							\
-	"usage: treaty publish --subject SUBJECT --type TYPE --source SOURCE\n" \
-	"  [--id ID] [--data TEXT|@FILE|-] [--content-type TYPE] [--time TIME]\n" \
-	"  [--attr NAME=VALUE ...] [--outbox DIR] [--attempts N]\n" CLIENT_USAGE
 
 /* The event's data: TEXT, @FILE or - (standard input). */
 static char *
@@ -392,75 +405,224 @@ publish_body(struct cevent *ev, size_t *len)
 	return body;
 }
 
-/* treaty publish: see man/treaty.1. */
-int
-cmd_publish(int argc, char **argv)
+/*
+ * The checks the relay makes of the subject and of a type against it
+ * (422 there), so an outbox never keeps an event the relay refuses.
+ * what names the type's origin in messages ("--type", "line 7: type").
+ */
+static int
+check_subject(const char *subject)
 {
-	struct cevent	 ev;
-	struct send	 s;
-	const char	*subject = NULL, *type = NULL, *source = NULL;
-	const char	*id = NULL, *data_arg = NULL, *ct = NULL, *tm = NULL;
-	const char	*outbox = NULL, *extra[MAX_EXTRA_ATTRS];
-	char		 uuid[37], *data = NULL, *eq, *name;
-	size_t		 nextra = 0, datalen = 0, i;
-	long long	 attempts = DEFAULT_ATTEMPTS;
-	int		 c, rc = EXIT_FAILED;
-
-	memset(&ev, 0, sizeof(ev));
-	memset(&s, 0, sizeof(s));
-	optind = 1;
-	while ((c = cli_getopt(argc, argv, "hv", publish_opts)) != -1) {
-		switch (c) {
-		case 's': subject = optarg; break;
-		case 't': type = optarg; break;
-		case 'S': source = optarg; break;
-		case 'i': id = optarg; break;
-		case 'd': data_arg = optarg; break;
-		case 'c': ct = optarg; break;
-		case 'T': tm = optarg; break;
-		case 'o': outbox = optarg; break;
-		case 'a':
-			if (nextra == MAX_EXTRA_ATTRS) {
-				cli_err("at most %d --attr", MAX_EXTRA_ATTRS);
-				return EXIT_USAGE;
-			}
-			extra[nextra++] = optarg;
-			break;
-		case 'n':
-			if ((attempts = attempts_arg(optarg)) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'h':
-			puts(PUBLISH_USAGE);
-			return EXIT_OK;
-		default:
-			if (client_option(c, optarg, PUBLISH_USAGE) == -1)
-				return EXIT_USAGE;
-		}
-	}
-	if (optind != argc || subject == NULL || type == NULL ||
-	    source == NULL) {
-		cli_err("%s", PUBLISH_USAGE);
-		return EXIT_USAGE;
-	}
-	/* Validation failures stop here, before anything is sent or kept. */
 	if (!treaty_subject_valid(subject)) {
 		cli_err("--subject %s: not a suite subject "
 		    "(evt|audit.scope.product.entity.verb)", subject);
-		return EXIT_FAILED;
+		return -1;
 	}
-	/* The relay answers these 422: an outbox must never keep one. */
+	return 0;
+}
+
+static int
+check_type(const char *what, const char *type, const char *subject)
+{
 	if (!treaty_type_valid(type)) {
-		cli_err("--type %s: not a suite type "
-		    "(namespace.product.entity.verb.vN)", type);
-		return EXIT_FAILED;
+		cli_err("%s %s: not a suite type "
+		    "(namespace.product.entity.verb.vN)", what, type);
+		return -1;
 	}
 	if (!treaty_type_matches_subject(type, subject)) {
-		cli_err("--type %s does not match --subject %s: the type's "
-		    "product, entity and verb must be the subject's", type,
-		    subject);
-		return EXIT_FAILED;
+		cli_err("%s %s does not match --subject %s: the type's "
+		    "product, entity and verb must be the subject's", what,
+		    type, subject);
+		return -1;
 	}
+	return 0;
+}
+
+/* publish: one event, or the JSON lines of --batch one batch at a time. */
+static struct {
+	struct send		 s;
+	const char		*outbox;
+	/* --batch: the input and its events (lines), the next to send. */
+	char			*input;
+	struct json_span	*ev;
+	size_t			 nev, next, sent;
+	size_t			 batch_size;
+} pub;
+
+static void	publish_next(void);
+
+/* publish: one send done; the next batch, or the exit status. */
+static void
+publish_done(struct send *s, int status)
+{
+	if (status == EXIT_OK && pub.ev != NULL) {
+		char	*subject = s->subject;
+
+		pub.sent = pub.next;
+		s->subject = NULL;
+		send_clear(s);
+		s->subject = subject;
+		if (pub.next < pub.nev) {
+			publish_next();
+			return;
+		}
+	}
+	if (pub.ev != NULL && status != EXIT_OK)
+		log_warnx("not all batches sent", "events_sent=%zu "
+		    "events_left=%zu", pub.sent, pub.nev - pub.sent);
+	client_on_stop(NULL, NULL);
+	client_exit(status == SEND_REFUSED || status == SEND_SPLIT ?
+	    EXIT_FAILED : status);
+}
+
+/*
+ * The next batch of --batch: as many events as --batch-size allows whose
+ * array stays within the relay's body limit, written to the outbox first
+ * when there is one.
+ */
+static void
+publish_next(void)
+{
+	struct send	*s = &pub.s;
+	size_t		 i, len = 2, o;
+	char		*path;
+
+	for (i = pub.next; i < pub.nev && i - pub.next < pub.batch_size; i++) {
+		if (len + pub.ev[i].len + 1 > API_BODY_MAX && i > pub.next)
+			break;
+		len += pub.ev[i].len + 1;
+	}
+	s->body = xmalloc(len);
+	s->body[0] = '[';
+	for (o = 1; pub.next < i; pub.next++) {
+		memcpy(s->body + o, pub.input + pub.ev[pub.next].off,
+		    pub.ev[pub.next].len);
+		o += pub.ev[pub.next].len;
+		s->body[o++] = ',';
+	}
+	s->body[o - 1] = ']';
+	s->len = o;
+	s->batch = 1;
+	if (pub.outbox != NULL) {
+		if ((path = outbox_write(pub.outbox, s->subject, s->body,
+		    s->len)) == NULL) {
+			publish_done(s, EXIT_FAILED);
+			return;
+		}
+		send_add_file(s, path, 0);
+	}
+	send_start(s);
+}
+
+/*
+ * Read the JSON lines of --batch and check every event as the relay will
+ * (its own parser, the type against the subject), before anything is
+ * sent or kept: 0, or -1 with a message naming the line.
+ */
+static int
+publish_read_lines(const char *arg, const char *subject)
+{
+	struct cevent	 ev;
+	FILE		*f;
+	size_t		 len, off, end, eol, line = 0, cap = 0;
+	char		 what[48];
+	int		 rc = 0;
+
+	if (strcmp(arg, "-") == 0)
+		pub.input = read_all(stdin, &len);
+	else if ((f = fopen(arg, "r")) == NULL) {
+		cli_err("%s: %s", arg, strerror(errno));
+		return -1;
+	} else {
+		pub.input = read_all(f, &len);
+		fclose(f);
+	}
+	if (pub.input == NULL) {
+		cli_err("cannot read the events from %s", arg);
+		return -1;
+	}
+	for (off = 0; off < len && rc == 0; off = eol + 1) {
+		const char	*nl = memchr(pub.input + off, '\n', len - off);
+
+		eol = nl != NULL ? (size_t)(nl - pub.input) : len;
+		line++;
+		/* Blank lines are allowed (a trailing newline, spacing). */
+		for (end = eol; end > off &&
+		    memchr(" \t\r", pub.input[end - 1], 3) != NULL; end--)
+			;
+		if (end == off)
+			continue;
+		if (end - off + 2 > API_BODY_MAX) {
+			cli_err("line %zu: an event over 1 MiB", line);
+			rc = -1;
+		} else if (cevent_from_structured(&ev, pub.input + off,
+		    end - off) == -1) {
+			cli_err("line %zu: not a valid event: %s", line,
+			    ev.detail);
+			rc = -1;
+		} else {
+			snprintf(what, sizeof(what), "line %zu: type", line);
+			rc = check_type(what, ev.type, subject);
+		}
+		cevent_free(&ev);
+		if (rc == 0) {
+			if (pub.nev == cap) {
+				cap = cap ? cap * 2 : 64;
+				pub.ev = xrealloc(pub.ev,
+				    cap * sizeof(*pub.ev));
+			}
+			pub.ev[pub.nev].off = off;
+			pub.ev[pub.nev++].len = end - off;
+		}
+		if (nl == NULL)
+			break;
+	}
+	if (rc == 0 && pub.nev == 0) {
+		cli_err("%s: no events", arg);
+		rc = -1;
+	}
+	return rc;
+}
+
+static const struct option publish_opts[] = {
+	{ "subject", required_argument, NULL, 's' },
+	{ "type", required_argument, NULL, 't' },
+	{ "source", required_argument, NULL, 'S' },
+	{ "id", required_argument, NULL, 'i' },
+	{ "data", required_argument, NULL, 'd' },
+	{ "content-type", required_argument, NULL, 'c' },
+	{ "time", required_argument, NULL, 'T' },
+	{ "attr", required_argument, NULL, 'a' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "batch-size", required_argument, NULL, 'B' },
+	{ "outbox", required_argument, NULL, 'o' },
+	{ "attempts", required_argument, NULL, 'n' },
+	{ "help", no_argument, NULL, 'h' },
+	CLIENT_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+#define PUBLISH_USAGE							\
+	"usage: treaty publish --subject SUBJECT --type TYPE --source SOURCE\n" \
+	"  [--id ID] [--data TEXT|@FILE|-] [--content-type TYPE] [--time TIME]\n" \
+	"  [--attr NAME=VALUE ...] [--outbox DIR] [--attempts N]\n"	\
+	"       treaty publish --subject SUBJECT --batch FILE|- [--batch-size N]\n" \
+	"  [--outbox DIR] [--attempts N]\n" CLIENT_USAGE
+
+/* One event from the flags into pub.s; 0 or an exit status. */
+static int
+publish_one(const char *subject, const char *type, const char *source,
+    const char *id, const char *data_arg, const char *ct, const char *tm,
+    const char *const *extra, size_t nextra)
+{
+	struct cevent	 ev;
+	char		 uuid[37], *data = NULL, *eq, *name;
+	size_t		 datalen = 0, i;
+	int		 rc = EXIT_FAILED;
+
+	memset(&ev, 0, sizeof(ev));
+	if (check_type("--type", type, subject) == -1)
+		return EXIT_FAILED;
 	if (id == NULL) {
 		if (uuid4(uuid) == -1) {
 			cli_err("no random bytes for an id");
@@ -489,38 +651,120 @@ cmd_publish(int argc, char **argv)
 		ev.content_type = xstrdup(ct);
 	ev.data = data;
 	ev.datalen = datalen;
-	s.subject = xstrdup(subject);
-	if ((s.body = publish_body(&ev, &s.len)) == NULL)
+	if ((pub.s.body = publish_body(&ev, &pub.s.len)) != NULL)
+		rc = 0;
+out:
+	cevent_free(&ev);
+	free(data);
+	return rc;
+}
+
+/* treaty publish: see man/treaty.1. */
+int
+cmd_publish(int argc, char **argv)
+{
+	const char	*subject = NULL, *type = NULL, *source = NULL;
+	const char	*id = NULL, *data_arg = NULL, *ct = NULL, *tm = NULL;
+	const char	*batch = NULL, *extra[MAX_EXTRA_ATTRS];
+	char		*path;
+	size_t		 nextra = 0;
+	long long	 attempts = DEFAULT_ATTEMPTS, bs = API_BATCH_DEFAULT;
+	int		 c, rc = EXIT_FAILED, single;
+
+	memset(&pub, 0, sizeof(pub));
+	optind = 1;
+	while ((c = cli_getopt(argc, argv, "hv", publish_opts)) != -1) {
+		switch (c) {
+		case 's': subject = optarg; break;
+		case 't': type = optarg; break;
+		case 'S': source = optarg; break;
+		case 'i': id = optarg; break;
+		case 'd': data_arg = optarg; break;
+		case 'c': ct = optarg; break;
+		case 'T': tm = optarg; break;
+		case 'o': pub.outbox = optarg; break;
+		case 'b': batch = optarg; break;
+		case 'B':
+			if ((bs = batch_size_arg(optarg)) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'a':
+			if (nextra == MAX_EXTRA_ATTRS) {
+				cli_err("at most %d --attr", MAX_EXTRA_ATTRS);
+				return EXIT_USAGE;
+			}
+			extra[nextra++] = optarg;
+			break;
+		case 'n':
+			if ((attempts = attempts_arg(optarg)) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'h':
+			puts(PUBLISH_USAGE);
+			return EXIT_OK;
+		default:
+			if (client_option(c, optarg, PUBLISH_USAGE) == -1)
+				return EXIT_USAGE;
+		}
+	}
+	/* --batch takes the events whole: no flags that make one. */
+	single = type != NULL || source != NULL || id != NULL ||
+	    data_arg != NULL || ct != NULL || tm != NULL || nextra > 0;
+	if (optind != argc || subject == NULL || (batch == NULL &&
+	    (type == NULL || source == NULL)) || (batch != NULL && single)) {
+		cli_err("%s", PUBLISH_USAGE);
+		return EXIT_USAGE;
+	}
+	/* Validation failures stop here, before anything is sent or kept. */
+	if (check_subject(subject) == -1)
+		return EXIT_FAILED;
+	pub.batch_size = (size_t)bs;
+	pub.s.subject = xstrdup(subject);
+	if (batch != NULL) {
+		if (publish_read_lines(batch, subject) == -1)
+			goto out;
+	} else if ((rc = publish_one(subject, type, source, id, data_arg, ct,
+	    tm, extra, nextra)) != 0)
 		goto out;
 	if ((c = client_init()) != 0) {
 		rc = c == -2 ? EXIT_USAGE : EXIT_FAILED;
 		goto out_client;
 	}
-	retry_init(&s.retry, "publish", send_attempt, &s);
-	if (outbox != NULL && (s.file = outbox_write(outbox, &s)) == NULL)
-		goto out_client;
-	s.attempts = (int)attempts;
-	s.done = publish_done;
-	rc = send_run(&s);
+	retry_init(&pub.s.retry, "publish", send_attempt, &pub.s);
+	pub.s.attempts = (int)attempts;
+	pub.s.done = publish_done;
+	client_on_stop(send_stop_cb, &pub.s);
+	if (batch != NULL)
+		publish_next();
+	else {
+		if (pub.outbox != NULL) {
+			if ((path = outbox_write(pub.outbox, subject,
+			    pub.s.body, pub.s.len)) == NULL) {
+				rc = EXIT_FAILED;
+				goto out_client;
+			}
+			send_add_file(&pub.s, path, 0);
+		}
+		send_start(&pub.s);
+	}
+	rc = client_run();
 out_client:
-	retry_cancel(&s.retry);
+	retry_cancel(&pub.s.retry);
 	client_free();
 out:
-	cevent_free(&ev);
-	free(data);
-	free(s.subject);
-	free(s.body);
-	free(s.file);
+	send_clear(&pub.s);
+	free(pub.input);
+	free(pub.ev);
 	return rc;
 }
 
-/* flush: the outbox, oldest first. */
+/* flush: the outbox, oldest first, single events gathered into batches. */
 static struct {
 	const char	*dir;
 	struct dirent	**names;
-	int		 n, next;
+	int		 n, next, start;	/* start: the send's first */
 	int		 sent, rejected;
-	int		 attempts;
+	size_t		 batch_size;
 	struct send	 s;
 	int		 rc;
 } fl;
@@ -535,57 +779,110 @@ flush_filter(const struct dirent *d)
 	    strcmp(d->d_name + n - k, OUTBOX_SUFFIX) == 0;
 }
 
-/* Load the next file into fl.s; 0, 1 when none is left, -1 on error. */
+/* 1 when an entry's body is a batch (a JSON array). */
+static int
+body_is_batch(const char *body, size_t len)
+{
+	size_t	 i = 0;
+
+	while (i < len && memchr(" \t\r\n", body[i], 4) != NULL)
+		i++;
+	return i < len && body[i] == '[';
+}
+
+/*
+ * Load the next send into fl.s: a batch entry alone, or single-event
+ * entries of one subject gathered up to --batch-size events within the
+ * relay's body limit (one alone is sent as itself).  0, 1 when no file is
+ * left, -1 on error.
+ */
 static int
 flush_load(void)
 {
-	FILE	*f;
-	char	*text, *nl;
-	size_t	 len;
+	struct send	*s = &fl.s;
+	char		*path, *subject, *body;
+	size_t		 len;
+	int		 r;
 
+	fl.start = fl.next;
 	for (; fl.next < fl.n; fl.next++) {
-		fl.s.file = xjoin(fl.dir, "/", fl.names[fl.next]->d_name);
-		if ((f = fopen(fl.s.file, "r")) == NULL) {
-			/* Sent meanwhile by another flush: fine. */
-			if (errno == ENOENT) {
-				free(fl.s.file);
+		path = xjoin(fl.dir, "/", fl.names[fl.next]->d_name);
+		if ((r = outbox_read(path, &subject, &body, &len)) != 0) {
+			free(path);
+			if (r == 1)	/* sent meanwhile by another flush */
 				continue;
+			return -1;
+		}
+		if (s->nfiles > 0 && (body_is_batch(body, len) ||
+		    strcmp(subject, s->subject) != 0 ||
+		    s->nfiles == fl.batch_size ||
+		    s->len + len + 2 > API_BODY_MAX)) {
+			free(path);
+			free(subject);
+			free(body);
+			break;
+		}
+		if (s->nfiles == 0) {
+			s->subject = subject;
+			s->body = body;
+			s->len = len;
+			s->batch = body_is_batch(body, len);
+			send_add_file(s, path, 0);
+			if (s->batch) {
+				fl.next++;
+				break;
 			}
-			cli_err("%s: %s", fl.s.file, strerror(errno));
-			return -1;
+			continue;
 		}
-		text = read_all(f, &len);
-		fclose(f);
-		if (text == NULL || (nl = memchr(text, '\n', len)) == NULL) {
-			cli_err("%s: not an outbox file", fl.s.file);
-			free(text);
-			return -1;
+		/* A second event: the body becomes an array. */
+		if (s->nfiles == 1) {
+			char	*arr = xmalloc(s->len + 2);
+
+			arr[0] = '[';
+			memcpy(arr + 1, s->body, s->len);
+			free(s->body);
+			s->body = arr;
+			s->len++;
+			s->batch = 1;
 		}
-		fl.s.subject = xstrndup(text, (size_t)(nl - text));
-		fl.s.len = len - (size_t)(nl + 1 - text);
-		fl.s.body = xstrndup(nl + 1, fl.s.len);
-		free(text);
-		fl.next++;
-		return 0;
+		s->body = xrealloc(s->body, s->len + 1 + len + 1);
+		s->body[s->len++] = ',';
+		memcpy(s->body + s->len, body, len);
+		s->len += len;
+		send_add_file(s, path, s->nfiles);
+		free(subject);
+		free(body);
 	}
-	return 1;
+	if (s->nfiles == 0)
+		return 1;
+	if (s->batch && s->nfiles > 1)
+		s->body[s->len++] = ']';
+	return 0;
 }
 
 static void	flush_next(void);
 
-/* One file done. */
+/* One send done. */
 static void
 flush_done(struct send *s, int status)
 {
-	free(s->subject);
-	free(s->body);
-	free(s->file);
-	s->subject = s->body = s->file = NULL;
+	size_t	 nfiles = s->nfiles;
+
+	send_clear(s);
 	if (status == EXIT_OK)
-		fl.sent++;
+		fl.sent += (int)nfiles;
 	else if (status == EXIT_FAILED) {
+		/*
+		 * One file was refused and set aside; the batch's others were
+		 * not stored: send them again.
+		 */
 		fl.rejected++;
 		fl.rc = EXIT_FAILED;
+		fl.next = fl.start;
+	} else if (status == SEND_SPLIT) {
+		/* Refused without naming its event: one file at a time. */
+		fl.batch_size = 1;
+		fl.next = fl.start;
 	} else if (status == SEND_REFUSED) {
 		/* The relay refuses us, not the event: stop, keep the rest. */
 		fl.rc = EXIT_FAILED;
@@ -600,7 +897,7 @@ flush_done(struct send *s, int status)
 	flush_next();
 }
 
-/* Send the next file, or finish. */
+/* Send the next files, or finish. */
 static void
 flush_next(void)
 {
@@ -612,28 +909,26 @@ flush_next(void)
 		client_exit(fl.rc);
 		return;
 	}
-	fl.s.attempts = fl.attempts;
-	fl.s.done = flush_done;
-	retry_reset(&fl.s.retry);
-	send_attempt(&fl.s);
+	send_start(&fl.s);
 }
 
 static const struct option flush_opts[] = {
 	{ "outbox", required_argument, NULL, 'o' },
 	{ "attempts", required_argument, NULL, 'n' },
+	{ "batch-size", required_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
 	CLIENT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
-#define FLUSH_USAGE	"usage: treaty flush --outbox DIR [--attempts N]\n" \
-	CLIENT_USAGE
+#define FLUSH_USAGE	"usage: treaty flush --outbox DIR [--batch-size N] " \
+	"[--attempts N]\n" CLIENT_USAGE
 
 /* treaty flush: see man/treaty.1. */
 int
 cmd_flush(int argc, char **argv)
 {
-	long long	 attempts = DEFAULT_ATTEMPTS;
+	long long	 attempts = DEFAULT_ATTEMPTS, bs = API_BATCH_DEFAULT;
 	int		 c, i, left;
 
 	memset(&fl, 0, sizeof(fl));
@@ -643,6 +938,10 @@ cmd_flush(int argc, char **argv)
 		case 'o': fl.dir = optarg; break;
 		case 'n':
 			if ((attempts = attempts_arg(optarg)) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'B':
+			if ((bs = batch_size_arg(optarg)) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
@@ -664,7 +963,7 @@ cmd_flush(int argc, char **argv)
 		cli_err("%s: %s", fl.dir, strerror(errno));
 		return EXIT_FAILED;
 	}
-	fl.attempts = (int)attempts;
+	fl.batch_size = (size_t)bs;
 	fl.rc = EXIT_OK;
 	if ((c = client_init()) != 0) {
 		fl.rc = c == -2 ? EXIT_USAGE : EXIT_FAILED;
@@ -672,6 +971,7 @@ cmd_flush(int argc, char **argv)
 		goto out;
 	}
 	retry_init(&fl.s.retry, "publish", send_attempt, &fl.s);
+	fl.s.attempts = (int)attempts;
 	fl.s.done = flush_done;
 	client_on_stop(send_stop_cb, &fl.s);
 	flush_next();
@@ -680,9 +980,7 @@ cmd_flush(int argc, char **argv)
 	left = fl.n - fl.sent - fl.rejected;
 	log_info("outbox flushed", "sent=%d rejected=%d left=%d", fl.sent,
 	    fl.rejected, left);
-	free(fl.s.subject);
-	free(fl.s.body);
-	free(fl.s.file);
+	send_clear(&fl.s);
 	client_free();
 out:
 	for (i = 0; i < fl.n; i++)

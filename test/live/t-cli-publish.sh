@@ -395,7 +395,7 @@ done
 check "--attempts 1: no retry, exit 75, file kept (3 files)" "75 0 3" \
     "$RC $(notices "$T/w3.err") $(nfiles "$T/ob3" '*.event')"
 keep=$(ls "$T/ob3" | tail -2 | tr '\n' ' ')
-run f4 flush --outbox "$T/ob3" --url "$SURL/obf/202.503" --attempts 2 --retry-base 1 --retry-cap 2
+run f4 flush --outbox "$T/ob3" --url "$SURL/obf/202.503" --attempts 2 --retry-base 1 --retry-cap 2 --batch-size 1
 check "flush, 2nd file still failing: exit 75, the 1st sent, 2nd and 3rd kept, 3rd not tried" \
     "rc=75 sent=3 kept=$keep" "rc=$RC sent=$(reqs obf) kept=$(ls "$T/ob3" | tr '\n' ' ')"
 check "flush sent w-1, then w-2 twice; summary sent=1 rejected=0 left=2" \
