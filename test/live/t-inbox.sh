@@ -110,18 +110,29 @@ check "the expired lease's old receipt: 404 (handed out again)" 404 "$(op DELETE
 # bound that load cannot break: extended at TE, it is not handed out again
 # before TE + 4 s (unextended, it would be again 4 s after it began).
 until_ms() { while [ $(now_ms) -lt $(($1)) ]; do sleep 0.05; done; }
-r2b=$(field lease-2 receipt "$T/second")
-until_ms "TS + 2000"
-TE=$(now_ms)
-check "extend: 204" 204 "$(op POST "work/lease-2/extend?receipt=$r2b")"
-lease_until lease-2 20
+# Conclusive only when the extension was answered before the lease could
+# have ended (TS + 4 s), i.e. JetStream had it in time; on a machine so
+# loaded that it was not, the lease is taken again and extended again.
+for ext in 1 2 3; do
+	TL=$TS
+	r2b=$(field lease-2 receipt "$T/second")
+	until_ms "TL + 2000"
+	TE=$(now_ms)
+	est=$(op POST "work/lease-2/extend?receipt=$r2b")
+	TA=$(now_ms)
+	lease_until lease-2 20
+	cp "$T/body" "$T/second"
+	[ $TA -lt $((TL + 4000)) ] && break
+	echo "# extension answered $((TA - TL)) ms into a 4 s lease (a loaded machine): again" >&2
+done
+check "extend: 204" 204 "$est"
 if [ "$ST$SEEN" = "200 lease-2" ] && [ $((TV - TE)) -ge 4000 ]; then
 	ok "extended: hidden past the first lease, for a whole lease from the extension ($((TV - TE)) ms)"
 else
-	fail "extended: hidden past the first lease, for a whole lease from the extension" "[$ST$SEEN] after $((TV - TE)) ms (lease 4000 ms)"
+	fail "extended: hidden past the first lease, for a whole lease from the extension" "[$ST$SEEN] after $((TV - TE)) ms (lease 4000 ms, extension answered after $((TA - TL)) ms)"
 fi
-check "metrics: redelivery counted (twice: after the lease, after the extended lease)" 2 "$(metric 'treaty_relay_inbox_redeliveries_total{inbox="work"}')"
-check "metrics: extension counted" 1 "$(metric 'treaty_relay_inbox_extends_total{inbox="work"}')"
+check "metrics: redelivery counted (after the lease, after each extended lease)" $((1 + ext)) "$(metric 'treaty_relay_inbox_redeliveries_total{inbox="work"}')"
+check "metrics: extension counted" $ext "$(metric 'treaty_relay_inbox_extends_total{inbox="work"}')"
 r2b=$(field lease-2 receipt)
 check "release: 204" 204 "$(op POST "work/lease-2/release?receipt=$r2b")"
 check "released: visible at once" "200 lease-2" "$(iget work 'lease=true') $(ids)"
@@ -230,15 +241,26 @@ check "none waiting after" 0 "$(metric 'treaty_relay_inbox_long_polls{inbox="oth
 
 # The lease lives in JetStream: a restart does not end it, and another
 # instance can acknowledge it.
-post evt.acme.shop.order.created restart-1 x
-check "leased before the restart" "200 restart-1" "$(iget work 'lease=true') $(ids)"
-rr=$(field restart-1 receipt)
-kill $RELAY_PID; wait $RELAY_PID 2>/dev/null
-start_relay || { fail restart "relay did not start again"; finish; }
+# Conclusive only when the restart and the GET after it were over within
+# the 4 s lease; on a machine so loaded that they were not, again with a
+# new event (the old one is acknowledged first).
+for rs in 1 2 3; do
+	post evt.acme.shop.order.created restart-$rs x
+	TL=$(now_ms)
+	check "leased before the restart" "200 restart-$rs" "$(iget work 'lease=true') $(ids)"
+	rr=$(field restart-$rs receipt)
+	kill $RELAY_PID; wait $RELAY_PID 2>/dev/null
+	start_relay || { fail restart "relay did not start again"; finish; }
+	st=$(iget work 'lease=true') seen=$(ids)
+	[ $(now_ms) -lt $((TL + 4000)) ] && break
+	echo "# restart and GET took $(($(now_ms) - TL)) ms, over the 4 s lease (a loaded machine): again" >&2
+	op DELETE "work/restart-$rs?receipt=$rr" > /dev/null
+	[ "$seen" = restart-$rs ] && op DELETE "work/restart-$rs?receipt=$(field restart-$rs receipt)" > /dev/null
+done
 first=$RELAY_URL
-check "after a restart the lease still hides it" "200 " "$(iget work 'lease=true') $(ids)"
+check "after a restart the lease still hides it" "200 " "$st $seen"
 start_relay || { fail second "second relay did not start"; finish; }
-check "a second instance acknowledges it: 204" 204 "$(op DELETE "work/restart-1?receipt=$rr")"
+check "a second instance acknowledges it: 204" 204 "$(op DELETE "work/restart-$rs?receipt=$rr")"
 RELAY_URL=$first
 wait_until 10 'settled relay-work'
 check "and it does not come back after the lease" "200 | ack_pending=0 pending=0" "$(iget work 'lease=true') $(ids)| $(held)"
@@ -257,6 +279,9 @@ wait $lp
 took=$(($(now_ms) - t0))
 check "the long-poll waiting across the NATS restart gets it" after-restart-1 "$(python3 -c 'import json,sys; print(" ".join(e["id"] for e in json.load(open(sys.argv[1]))["envelopes"]))' "$T/lpbody" 2>&1)"
 if [ $took -lt 5000 ]; then ok "promptly ($took ms)"; else fail "promptly" "$took ms"; fi
+# Acknowledged, so that a slow run past its 4 s lease cannot bring it back
+# into the batches below.
+check "and acknowledged" 204 "$(op DELETE "work/after-restart-1?receipt=$(field after-restart-1 receipt "$T/lpbody")")"
 
 check "bad max: 400" 400 "$(iget work 'max=0')"
 check "bad wait: 400" 400 "$(iget work 'wait=30001')"
