@@ -2,7 +2,7 @@
  * api.h: the relay's HTTP API as both of its sides see it: the limits of
  * SPEC 2 and 4, named once for the relay, which enforces them, and for the
  * client, which keeps within them.  The manual pages state the same
- * numbers.
+ * numbers.  Constants only: any thread.
  */
 #ifndef API_H
 #define API_H

@@ -1,5 +1,9 @@
 /*
  * config.h: environment variables and flags -> one immutable struct config.
+ * Main thread, which runs the loop: loaded at start, before the loop, and
+ * again at SIGHUP from the loop's signal callback; the lookups and helpers
+ * read only what they are given.  The worker thread never reads a struct
+ * config (its jobs carry copies).
  */
 #ifndef CONFIG_H
 #define CONFIG_H
