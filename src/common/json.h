@@ -12,6 +12,11 @@
 
 struct evbuffer;
 
+/*
+ * Make the generator the body functions reuse: once, at start, before
+ * any of them (the relay's and the client's main).
+ */
+void	json_init(void);
 /* Free the reused generator (at exit). */
 void	json_free(void);
 /* {"error":code,"detail":detail} */

@@ -804,28 +804,31 @@ door_bevcb(struct event_base *base, void *arg)
 	return c->bev;
 }
 
+/* The stand-ins' prefix and the trim timer; see door.h. */
+void
+door_init(struct event_base *base)
+{
+	unsigned char	 r[8];
+	int		 i;
+
+	/* Unguessable: a client cannot send a stand-in request. */
+	if (RAND_bytes(r, sizeof(r)) != 1)
+		fatalx("no random bytes", NULL);
+	i = snprintf(door_prefix, sizeof(door_prefix), "/.door-");
+	for (size_t k = 0; k < sizeof(r); k++)
+		i += snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i,
+		    "%02x", r[k]);
+	snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i, "/");
+	evtimer_assign(&door_trim_ev, base, door_trim_cb, NULL);
+}
+
 /* Put the door on a server; see door.h. */
 void
 door_attach(struct evhttp *http, struct event_base *base,
     const struct config *cfg, int control)
 {
 	struct door	*d = &doors[control ? 1 : 0];
-	unsigned char	 r[8];
-	int		 i;
 
-	if (door_prefix[0] == '\0') {
-		/* Unguessable: a client cannot send a stand-in request. */
-		if (RAND_bytes(r, sizeof(r)) != 1)
-			fatalx("no random bytes", NULL);
-		i = snprintf(door_prefix, sizeof(door_prefix), "/.door-");
-		for (size_t k = 0; k < sizeof(r); k++)
-			i += snprintf(door_prefix + i, sizeof(door_prefix) -
-			    (size_t)i, "%02x", r[k]);
-		snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i,
-		    "/");
-	}
-	if (!event_initialized(&door_trim_ev))
-		evtimer_assign(&door_trim_ev, base, door_trim_cb, NULL);
 	d->base = base;
 	d->cfg = cfg;
 	d->control = control;

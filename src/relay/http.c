@@ -366,6 +366,7 @@ http_init(struct event_base *base, const struct config *cfg)
 	int	 cport;
 
 	http_base = base;
+	door_init(base);
 	snprintf(http_addr, sizeof(http_addr), "%s", cfg->listen);
 	http_port = cfg->port;
 	http = http_server_new(base, cfg, NULL);
