@@ -117,6 +117,7 @@ struct dconn {
 	int			 refused;	/* over the cap */
 	int			 hooked;
 	int			 tls;		/* the handshake is the first bytes */
+	const char		*why;		/* the door closed it: why */
 };
 
 static struct door	 doors[2];
@@ -456,6 +457,23 @@ door_process(struct dconn *c)
 }
 
 /*
+ * The door ends the connection: the event callback of whoever holds the
+ * bufferevent's callbacks (evhttp's, or the door's, which passes what on
+ * to evhttp's) fails it with what, evhttp frees it at once, and
+ * door_closed_cb logs why and frees c.  c is gone when this returns.
+ */
+static void
+door_close(struct dconn *c, short what, const char *why)
+{
+	bufferevent_event_cb	 evcb;
+	void			*evarg;
+
+	c->why = why;
+	bufferevent_getcb(c->bev, NULL, NULL, &evcb, &evarg);
+	evcb(c->bev, what, evarg);
+}
+
+/*
  * Whatever reads the socket (a socket or an OpenSSL bufferevent, whoever
  * holds its callbacks) adds to evhttp's input, and this runs at once:
  * the fresh bytes (the end of the input) go to raw, so evhttp's parser
@@ -534,7 +552,8 @@ door_read_cb(struct bufferevent *bev, void *arg)
 	c = arg;
 	if (door_process(c) == -1) {
 		/* Broken chunked framing, mid-body: nothing to answer. */
-		c->h_event(bev, BEV_EVENT_READING | BEV_EVENT_ERROR, c->h_arg);
+		door_close(c, BEV_EVENT_READING | BEV_EVENT_ERROR,
+		    "broken chunked framing");
 		return;
 	}
 	if (evbuffer_get_length(in) > 0 && c->h_read != NULL)
@@ -597,7 +616,8 @@ door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 	log_info("request deadline passed; connection closed",
 	    "seconds=%d control=%d", c->d->cfg->request_timeout_seconds,
 	    c->d->control);
-	c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c->h_arg);
+	door_close(c, BEV_EVENT_READING | BEV_EVENT_TIMEOUT,
+	    "request deadline");
 }
 
 /* After a refusal: read and drop for a while, then close. */
@@ -605,6 +625,17 @@ struct door_linger {
 	struct event	 ev;
 	long long	 until;
 };
+
+/* The one end of a lingering descriptor: closed, why logged once. */
+static void
+door_linger_close(struct door_linger *l, const char *why)
+{
+	log_debug("lingering connection closed", "reason=%s", log_q(why));
+	event_del(&l->ev);
+	evutil_closesocket(event_get_fd(&l->ev));
+	free(l);
+	door_lingering--;
+}
 
 static void
 door_linger_cb(evutil_socket_t fd, short ev, void *arg)
@@ -616,13 +647,12 @@ door_linger_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
 		;
-	if ((n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) &&
-	    now_ms() < l->until)
-		return;
-	event_del(&l->ev);
-	evutil_closesocket(fd);
-	free(l);
-	door_lingering--;
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (now_ms() < l->until)
+			return;
+		door_linger_close(l, "linger time over");
+	} else
+		door_linger_close(l, n == 0 ? "client closed" : "read error");
 }
 
 /*
@@ -657,12 +687,16 @@ door_trim_later(void)
 }
 
 /*
- * evhttp frees the connection.  A refused one lingers: the descriptor is
- * kept (a duplicate), its sending side shut, and what the client still
- * sends is read and dropped until it stops or LINGER_MS pass, so the
- * kernel does not answer it with a reset that could destroy the answer.
- * Lingering descriptors are outside the connection cap, so at most
- * LINGER_MAX linger; beyond, a refused connection is closed at once.
+ * The one end of every door connection: evhttp frees it (this is its
+ * close callback), after door_close or on its own (the client left, an
+ * answer with Connection: close, the idle timeout, shutdown).  The reason
+ * is logged once, then everything the door holds is freed.  A refused
+ * connection lingers: the descriptor is kept (a duplicate), its sending
+ * side shut, and what the client still sends is read and dropped until
+ * it stops or LINGER_MS pass, so the kernel does not answer it with a
+ * reset that could destroy the answer.  Lingering descriptors are outside
+ * the connection cap, so at most LINGER_MAX linger; beyond, a refused
+ * connection is closed at once.
  */
 static void
 door_closed_cb(struct evhttp_connection *evcon, void *arg)
@@ -693,6 +727,9 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	door_trim_later();
 	if (!c->d->control)
 		metrics_gauge(GAUGE_CONNECTIONS, c->d->nconns);
+	log_debug("connection closed", "control=%d reason=%s", c->d->control,
+	    log_q(c->why != NULL ? c->why : c->st == D_REFUSED ?
+	    "refusal answered" : "ended by evhttp"));
 	free(c);
 }
 
@@ -707,17 +744,16 @@ door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct dconn		*c = arg;
 	bufferevent_data_cb	 rd;
-	bufferevent_event_cb	 evcb;
-	void			*evarg;
 
 	(void)fd;
 	(void)ev;
-	bufferevent_getcb(c->bev, &rd, NULL, &evcb, &evarg);
+	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
 	if (c->overflow) {
 		log_info("a client sent more than it let the relay answer; "
 		    "connection closed", "bytes=%zu",
 		    evbuffer_get_length(c->raw));
-		evcb(c->bev, BEV_EVENT_READING | BEV_EVENT_ERROR, evarg);
+		door_close(c, BEV_EVENT_READING | BEV_EVENT_ERROR,
+		    "answers not read");
 		return;
 	}
 	if (rd == NULL) {
@@ -736,8 +772,8 @@ door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 		    door_event_cb, c);
 		if (c->refused) {
 			metrics_door(DOOR_REFUSED);
-			c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF,
-			    c->h_arg);
+			door_close(c, BEV_EVENT_READING | BEV_EVENT_EOF,
+			    "over the connection cap");
 			return;
 		}
 		/* The TLS handshake counts against the first deadline. */
