@@ -29,6 +29,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "treaty.h"
+#include "api.h"
 #include "cevent.h"
 #include "cli.h"
 #include "log.h"
@@ -246,7 +247,7 @@ send_attempt(void *arg)
 	};
 	char				*path;
 
-	path = xjoin("/v1/events/", "", s->subject);
+	path = xjoin(API_EVENTS_PATH, "", s->subject);
 	s->req = client_request(OUTBOUND_POST, path, h, 1, s->body, s->len,
 	    send_answer_cb, s);
 	free(path);

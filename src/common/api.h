@@ -7,8 +7,15 @@
 #ifndef API_H
 #define API_H
 
+/* The routes' path prefixes (a subject or an inbox's name follows). */
+#define API_EVENTS_PATH			"/v1/events/"
+#define API_INBOX_PATH			"/v1/inbox/"
+/* The length of such a prefix. */
+#define API_PATH_LEN(p)			(sizeof(p) - 1)
+
 /* An event's data, and any request body the relay reads. */
-#define API_BODY_MAX			(1024 * 1024)
+#define API_BODY_MAX_MIB		1
+#define API_BODY_MAX			(API_BODY_MAX_MIB * 1024 * 1024)
 /* Envelopes one inbox GET may ask for (max=), and its default. */
 #define API_INBOX_BATCH_MAX		256
 #define API_INBOX_BATCH_DEFAULT		10

@@ -57,6 +57,7 @@
 #include "util.h"
 
 #define LINGER_MS		2000	/* reading after a refusal */
+#define LINGER_POLL_MS		100	/* looking at the time meanwhile */
 #define LINGER_MAX		1024	/* descriptors lingering at once */
 #define CHUNK_LINE_MAX		1024
 /*
@@ -248,14 +249,16 @@ door_head(struct dconn *c, size_t len)
 	size_t		 have;
 	const char	*head = door_peek(c, len, &have);
 	const char	*code, *detail, *route = "other";
+	const size_t	 elen = API_PATH_LEN(API_EVENTS_PATH);
 	char		 subject[TREATY_SUBJECT_MAX + 1];
 	int		 status, big, over;
 	long long	 retry_after = 0;
 
 	status = door_head_parse(head, len, &h);
-	if (h.pathlen >= 11 && strncmp(h.path, "/v1/events/", 11) == 0)
+	if (h.pathlen >= elen && strncmp(h.path, API_EVENTS_PATH, elen) == 0)
 		route = "events";
-	else if (h.pathlen >= 10 && strncmp(h.path, "/v1/inbox/", 10) == 0)
+	else if (h.pathlen >= API_PATH_LEN(API_INBOX_PATH) &&
+	    strncmp(h.path, API_INBOX_PATH, API_PATH_LEN(API_INBOX_PATH)) == 0)
 		route = "inbox";
 	if (status == 501 && strcmp(route, "events") == 0) {
 		/* SPEC 2: anything but POST to an event is 405. */
@@ -279,9 +282,9 @@ door_head(struct dconn *c, size_t len)
 		char	*auth = h.auth != NULL ? xstrndup(h.auth, h.authlen) :
 			    NULL;
 
-		if (h.pathlen - 11 < sizeof(subject)) {
-			memcpy(subject, h.path + 11, h.pathlen - 11);
-			subject[h.pathlen - 11] = '\0';
+		if (h.pathlen - elen < sizeof(subject)) {
+			memcpy(subject, h.path + elen, h.pathlen - elen);
+			subject[h.pathlen - elen] = '\0';
 		} else
 			subject[0] = '\0';	/* not a subject: 400 */
 		status = ingest_precheck(h.method, subject, auth, &code,
@@ -704,7 +707,8 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	struct dconn	*c = arg;
 	struct door_linger	*l;
 	evutil_socket_t	 fd;
-	struct timeval	 tv = { 0, 100 * 1000 };
+	struct timeval	 tv = { LINGER_POLL_MS / 1000,
+	    (LINGER_POLL_MS % 1000) * 1000 };
 
 	(void)evcon;
 	if (c->st == D_REFUSED && door_lingering < LINGER_MAX &&
@@ -879,9 +883,11 @@ door_answer(struct evhttp_request *req, const char *path)
 		const char	*code;
 		const char	*detail;
 	} details[] = {
-		{ "too_large", "the body is over 1 MiB" },
-		{ "headers_too_large", "the request's head is over 16 KiB or "
-		  "100 header lines" },
+		{ "too_large", "the body is over " API_STR(API_BODY_MAX_MIB)
+		  " MiB" },
+		{ "headers_too_large", "the request's head is over "
+		  API_STR(DOOR_HEAD_MAX_KIB) " KiB or " API_STR(DOOR_HEADERS_MAX)
+		  " header lines" },
 		{ "bad_request", "the request's framing is ambiguous (more than "
 		  "one Content-Length, a Transfer-Encoding other than chunked, "
 		  "or both) or its head is malformed" },
