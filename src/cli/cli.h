@@ -77,8 +77,9 @@ int	 read_secrets(const char *path, char **text, struct treaty_secret *s);
 void	 secrets_free(char *text);
 /*
  * What work and listen check signatures with: the secrets of a file and
- * a tolerance (0: the default, 300 s).
+ * a tolerance (0: the default, 300 s; --tolerance up to a day).
  */
+#define VERIFY_TOLERANCE_MAX_S	86400
 struct verifier {
 	struct treaty_secret	*secrets;	/* TREATY_MAX_SECRETS of them */
 	int			 n;

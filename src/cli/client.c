@@ -7,8 +7,8 @@
  * pinned, the connection goes to those addresses (the next one when a
  * connect fails, up to four), and every request has an overall deadline
  * and an idle timeout (--deadline, --idle-timeout: 45 s and 35 s, the
- * seed's).  A timeout, of the lookup or of the request, is reported as
- * ETIMEDOUT.
+ * seed's, as for the relay's deliveries: outbound.h).  A timeout, of the
+ * lookup or of the request, is reported as ETIMEDOUT.
  * The relay's address is the operator's choice, so private and loopback
  * addresses are allowed (the refusal list protects the relay's
  * deliveries, not this client).
@@ -31,11 +31,15 @@
 #include "resolve.h"
 #include "util.h"
 
-#define DEADLINE_S		45
-#define IDLE_S			35
-#define DNS_TIMEOUT_MS		5000
+#define DEADLINE_S		(OUTBOUND_DEADLINE_MS_DEFAULT / 1000)
+#define IDLE_S			(OUTBOUND_IDLE_MS_DEFAULT / 1000)
+#define TIMEOUT_S_MAX		3600	/* --deadline, --idle-timeout */
+#define RETRY_BASE_MS		250	/* the first backoff's upper end */
+#define RETRY_CAP_MS		30000	/* the longest backoff's */
+#define RETRY_MS_MAX		3600000	/* --retry-base, --retry-cap */
 #define PIN_CACHE_MS		60000
 #define MAX_RESPONSE		(64 * 1024 * 1024)
+#define DETAIL_BODY_MAX		65536	/* an error body read for its detail */
 #define DEFAULT_URL		"http://127.0.0.1:8080"
 /*
  * Requests under way at once; more wait in a queue.  As many connections
@@ -84,8 +88,8 @@ static struct {
 	int			 status;
 	int			 inflight;
 	struct client_req_list	 queue;
-} cl = { .retry_base = 250, .retry_cap = 30000, .deadline_s = DEADLINE_S,
-    .idle_s = IDLE_S };
+} cl = { .retry_base = RETRY_BASE_MS, .retry_cap = RETRY_CAP_MS,
+    .deadline_s = DEADLINE_S, .idle_s = IDLE_S };
 
 /* One of the shared options. */
 int
@@ -99,9 +103,9 @@ client_option(int c, const char *arg, const char *usage)
 	case 1002: cl.ca_file = arg; return 0;
 	case 1003:
 	case 1004:
-		if ((v = num_arg(arg)) < 1 || v > 3600 * 1000) {
-			cli_err("--retry-%s: milliseconds, 1 to 3600000",
-			    c == 1003 ? "base" : "cap");
+		if ((v = num_arg(arg)) < 1 || v > RETRY_MS_MAX) {
+			cli_err("--retry-%s: milliseconds, 1 to %d",
+			    c == 1003 ? "base" : "cap", RETRY_MS_MAX);
 			return -1;
 		}
 		if (c == 1003)
@@ -111,9 +115,9 @@ client_option(int c, const char *arg, const char *usage)
 		return 0;
 	case 1005:
 	case 1006:
-		if ((v = num_arg(arg)) < 1 || v > 3600) {
-			cli_err("--%s: seconds, 1 to 3600",
-			    c == 1005 ? "deadline" : "idle-timeout");
+		if ((v = num_arg(arg)) < 1 || v > TIMEOUT_S_MAX) {
+			cli_err("--%s: seconds, 1 to %d", c == 1005 ?
+			    "deadline" : "idle-timeout", TIMEOUT_S_MAX);
 			return -1;
 		}
 		if (c == 1005)
@@ -207,7 +211,7 @@ client_init(void)
 	cl.prefix = buf;
 	if (client_loop_init() == -1)
 		return -1;
-	resolve_init(cl.base, NULL, DNS_TIMEOUT_MS, PIN_CACHE_MS);
+	resolve_init(cl.base, NULL, RESOLVE_TIMEOUT_MS_DEFAULT, PIN_CACHE_MS);
 	if (outbound_init(cl.base, cl.ca_file, cl.deadline_s * 1000,
 	    cl.idle_s * 1000,
 	    "treaty/" TREATY_VERSION) == -1) {
@@ -277,8 +281,8 @@ client_free(void)
 	free(cl.auth);
 	free(cl.prefix);
 	memset(&cl, 0, sizeof(cl));
-	cl.retry_base = 250;
-	cl.retry_cap = 30000;
+	cl.retry_base = RETRY_BASE_MS;
+	cl.retry_cap = RETRY_CAP_MS;
 	cl.deadline_s = DEADLINE_S;
 	cl.idle_s = IDLE_S;
 }
@@ -478,7 +482,7 @@ client_detail(const struct client_result *r, char *buf, size_t len)
 	char			*text;
 
 	buf[0] = '\0';
-	if (r->body == NULL || r->bodylen == 0 || r->bodylen > 65536)
+	if (r->body == NULL || r->bodylen == 0 || r->bodylen > DETAIL_BODY_MAX)
 		return buf;
 	text = xstrndup(r->body, r->bodylen);
 	root = yajl_tree_parse(text, NULL, 0);

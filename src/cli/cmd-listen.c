@@ -185,8 +185,10 @@ cmd_listen(int argc, char **argv)
 		case 'i': ls.inbox_file = optarg; break;
 		case 'r': ls.on_receive = optarg; break;
 		case 'T':
-			if ((v = num_arg(optarg)) < 1 || v > 86400) {
-				cli_err("--tolerance: 1 to 86400 seconds");
+			if ((v = num_arg(optarg)) < 1 ||
+			    v > VERIFY_TOLERANCE_MAX_S) {
+				cli_err("--tolerance: 1 to %d seconds",
+				    VERIFY_TOLERANCE_MAX_S);
 				return EXIT_USAGE;
 			}
 			ls.ver.tolerance = v;

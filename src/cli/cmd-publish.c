@@ -262,7 +262,7 @@ send_attempt(void *arg)
 
 	h[0].key = "Content-Type";
 	h[0].value = s->batch ? CT_BATCH : CT_EVENT;
-	path = xjoin("/v1/events/", "", s->subject);
+	path = xjoin(API_EVENTS_PATH, "", s->subject);
 	s->req = client_request(OUTBOUND_POST, path, h, 1, s->body, s->len,
 	    send_answer_cb, s);
 	free(path);
@@ -553,7 +553,7 @@ publish_read_lines(const char *arg, const char *subject)
 		if (end == off)
 			continue;
 		if (end - off + 2 > API_BODY_MAX) {
-			cli_err("line %zu: an event over 1 MiB", line);
+			cli_err("line %zu: an event over " API_STR(API_BODY_MAX_MIB) " MiB", line);
 			rc = -1;
 		} else if (cevent_from_structured(&ev, pub.input + off,
 		    end - off) == -1) {

@@ -162,7 +162,7 @@ job_path(const struct job *j, const char *op)
 	size_t	 n = strlen(name) + strlen(id) + strlen(r) + 48;
 
 	p = xmalloc(n);
-	snprintf(p, n, "/v1/inbox/%s/%s%s%s?receipt=%s", name, id,
+	snprintf(p, n, API_INBOX_PATH "%s/%s%s%s?receipt=%s", name, id,
 	    op != NULL ? "/" : "", op != NULL ? op : "", r);
 	free(name);
 	free(id);
@@ -668,7 +668,8 @@ cmd_work(int argc, char **argv)
 			wk.wait_ms = (int)v;
 			break;
 		case 'T':
-			if ((v = num_arg(optarg)) < 1 || v > 86400)
+			if ((v = num_arg(optarg)) < 1 ||
+			    v > VERIFY_TOLERANCE_MAX_S)
 				goto bad_num;
 			wk.ver.tolerance = v;
 			break;
@@ -719,7 +720,7 @@ cmd_work(int argc, char **argv)
 		goto out_client;
 	wk.dd = dedup_new(wk.dedup_cap, wk.dedup_ttl_ms);
 	name = evhttp_uriencode(wk.inbox, -1, 0);
-	wk.poll_path = xjoin("/v1/inbox/", name, "?lease=true");
+	wk.poll_path = xjoin(API_INBOX_PATH, name, "?lease=true");
 	free(name);
 	retry_init(&wk.poll_retry, "poll", work_poll, NULL);
 	evtimer_assign(&wk.resume, client_base(), work_resume_cb, NULL);

@@ -9,6 +9,7 @@
 
 #include "treaty.h"
 #include "cli.h"
+#include "json.h"
 
 static const struct {
 	const char	*name;
@@ -97,6 +98,7 @@ int
 main(int argc, char **argv)
 {
 	size_t	 i;
+	int	 rc;
 
 	if (argc < 2) {
 		usage(stderr);
@@ -111,8 +113,12 @@ main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[1], cmds[i].name) == 0)
-			return cmds[i].fn(argc - 1, argv + 1);
+		if (strcmp(argv[1], cmds[i].name) == 0) {
+			json_init();
+			rc = cmds[i].fn(argc - 1, argv + 1);
+			json_free();
+			return rc;
+		}
 	cli_err("unknown command %s", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -2,13 +2,20 @@
  * api.h: the relay's HTTP API as both of its sides see it: the limits of
  * SPEC 2 and 4, named once for the relay, which enforces them, and for the
  * client, which keeps within them.  The manual pages state the same
- * numbers.
+ * numbers.  Constants only: any thread.
  */
 #ifndef API_H
 #define API_H
 
+/* The routes' path prefixes (a subject or an inbox's name follows). */
+#define API_EVENTS_PATH			"/v1/events/"
+#define API_INBOX_PATH			"/v1/inbox/"
+/* The length of such a prefix. */
+#define API_PATH_LEN(p)			(sizeof(p) - 1)
+
 /* An event's data, and any request body the relay reads. */
-#define API_BODY_MAX			(1024 * 1024)
+#define API_BODY_MAX_MIB		1
+#define API_BODY_MAX			(API_BODY_MAX_MIB * 1024 * 1024)
 /* Events in one batch (SPEC 14), and the client's default batch. */
 #define API_BATCH_MAX			1000
 #define API_BATCH_DEFAULT		100

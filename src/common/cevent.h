@@ -1,6 +1,9 @@
 /*
  * cevent.h: a CloudEvent received over HTTP, in binary or structured mode,
  * validated and normalised to the binary-mode form the relay stores.
+ * Pure functions of their arguments, no state of their own: any thread,
+ * on headers, trees and generators that thread owns (the relay and the
+ * client call them on their loop).
  */
 #ifndef CEVENT_H
 #define CEVENT_H

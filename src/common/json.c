@@ -81,18 +81,22 @@ json_gen_str_or_null(yajl_gen g, const char *s)
 		json_gen_str(g, s);
 }
 
+/* Make the generator for replies, validating UTF-8 (at start). */
+void
+json_init(void)
+{
+	if ((json_g = yajl_gen_alloc(NULL)) == NULL)
+		xmalloc((size_t)-1);	/* aborts: out of memory */
+	yajl_gen_config(json_g, yajl_gen_validate_utf8, 1);
+}
+
 /*
- * The generator for replies, validating UTF-8 (bad bytes fail the string).
- * Loop thread only; json_finish leaves it ready for the next body.
+ * The generator for replies (bad UTF-8 bytes fail the string).  Loop
+ * thread only; json_finish leaves it ready for the next body.
  */
 static yajl_gen
 json_gen(void)
 {
-	if (json_g == NULL) {
-		if ((json_g = yajl_gen_alloc(NULL)) == NULL)
-			xmalloc((size_t)-1);	/* aborts: out of memory */
-		yajl_gen_config(json_g, yajl_gen_validate_utf8, 1);
-	}
 	return json_g;
 }
 

@@ -1,6 +1,9 @@
 /*
  * json.h: JSON bodies written with yajl's generator, and the small checks
- * the relay needs before handing text to yajl's tree parser.
+ * the relay needs before handing text to yajl's tree parser.  Loop thread
+ * only (the relay's and the client's): the body functions share one
+ * generator.  The checks, and json_gen_* and json_copy on a caller's own
+ * generator, are pure.
  */
 #ifndef JSON_H
 #define JSON_H
@@ -9,6 +12,11 @@
 
 struct evbuffer;
 
+/*
+ * Make the generator the body functions reuse: once, at start, before
+ * any of them (the relay's and the client's main).
+ */
+void	json_init(void);
 /* Free the reused generator (at exit). */
 void	json_free(void);
 /* {"error":code,"detail":detail} */

@@ -1,5 +1,9 @@
 /*
- * log.h: logfmt lines on stderr, one per event, metadata only.
+ * log.h: logfmt lines on stderr, one per event, metadata only.  Loop
+ * thread only (the relay's and the client's): log_q's buffers are static,
+ * and nats.c's threads and the worker never log, they post to the bridge.
+ * log_libevent alone may run on any thread libevent logs from (its
+ * counters only bound the volume).
  */
 #ifndef LOG_H
 #define LOG_H

@@ -18,6 +18,16 @@ struct event_base;
 struct outbound_target;
 struct outbound_req;
 
+/*
+ * SPEC 3's outbound HTTP rules: the default overall deadline and idle
+ * timeout, milliseconds, of the relay's deliveries
+ * (TREATY_RELAY_DELIVERY_TIMEOUT_MS, _IDLE_TIMEOUT_MS) and of the
+ * client's requests (--deadline, --idle-timeout).  Plain numbers, so
+ * that API_STR can spell them.
+ */
+#define OUTBOUND_DEADLINE_MS_DEFAULT	45000
+#define OUTBOUND_IDLE_MS_DEFAULT	35000
+
 struct outbound_header {
 	const char	*key;
 	const char	*value;

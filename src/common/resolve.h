@@ -14,6 +14,12 @@
 struct event_base;
 
 #define RESOLVE_MAX_ADDRS	4
+/*
+ * The default bound on one lookup, milliseconds: the relay's
+ * (TREATY_RELAY_DNS_TIMEOUT_MS) and the client's.  A plain number, so
+ * that API_STR can spell it.
+ */
+#define RESOLVE_TIMEOUT_MS_DEFAULT	5000
 
 enum resolve_status {
 	RESOLVE_OK,		/* addrs are pinned and valid */

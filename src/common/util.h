@@ -1,6 +1,7 @@
 /*
  * util.h: allocation helpers that abort on out-of-memory (daemon and CLI
- * only; libtreaty never aborts), and small string helpers.
+ * only; libtreaty never aborts), small string helpers and the clock.  Any
+ * thread.
  */
 #ifndef UTIL_H
 #define UTIL_H

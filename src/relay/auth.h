@@ -7,9 +7,11 @@
 #ifndef AUTH_H
 #define AUTH_H
 
+#include "config.h"
+
 struct evhttp_request;
 
-#define AUTH_HASH_HEX	65	/* 64 hex digits and the NUL */
+#define AUTH_HASH_HEX	(TOKEN_HASH_HEX + 1)	/* the hex digits and the NUL */
 
 /*
  * The SHA-256 (lowercase hex) of the request's "Authorization: Bearer

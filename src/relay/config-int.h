@@ -1,6 +1,6 @@
 /*
  * config-int.h: what config.c and config-lists.c share, and nothing else
- * includes.
+ * includes.  Main thread, like config_load, which calls them.
  */
 #ifndef CONFIG_INT_H
 #define CONFIG_INT_H

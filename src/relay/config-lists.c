@@ -13,6 +13,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "treaty.h"
+#include "api.h"
 #include "config.h"
 #include "config-int.h"
 #include "util.h"
@@ -32,7 +33,7 @@ name_valid(const char *s)
 
 /* Copy a SHA-256 in hex (TOKEN_HASH_HEX digits) as lowercase, or fail. */
 static int
-sha_hex_parse(const char *s, char out[65])
+sha_hex_parse(const char *s, char out[TOKEN_HASH_HEX + 1])
 {
 	size_t	 i;
 
@@ -148,17 +149,18 @@ parse_tokens(yajl_val v, struct token_list *t, const char *var,
 		n = v->u.array.len;
 	if (v == NULL || (!YAJL_IS_STRING(v) && !YAJL_IS_ARRAY(v)) || n < 1 ||
 	    n > CONFIG_MAX_TOKENS)
-		return config_err(err, var, field, "must be 64 hex digits (the "
-		    "SHA-256 of the token: printf %%s TOKEN | sha256sum), or a "
-		    "list of 1 to %d of them", CONFIG_MAX_TOKENS);
+		return config_err(err, var, field, "must be "
+		    API_STR(TOKEN_HASH_HEX) " hex digits (the SHA-256 of the "
+		    "token: printf %%s TOKEN | sha256sum), or a list of 1 to %d "
+		    "of them", CONFIG_MAX_TOKENS);
 	for (i = 0; i < n; i++) {
 		one = YAJL_IS_ARRAY(v) ? v->u.array.values[i] : v;
 		if (!YAJL_IS_STRING(one) ||
 		    sha_hex_parse(one->u.string, t->hash[i]) == -1)
-			return config_err(err, var, field, "must be 64 hex digits "
-			    "(the SHA-256 of the token: printf %%s TOKEN | "
-			    "sha256sum)%s", YAJL_IS_ARRAY(v) ? " in each place" :
-			    "");
+			return config_err(err, var, field, "must be "
+			    API_STR(TOKEN_HASH_HEX) " hex digits (the SHA-256 "
+			    "of the token: printf %%s TOKEN | sha256sum)%s",
+			    YAJL_IS_ARRAY(v) ? " in each place" : "");
 		for (k = 0; k < i; k++)
 			if (strcmp(t->hash[k], t->hash[i]) == 0)
 				return config_err(err, var, field, "the same hash "

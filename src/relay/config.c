@@ -38,6 +38,8 @@
 #include "tls.h"
 #include "config-int.h"
 #include "log.h"
+#include "outbound.h"
+#include "resolve.h"
 #include "util.h"
 
 enum opt_kind {
@@ -115,15 +117,16 @@ static const struct opt opts[NOPTS] = {
 	  "PEM file of CAs for https deliveries (default: system store)" },
 	[O_DELIVERY_TIMEOUT] = { "delivery-timeout-ms",
 	  "TREATY_RELAY_DELIVERY_TIMEOUT_MS", OPT_INT,
-	  OFF(delivery_timeout_ms), "45000", 100, 600000,
+	  OFF(delivery_timeout_ms), API_STR(OUTBOUND_DEADLINE_MS_DEFAULT), 100,
+	  600000,
 	  "overall deadline of one delivery, response body included" },
 	[O_DELIVERY_IDLE] = { "delivery-idle-timeout-ms",
 	  "TREATY_RELAY_DELIVERY_IDLE_TIMEOUT_MS", OPT_INT,
-	  OFF(delivery_idle_ms), "35000", 100, 600000,
+	  OFF(delivery_idle_ms), API_STR(OUTBOUND_IDLE_MS_DEFAULT), 100, 600000,
 	  "idle timeout of a delivery connection" },
 	[O_DNS_TIMEOUT] = { "dns-timeout-ms", "TREATY_RELAY_DNS_TIMEOUT_MS",
-	  OPT_INT, OFF(dns_timeout_ms), "5000", 100, 60000,
-	  "bound on one DNS lookup" },
+	  OPT_INT, OFF(dns_timeout_ms), API_STR(RESOLVE_TIMEOUT_MS_DEFAULT), 100,
+	  60000, "bound on one DNS lookup" },
 	[O_DNS_SERVER] = { "dns-server", "TREATY_RELAY_DNS_SERVER", OPT_STR,
 	  OFF(dns_server), NULL, 0, 0,
 	  "ip[:port] of the DNS server (default: /etc/resolv.conf)" },
@@ -493,7 +496,8 @@ file_read(struct file_vars *fv, const char *blame, struct config_error *err)
 	if (saved != 0 || len > CONFIG_FILE_MAX) {
 		free(text);
 		return config_err(err, blame, "", "cannot read %s: %s", fv->path,
-		    saved != 0 ? strerror(saved) : "larger than 1 MiB");
+		    saved != 0 ? strerror(saved) : "larger than "
+		    API_STR(CONFIG_FILE_MAX_MIB) " MiB");
 	}
 	rc = config_file_parse(text, len, file_var, fv, &line, &why);
 	free(text);

@@ -1,16 +1,23 @@
 /*
  * config.h: environment variables and flags -> one immutable struct config.
+ * Main thread, which runs the loop: loaded at start, before the loop, and
+ * again at SIGHUP from the loop's signal callback; the lookups and helpers
+ * read only what they are given.  The worker thread never reads a struct
+ * config (its jobs carry copies).
  */
 #ifndef CONFIG_H
 #define CONFIG_H
 
 #include <stddef.h>
 
+#include "treaty.h"
+
 #define CONFIG_EXIT_BAD		78	/* EX_CONFIG */
 #define CONFIG_EXIT_USAGE	2
 
 #define NAME_MAX_LEN		64	/* producer and subscriber names */
-#define TOKEN_HASH_HEX		64	/* a token's SHA-256, in hex */
+/* A token's SHA-256 in hex: as long as a signature's HMAC-SHA256. */
+#define TOKEN_HASH_HEX		TREATY_SIG_HEX_LEN
 
 /* A subscriber's settings (SPEC 3 and 4): defaults and ranges. */
 #define SUB_SECRET_MIN		16	/* bytes */
@@ -67,7 +74,8 @@ struct sub_changes {
 };
 
 #define CONFIG_FILE_VAR		"TREATY_RELAY_CONFIG"
-#define CONFIG_FILE_MAX		(1024 * 1024)	/* bytes */
+#define CONFIG_FILE_MAX_MIB	1
+#define CONFIG_FILE_MAX		(CONFIG_FILE_MAX_MIB * 1024 * 1024)
 
 struct config {
 	char		 *config_file;		/* --config, or NULL */
@@ -167,7 +175,6 @@ int			 config_control_addr(const char *s, char *addr,
 			    int *port);
 /* 1 for a host SPEC 3 allows plain http (localhost, loopback, one label). */
 int			 config_host_is_local(const char *host);
-struct treaty_secret;
 /* A subscriber's secrets as libtreaty wants them (malloc'd; free it). */
 struct treaty_secret	*config_secrets(const struct subscriber *sc);
 /* 1 when sha_hex is one of t's hashes; every one compared, constant time. */

@@ -618,8 +618,8 @@ deliver_sync(struct sub_changes *ch)
 			n++;
 		log_info("subscriber removed: this instance delivers no more "
 		    "to it; its consumer stays in JetStream", "sub=%s "
-		    "consumer=relay-%s finishing=%d", s->cfg->name, s->cfg->name,
-		    n);
+		    "consumer=%s finishing=%d", s->cfg->name,
+		    store_consumer_name(s->consumer), n);
 		ch->removed++;
 		dsub_remove(s);
 	}

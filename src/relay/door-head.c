@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api.h"
 #include "door-head.h"
 
 /* Refuse with status, code and detail. */
@@ -89,7 +90,7 @@ door_head_parse(const char *head, size_t len, struct door_head *h)
 			break;			/* the empty line */
 		if (++lines > DOOR_HEADERS_MAX)
 			return refuse(h, 431, "headers_too_large", "more than "
-			    "100 header lines");
+			    API_STR(DOOR_HEADERS_MAX) " header lines");
 		if (*p == ' ' || *p == '\t')
 			return refuse(h, 400, "bad_request", "a header folded "
 			    "over lines");

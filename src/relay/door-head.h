@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DOOR_HEAD_MAX		(16 * 1024)	/* request line and headers */
-#define DOOR_HEADERS_MAX	100		/* header lines */
+/* A request line and its headers: bytes, and header lines. */
+#define DOOR_HEAD_MAX_KIB	16
+#define DOOR_HEAD_MAX		(DOOR_HEAD_MAX_KIB * 1024)
+#define DOOR_HEADERS_MAX	100
 
 enum door_framing {
 	DOOR_NO_BODY,

@@ -57,6 +57,7 @@
 #include "util.h"
 
 #define LINGER_MS		2000	/* reading after a refusal */
+#define LINGER_POLL_MS		100	/* looking at the time meanwhile */
 #define LINGER_MAX		1024	/* descriptors lingering at once */
 #define CHUNK_LINE_MAX		1024
 /*
@@ -117,6 +118,7 @@ struct dconn {
 	int			 refused;	/* over the cap */
 	int			 hooked;
 	int			 tls;		/* the handshake is the first bytes */
+	const char		*why;		/* the door closed it: why */
 };
 
 static struct door	 doors[2];
@@ -247,14 +249,16 @@ door_head(struct dconn *c, size_t len)
 	size_t		 have;
 	const char	*head = door_peek(c, len, &have);
 	const char	*code, *detail, *route = "other";
+	const size_t	 elen = API_PATH_LEN(API_EVENTS_PATH);
 	char		 subject[TREATY_SUBJECT_MAX + 1];
 	int		 status, big, over;
 	long long	 retry_after = 0;
 
 	status = door_head_parse(head, len, &h);
-	if (h.pathlen >= 11 && strncmp(h.path, "/v1/events/", 11) == 0)
+	if (h.pathlen >= elen && strncmp(h.path, API_EVENTS_PATH, elen) == 0)
 		route = "events";
-	else if (h.pathlen >= 10 && strncmp(h.path, "/v1/inbox/", 10) == 0)
+	else if (h.pathlen >= API_PATH_LEN(API_INBOX_PATH) &&
+	    strncmp(h.path, API_INBOX_PATH, API_PATH_LEN(API_INBOX_PATH)) == 0)
 		route = "inbox";
 	if (status == 501 && strcmp(route, "events") == 0) {
 		/* SPEC 2: anything but POST to an event is 405. */
@@ -278,9 +282,9 @@ door_head(struct dconn *c, size_t len)
 		char	*auth = h.auth != NULL ? xstrndup(h.auth, h.authlen) :
 			    NULL;
 
-		if (h.pathlen - 11 < sizeof(subject)) {
-			memcpy(subject, h.path + 11, h.pathlen - 11);
-			subject[h.pathlen - 11] = '\0';
+		if (h.pathlen - elen < sizeof(subject)) {
+			memcpy(subject, h.path + elen, h.pathlen - elen);
+			subject[h.pathlen - elen] = '\0';
 		} else
 			subject[0] = '\0';	/* not a subject: 400 */
 		status = ingest_precheck(h.method, subject, auth, &code,
@@ -456,6 +460,23 @@ door_process(struct dconn *c)
 }
 
 /*
+ * The door ends the connection: the event callback of whoever holds the
+ * bufferevent's callbacks (evhttp's, or the door's, which passes what on
+ * to evhttp's) fails it with what, evhttp frees it at once, and
+ * door_closed_cb logs why and frees c.  c is gone when this returns.
+ */
+static void
+door_close(struct dconn *c, short what, const char *why)
+{
+	bufferevent_event_cb	 evcb;
+	void			*evarg;
+
+	c->why = why;
+	bufferevent_getcb(c->bev, NULL, NULL, &evcb, &evarg);
+	evcb(c->bev, what, evarg);
+}
+
+/*
  * Whatever reads the socket (a socket or an OpenSSL bufferevent, whoever
  * holds its callbacks) adds to evhttp's input, and this runs at once:
  * the fresh bytes (the end of the input) go to raw, so evhttp's parser
@@ -534,7 +555,8 @@ door_read_cb(struct bufferevent *bev, void *arg)
 	c = arg;
 	if (door_process(c) == -1) {
 		/* Broken chunked framing, mid-body: nothing to answer. */
-		c->h_event(bev, BEV_EVENT_READING | BEV_EVENT_ERROR, c->h_arg);
+		door_close(c, BEV_EVENT_READING | BEV_EVENT_ERROR,
+		    "broken chunked framing");
 		return;
 	}
 	if (evbuffer_get_length(in) > 0 && c->h_read != NULL)
@@ -597,7 +619,8 @@ door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 	log_info("request deadline passed; connection closed",
 	    "seconds=%d control=%d", c->d->cfg->request_timeout_seconds,
 	    c->d->control);
-	c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c->h_arg);
+	door_close(c, BEV_EVENT_READING | BEV_EVENT_TIMEOUT,
+	    "request deadline");
 }
 
 /* After a refusal: read and drop for a while, then close. */
@@ -605,6 +628,17 @@ struct door_linger {
 	struct event	 ev;
 	long long	 until;
 };
+
+/* The one end of a lingering descriptor: closed, why logged once. */
+static void
+door_linger_close(struct door_linger *l, const char *why)
+{
+	log_debug("lingering connection closed", "reason=%s", log_q(why));
+	event_del(&l->ev);
+	evutil_closesocket(event_get_fd(&l->ev));
+	free(l);
+	door_lingering--;
+}
 
 static void
 door_linger_cb(evutil_socket_t fd, short ev, void *arg)
@@ -616,13 +650,12 @@ door_linger_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
 		;
-	if ((n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) &&
-	    now_ms() < l->until)
-		return;
-	event_del(&l->ev);
-	evutil_closesocket(fd);
-	free(l);
-	door_lingering--;
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (now_ms() < l->until)
+			return;
+		door_linger_close(l, "linger time over");
+	} else
+		door_linger_close(l, n == 0 ? "client closed" : "read error");
 }
 
 /*
@@ -657,12 +690,16 @@ door_trim_later(void)
 }
 
 /*
- * evhttp frees the connection.  A refused one lingers: the descriptor is
- * kept (a duplicate), its sending side shut, and what the client still
- * sends is read and dropped until it stops or LINGER_MS pass, so the
- * kernel does not answer it with a reset that could destroy the answer.
- * Lingering descriptors are outside the connection cap, so at most
- * LINGER_MAX linger; beyond, a refused connection is closed at once.
+ * The one end of every door connection: evhttp frees it (this is its
+ * close callback), after door_close or on its own (the client left, an
+ * answer with Connection: close, the idle timeout, shutdown).  The reason
+ * is logged once, then everything the door holds is freed.  A refused
+ * connection lingers: the descriptor is kept (a duplicate), its sending
+ * side shut, and what the client still sends is read and dropped until
+ * it stops or LINGER_MS pass, so the kernel does not answer it with a
+ * reset that could destroy the answer.  Lingering descriptors are outside
+ * the connection cap, so at most LINGER_MAX linger; beyond, a refused
+ * connection is closed at once.
  */
 static void
 door_closed_cb(struct evhttp_connection *evcon, void *arg)
@@ -670,7 +707,8 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	struct dconn	*c = arg;
 	struct door_linger	*l;
 	evutil_socket_t	 fd;
-	struct timeval	 tv = { 0, 100 * 1000 };
+	struct timeval	 tv = { LINGER_POLL_MS / 1000,
+	    (LINGER_POLL_MS % 1000) * 1000 };
 
 	(void)evcon;
 	if (c->st == D_REFUSED && door_lingering < LINGER_MAX &&
@@ -693,6 +731,9 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	door_trim_later();
 	if (!c->d->control)
 		metrics_gauge(GAUGE_CONNECTIONS, c->d->nconns);
+	log_debug("connection closed", "control=%d reason=%s", c->d->control,
+	    log_q(c->why != NULL ? c->why : c->st == D_REFUSED ?
+	    "refusal answered" : "ended by evhttp"));
 	free(c);
 }
 
@@ -707,17 +748,16 @@ door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct dconn		*c = arg;
 	bufferevent_data_cb	 rd;
-	bufferevent_event_cb	 evcb;
-	void			*evarg;
 
 	(void)fd;
 	(void)ev;
-	bufferevent_getcb(c->bev, &rd, NULL, &evcb, &evarg);
+	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
 	if (c->overflow) {
 		log_info("a client sent more than it let the relay answer; "
 		    "connection closed", "bytes=%zu",
 		    evbuffer_get_length(c->raw));
-		evcb(c->bev, BEV_EVENT_READING | BEV_EVENT_ERROR, evarg);
+		door_close(c, BEV_EVENT_READING | BEV_EVENT_ERROR,
+		    "answers not read");
 		return;
 	}
 	if (rd == NULL) {
@@ -736,8 +776,8 @@ door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 		    door_event_cb, c);
 		if (c->refused) {
 			metrics_door(DOOR_REFUSED);
-			c->h_event(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF,
-			    c->h_arg);
+			door_close(c, BEV_EVENT_READING | BEV_EVENT_EOF,
+			    "over the connection cap");
 			return;
 		}
 		/* The TLS handshake counts against the first deadline. */
@@ -804,28 +844,31 @@ door_bevcb(struct event_base *base, void *arg)
 	return c->bev;
 }
 
+/* The stand-ins' prefix and the trim timer; see door.h. */
+void
+door_init(struct event_base *base)
+{
+	unsigned char	 r[8];
+	int		 i;
+
+	/* Unguessable: a client cannot send a stand-in request. */
+	if (RAND_bytes(r, sizeof(r)) != 1)
+		fatalx("no random bytes", NULL);
+	i = snprintf(door_prefix, sizeof(door_prefix), "/.door-");
+	for (size_t k = 0; k < sizeof(r); k++)
+		i += snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i,
+		    "%02x", r[k]);
+	snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i, "/");
+	evtimer_assign(&door_trim_ev, base, door_trim_cb, NULL);
+}
+
 /* Put the door on a server; see door.h. */
 void
 door_attach(struct evhttp *http, struct event_base *base,
     const struct config *cfg, int control)
 {
 	struct door	*d = &doors[control ? 1 : 0];
-	unsigned char	 r[8];
-	int		 i;
 
-	if (door_prefix[0] == '\0') {
-		/* Unguessable: a client cannot send a stand-in request. */
-		if (RAND_bytes(r, sizeof(r)) != 1)
-			fatalx("no random bytes", NULL);
-		i = snprintf(door_prefix, sizeof(door_prefix), "/.door-");
-		for (size_t k = 0; k < sizeof(r); k++)
-			i += snprintf(door_prefix + i, sizeof(door_prefix) -
-			    (size_t)i, "%02x", r[k]);
-		snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i,
-		    "/");
-	}
-	if (!event_initialized(&door_trim_ev))
-		evtimer_assign(&door_trim_ev, base, door_trim_cb, NULL);
 	d->base = base;
 	d->cfg = cfg;
 	d->control = control;
@@ -840,9 +883,11 @@ door_answer(struct evhttp_request *req, const char *path)
 		const char	*code;
 		const char	*detail;
 	} details[] = {
-		{ "too_large", "the body is over 1 MiB" },
-		{ "headers_too_large", "the request's head is over 16 KiB or "
-		  "100 header lines" },
+		{ "too_large", "the body is over " API_STR(API_BODY_MAX_MIB)
+		  " MiB" },
+		{ "headers_too_large", "the request's head is over "
+		  API_STR(DOOR_HEAD_MAX_KIB) " KiB or " API_STR(DOOR_HEADERS_MAX)
+		  " header lines" },
 		{ "bad_request", "the request's framing is ambiguous (more than "
 		  "one Content-Length, a Transfer-Encoding other than chunked, "
 		  "or both) or its head is malformed" },

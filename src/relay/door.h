@@ -15,6 +15,8 @@ struct config;
 
 #define DOOR_CONTROL_MAX	64	/* the control listener's connections */
 
+/* Once, at start, before door_attach (http_init). */
+void	door_init(struct event_base *base);
 /*
  * Put the door on an evhttp server: the main listener (control 0) with
  * TREATY_RELAY_MAX_CONNECTIONS, or the control listener with its own

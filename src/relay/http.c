@@ -201,10 +201,12 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	 * kernel may have queued it to this instance just before it stopped
 	 * listening, and its client has no other answer.
 	 */
-	if (arg == NULL && strncmp(path, "/v1/events/", 11) == 0) {
-		ingest_handle(req, path + 11);
-	} else if (arg == NULL && strncmp(path, "/v1/inbox/", 10) == 0) {
-		inbox_handle(req, path + 10);
+	if (arg == NULL && strncmp(path, API_EVENTS_PATH,
+	    API_PATH_LEN(API_EVENTS_PATH)) == 0) {
+		ingest_handle(req, path + API_PATH_LEN(API_EVENTS_PATH));
+	} else if (arg == NULL && strncmp(path, API_INBOX_PATH,
+	    API_PATH_LEN(API_INBOX_PATH)) == 0) {
+		inbox_handle(req, path + API_PATH_LEN(API_INBOX_PATH));
 	} else if (strcmp(path, "/healthz") == 0) {
 		if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
 			http_not_allowed(req, ROUTE_HEALTHZ, "GET, HEAD");
@@ -374,6 +376,7 @@ http_init(struct event_base *base, const struct config *cfg)
 	int	 cport;
 
 	http_base = base;
+	door_init(base);
 	snprintf(http_addr, sizeof(http_addr), "%s", cfg->listen);
 	http_port = cfg->port;
 	http = http_server_new(base, cfg, NULL);

@@ -451,8 +451,9 @@ inbox_sync(struct sub_changes *ch)
 		if (s->seen)
 			continue;
 		log_info("inbox removed: this instance serves it no more; its "
-		    "consumer stays in JetStream", "inbox=%s consumer=relay-%s "
-		    "finishing=%d", s->cfg->name, s->cfg->name, s->refs);
+		    "consumer stays in JetStream", "inbox=%s consumer=%s "
+		    "finishing=%d", s->cfg->name, store_consumer_name(s->consumer),
+		    s->refs);
 		ch->removed++;
 		TAILQ_REMOVE(&ib.subs, s, entry);
 		metrics_inbox_gone(s->idx);

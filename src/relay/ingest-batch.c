@@ -234,7 +234,7 @@ ingest_batch(struct evhttp_request *req, const struct producer *p,
 	}
 	if (len > API_BODY_MAX) {
 		ingest_reject_at(req, 413, "too_large", "the body is over "
-		    "1 MiB", p->name, subject, -1);
+		    API_STR(API_BODY_MAX_MIB) " MiB", p->name, subject, -1);
 		goto out;
 	}
 	if (n == JSON_SPLIT_TOO_MANY) {

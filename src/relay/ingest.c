@@ -403,7 +403,8 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	}
 	len = evbuffer_get_length(in);
 	if (len > API_BODY_MAX) {
-		ingest_reject(req, 413, "too_large", "the body is over 1 MiB",
+		ingest_reject(req, 413, "too_large", "the body is over "
+		    API_STR(API_BODY_MAX_MIB) " MiB",
 		    p->name, subject);
 		return;
 	}

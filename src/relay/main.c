@@ -296,6 +296,7 @@ main(int argc, char **argv)
 		log_warnx("no producers configured: every POST gets 401",
 		    "var=TREATY_RELAY_PRODUCERS");
 
+	json_init();
 	store_global_init();
 	if ((relay.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop", NULL);

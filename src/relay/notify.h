@@ -1,5 +1,7 @@
 /*
- * notify.h: systemd readiness notification (sd_notify protocol).
+ * notify.h: systemd readiness notification (sd_notify protocol).  Main
+ * thread, which runs the loop: at start, from the loop's callbacks, and at
+ * shutdown.
  */
 #ifndef NOTIFY_H
 #define NOTIFY_H

@@ -82,8 +82,7 @@ store_msg_answer(natsMsg *m, enum store_verb v, long long delay_ms)
 	char		 verb[STORE_VERB_MAX];
 	natsStatus	 s;
 
-	if (reply == NULL || strncmp(reply, "$JS.ACK.", 8) != 0 ||
-	    store_conn.nc == NULL)
+	if (!store_wire_is_ack(reply) || store_conn.nc == NULL)
 		return;
 	store_wire_verb(v, delay_ms, verb);
 	if ((s = natsConnection_PublishString(store_conn.nc, reply, verb)) !=

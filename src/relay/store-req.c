@@ -226,15 +226,15 @@ store_pull(struct store_consumer *c, enum store_pull_kind kind, int batch,
 	char			 subj[256], reply[160], data[128];
 	uint64_t		 id;
 
+	id = rq.next_id + 1;
 	if (c->pull_req[kind] != NULL || !req_possible() ||
 	    store_wire_pull_subject(subj, sizeof(subj), c->name) == -1 ||
 	    store_wire_pull_body(data, sizeof(data), batch,
-	    kind == STORE_PULL_WAIT ? wait_ms : 0) == -1)
+	    kind == STORE_PULL_WAIT ? wait_ms : 0) == -1 ||
+	    store_wire_pull_reply(reply, sizeof(reply),
+	    (const char *)store_conn.inbox, c->idx, (int)kind, id) == -1)
 		return NULL;
-	id = ++rq.next_id;
-	snprintf(reply, sizeof(reply), "%s.p.%d.%d.%llu",
-	    (const char *)store_conn.inbox, c->idx, (int)kind,
-	    (unsigned long long)id);
+	rq.next_id = id;
 	/* Our own deadline a little after the server's. */
 	r = req_send(subj, reply, id, data,
 	    (kind == STORE_PULL_WAIT ? wait_ms : 0) + PULL_SLACK_MS, cb, arg);
@@ -271,12 +271,13 @@ store_lease_answer(struct store_consumer *c, const struct store_lease *l,
 	char		 subj[256], reply[128], text[STORE_VERB_MAX];
 	uint64_t	 id;
 
+	id = rq.next_id + 1;
 	if (!req_possible() ||
-	    store_wire_ack_subject(subj, sizeof(subj), c->name, l) == -1)
+	    store_wire_ack_subject(subj, sizeof(subj), c->name, l) == -1 ||
+	    store_wire_req_reply(reply, sizeof(reply),
+	    (const char *)store_conn.inbox, id) == -1)
 		return NULL;
-	id = ++rq.next_id;
-	snprintf(reply, sizeof(reply), "%s.r.%llu",
-	    (const char *)store_conn.inbox, (unsigned long long)id);
+	rq.next_id = id;
 	return req_send(subj, reply, id, store_wire_verb(verb, delay_ms, text),
 	    STORE_API_WAIT_MS, cb, arg);
 }
@@ -364,8 +365,9 @@ store_req_init(void)
 {
 	char	 subj[128];
 
-	snprintf(subj, sizeof(subj), "%s.r.*", (const char *)store_conn.inbox);
-	store_sub_sync(&rq.replies, subj, NULL);
+	if (store_wire_req_reply(subj, sizeof(subj),
+	    (const char *)store_conn.inbox, 0) == 0)
+		store_sub_sync(&rq.replies, subj, NULL);
 }
 
 /* Shutdown, before the drain (see store_pub_unsubscribe). */

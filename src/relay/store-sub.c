@@ -82,6 +82,13 @@ store_consumer_update(struct store_consumer *c,
 	store_check_consumers();
 }
 
+/* The consumer's name in JetStream. */
+const char *
+store_consumer_name(const struct store_consumer *c)
+{
+	return c->name;
+}
+
 /* A push consumer's message to its callback. */
 static void
 consumer_deliver(struct store_consumer *c, natsMsg *m)
@@ -205,11 +212,10 @@ pull_subscribe(struct store_consumer *c)
 	int	 k;
 
 	for (k = 0; k < STORE_PULL_KINDS; k++) {
-		if (c->pull_sub[k] != NULL)
-			continue;
-		snprintf(subj, sizeof(subj), "%s.p.%d.%d.*",
-		    (const char *)store_conn.inbox, c->idx, k);
-		store_sub_sync(&c->pull_sub[k], subj, NULL);
+		if (c->pull_sub[k] == NULL && store_wire_pull_reply(subj,
+		    sizeof(subj), (const char *)store_conn.inbox, c->idx, k,
+		    0) == 0)
+			store_sub_sync(&c->pull_sub[k], subj, NULL);
 	}
 }
 

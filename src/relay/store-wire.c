@@ -55,6 +55,14 @@ store_wire_verb(enum store_verb v, long long delay_ms,
 	return buf;
 }
 
+/* Whether reply is an ack subject; see store-wire.h. */
+int
+store_wire_is_ack(const char *reply)
+{
+	return reply != NULL && strncmp(reply, STORE_ACK_PREFIX,
+	    sizeof(STORE_ACK_PREFIX) - 1) == 0;
+}
+
 /* The numbers of an ack subject; see store-wire.h. */
 void
 store_wire_ack_parse(const char *reply, struct store_lease *l)
@@ -64,7 +72,7 @@ store_wire_ack_parse(const char *reply, struct store_lease *l)
 	const char	*p;
 
 	memset(l, 0, sizeof(*l));
-	if (reply == NULL || strncmp(reply, "$JS.ACK.", 8) != 0)
+	if (!store_wire_is_ack(reply))
 		return;		/* not delivered by a consumer */
 	l->delivered = 1;
 	for (p = reply; p != NULL && n < 16; p = strchr(p, '.')) {
@@ -96,10 +104,41 @@ int
 store_wire_ack_subject(char *buf, size_t len, const char *consumer,
     const struct store_lease *l)
 {
-	return fits(snprintf(buf, len, "$JS.ACK." STORE_WORK ".%s.%llu.%llu."
+	return fits(snprintf(buf, len, STORE_ACK_PREFIX STORE_WORK ".%s.%llu.%llu."
 	    "%llu.%lld.0", consumer, (unsigned long long)l->delivered,
 	    (unsigned long long)l->seq, (unsigned long long)l->dseq,
 	    (long long)l->ts), len);
+}
+
+/* The last token of a reply subject: id, or "*" for all of them. */
+static const char *
+reply_id(char buf[24], uint64_t id)
+{
+	if (id == 0)
+		return "*";
+	snprintf(buf, 24, "%llu", (unsigned long long)id);
+	return buf;
+}
+
+/* <inbox>.r.<id> */
+int
+store_wire_req_reply(char *buf, size_t len, const char *inbox, uint64_t id)
+{
+	char	 idb[24];
+
+	return fits(snprintf(buf, len, "%s.r.%s", inbox, reply_id(idb, id)),
+	    len);
+}
+
+/* <inbox>.p.<consumer>.<kind>.<id> */
+int
+store_wire_pull_reply(char *buf, size_t len, const char *inbox,
+    int consumer, int kind, uint64_t id)
+{
+	char	 idb[24];
+
+	return fits(snprintf(buf, len, "%s.p.%d.%d.%s", inbox, consumer, kind,
+	    reply_id(idb, id)), len);
 }
 
 /* $JS.API.CONSUMER.MSG.NEXT.WORK.<consumer> */

@@ -17,6 +17,8 @@
 #define STORE_AUDIT		"AUDIT"
 /* A subscriber's consumer is relay-<name>; its delivery group too. */
 #define STORE_CONSUMER_PREFIX	"relay-"
+/* The reply subjects of the messages a consumer delivers. */
+#define STORE_ACK_PREFIX	"$JS.ACK."
 /* A push consumer's deliver subject: outside evt.> and audit.>. */
 #define STORE_DELIVER_PREFIX	"treaty.deliver."
 /* JetStream's announcement of a message it stopped delivering. */
@@ -38,6 +40,8 @@ char	*store_wire_deliver(const char *name);
  */
 const char *store_wire_verb(enum store_verb v, long long delay_ms,
 	    char buf[STORE_VERB_MAX]);
+/* 1 when reply is a consumer's ack subject (under $JS.ACK.). */
+int	 store_wire_is_ack(const char *reply);
 /*
  * Parse a JetStream ack subject into l:
  * $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>, or
@@ -49,6 +53,16 @@ void	 store_wire_ack_parse(const char *reply, struct store_lease *l);
 /* The ack subject of consumer's lease l on WORK; -1 when it does not fit. */
 int	 store_wire_ack_subject(char *buf, size_t len, const char *consumer,
 	    const struct store_lease *l);
+/*
+ * The reply subjects of our own requests, under our inbox: a plain
+ * request's <inbox>.r.<id>, and a pull's
+ * <inbox>.p.<consumer index>.<kind>.<id>.  id 0 writes "*" instead: the
+ * subject that subscribes to all of them.  -1 when it does not fit.
+ */
+int	 store_wire_req_reply(char *buf, size_t len, const char *inbox,
+	    uint64_t id);
+int	 store_wire_pull_reply(char *buf, size_t len, const char *inbox,
+	    int consumer, int kind, uint64_t id);
 /* $JS.API.CONSUMER.MSG.NEXT.WORK.<consumer>; -1 when it does not fit. */
 int	 store_wire_pull_subject(char *buf, size_t len, const char *consumer);
 /*

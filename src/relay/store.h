@@ -178,6 +178,8 @@ struct store_consumer *store_consumer_add(
  */
 void		 store_consumer_update(struct store_consumer *c,
 		    const struct store_consumer_spec *spec);
+/* c's name in JetStream (relay-<subscriber>), for log lines. */
+const char	*store_consumer_name(const struct store_consumer *c);
 /*
  * A reload removed the subscriber: this instance takes no more of c's
  * messages (a push consumer's queued ones go to cb first, as in

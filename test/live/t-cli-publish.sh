@@ -62,7 +62,7 @@ distinct() {
 notices() { grep -c "$NOTICE" "$1"; }
 # nfiles DIR PATTERN: files in DIR whose name matches PATTERN (glob).
 nfiles() { find "$1" -maxdepth 1 -type f -name "$2" | wc -l; }
-# within NAME LO HI G: check LO-5 <= G <= HI+60 (scheduling slack).
+# within NAME LO HI G: check LO-5 <= G <= HI+500 (scheduling slack).
 # The lower bound is the backoff itself (load only lengthens a gap); the
 # upper one allows 500 ms for a loaded machine (it was 60): each chosen
 # delay is checked exactly in its window through the notices' delay_ms.

@@ -99,13 +99,19 @@ check "  the last within 15 s (deadline 6 s from its first byte; idle timeout 30
 check "  each counted as timed out" 1000 $(($(metric treaty_relay_requests_timed_out_total) - TO0))
 
 # A flood past the cap: 2,100 connections open and idle, 200 more each
-# closed at once; an open one and the control listener still answer.
+# closed at once; an open one and the control listener still answer.  The
+# 200 are opened once the relay counts the 2,100 (the gauge, on the
+# control port: the main one is full).
+conns() { local RELAY_URL=http://127.0.0.1:$CPORT; metric treaty_relay_connections; }
 RF0=$(metric treaty_relay_connections_refused_total)
-python3 - "$RELAY_PORT" "$CPORT" > "$T/cap" <<'PY'
-import socket, sys, time
-port, cport = int(sys.argv[1]), int(sys.argv[2])
+rm -f "$T/go"
+python3 - "$RELAY_PORT" "$CPORT" "$T/go" > "$T/cap" <<'PY' &
+import os, socket, sys, time
+port, cport, go = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 held = [socket.create_connection(("127.0.0.1", port)) for _ in range(2100)]
-time.sleep(0.5)
+end = time.time() + 30
+while not os.path.exists(go) and time.time() < end:
+    time.sleep(0.05)
 late = 0
 t0 = time.time()
 extra = [socket.create_connection(("127.0.0.1", port)) for _ in range(200)]
@@ -129,6 +135,10 @@ c.settimeout(5)
 ctl = c.recv(4096).split(b"\r\n")[0].decode()
 print("%d %s|%s|%s" % (closed, "at-once" if took < 5 else "late", first, ctl))
 PY
+cap=$!
+wait_until 20 '[ "$(conns)" -ge 2100 ]'
+touch "$T/go"
+wait $cap
 check "200 connections over a cap of 2,100: all closed at once; an open one and the control port served" \
     "200 at-once|HTTP/1.1 200 OK|HTTP/1.1 200 OK" "$(cat "$T/cap")"
 check "  counted" 200 $(($(metric treaty_relay_connections_refused_total) - RF0))

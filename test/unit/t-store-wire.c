@@ -1,7 +1,7 @@
 /*
  * t-store-wire: JetStream's wire formats as the relay writes and reads
- * them: verbs, ack subjects (both forms), pull requests, publish
- * acknowledgements, the max-deliveries advisory.
+ * them: verbs, ack subjects (both forms), our requests' reply subjects,
+ * pull requests, publish acknowledgements, the max-deliveries advisory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +68,34 @@ ack_parse(void)
 	store_wire_ack_parse("$JS.ACK.WORK.relay-a.3", &l);
 	T_EQ_INT(l.delivered, 1);
 	T_EQ_INT(l.seq, 0);
+	/* Which replies are a consumer's ack subjects. */
+	T_EQ_INT(store_wire_is_ack("$JS.ACK.WORK.relay-a.3.42.7.17.5"), 1);
+	T_EQ_INT(store_wire_is_ack("$JS.ACK."), 1);
+	T_EQ_INT(store_wire_is_ack("$JS.ACK"), 0);
+	T_EQ_INT(store_wire_is_ack("_INBOX.abc.r.1"), 0);
+	T_EQ_INT(store_wire_is_ack(""), 0);
+	T_EQ_INT(store_wire_is_ack(NULL), 0);
+}
+
+/* Our requests' reply subjects, and the subscriptions to them. */
+static void
+replies(void)
+{
+	char	 b[64], small[12];
+
+	T_EQ_INT(store_wire_req_reply(b, sizeof(b), "_INBOX.x", 42), 0);
+	T_EQ_STR(b, "_INBOX.x.r.42");
+	T_EQ_INT(store_wire_req_reply(b, sizeof(b), "_INBOX.x", 0), 0);
+	T_EQ_STR(b, "_INBOX.x.r.*");
+	T_EQ_INT(store_wire_pull_reply(b, sizeof(b), "_INBOX.x", 3, 1,
+	    18446744073709551615ULL), 0);
+	T_EQ_STR(b, "_INBOX.x.p.3.1.18446744073709551615");
+	T_EQ_INT(store_wire_pull_reply(b, sizeof(b), "_INBOX.x", 0, 0, 0), 0);
+	T_EQ_STR(b, "_INBOX.x.p.0.0.*");
+	T_EQ_INT(store_wire_req_reply(small, sizeof(small), "_INBOX.x", 42),
+	    -1);
+	T_EQ_INT(store_wire_pull_reply(small, sizeof(small), "_INBOX.x", 3, 1,
+	    0), -1);
 }
 
 /* A lease's ack subject reads back as the same lease. */
@@ -192,6 +220,7 @@ static const struct t_case cases[] = {
 	{ "consumer and deliver names", names },
 	{ "ack subjects read, both forms", ack_parse },
 	{ "a lease's ack subject reads back", ack_subject },
+	{ "our requests' reply subjects", replies },
 	{ "pull requests", pull },
 	{ "publish acknowledgements", puback },
 	{ "max-deliveries advisory", advisory },
