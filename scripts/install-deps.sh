@@ -10,15 +10,15 @@
 #
 # Required: build, test and run (iproute2: the several-instances test brings
 # up the loopback of a network namespace of its own).  Optional: wrk (make bench), mandoc
-# (make lint-man); missing optional packages never fail the script when
-# not root.
+# (make lint-man), libmimalloc-dev (make ALLOC=mimalloc); missing optional
+# packages never fail the script when not root.
 # Package lists are space-separated strings, split on purpose.
 # shellcheck disable=SC2086
 set -eu
 
 required="libevent-dev libnats-dev libssl-dev libyajl-dev nats-server \
 pkg-config gcc make curl openssl python3 iproute2"
-optional="wrk mandoc"
+optional="wrk mandoc libmimalloc-dev"
 
 only_required=0
 case "${1:-}" in
