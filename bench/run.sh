@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make bench: wrk against the relay (real nats-server, JetStream file store)
 # and against bench/sink (evhttp answering 202 without storing: the HTTP
-# ceiling on this machine), 64 connections, 10 s each.  Prints the figures
-# recorded in docs/BENCHMARKS.md.
+# ceiling on this machine), 64 connections, 10 s each; batches against the
+# storage ceiling (BENCH_NO_BATCH=1 skips); plain beside TLS (BENCH_NO_TLS=1
+# skips).  Prints the figures recorded in docs/BENCHMARKS.md.
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-build}
@@ -65,6 +66,23 @@ stored=$(curl -s http://127.0.0.1:$RP/metrics | awk '/^treaty_relay_events_store
 echo "events stored in WORK: $stored"
 s=$(awk '/Requests\/sec/ {print $2}' "$T/sink.txt"); r=$(awk '/Requests\/sec/ {print $2}' "$T/relay.txt")
 awk -v s="$s" -v r="$r" 'BEGIN { if (s > 0) printf "ratio relay/ceiling: %.2f\n", r / s }'
+
+# Batches (SPEC 14): 100 events of 256 bytes per request, 16 connections,
+# against the storage ceiling: nats.c's asynchronous JetStream publishes of
+# the same messages (4,096 in flight, bench/jspub) into a fresh nats-server.
+[ -n "${BENCH_NO_BATCH:-}" ] || {
+	CP=$(port)
+	nats-server -a 127.0.0.1 -p $CP -js -sd "$T/js-ceil" > "$T/nats-ceil.log" 2>&1 & CEILNATS=$!; PIDS+=($CEILNATS)
+	up $CP || { echo "bench: the ceiling's nats-server did not start"; exit 1; }
+	echo "## batches of ${BENCH_BATCH:-100} (wrk -t$THREADS -c16 -d$DUR) against the storage ceiling"
+	"$O/bench/jspub" nats://127.0.0.1:$CP 200000 4096 | tee "$T/jspub.txt"
+	kill $CEILNATS
+	wrk -t$THREADS -c16 -d$DUR --latency -s bench/batch.lua http://127.0.0.1:$RP/ batch > "$T/batch.txt"
+	grep -E 'events_per_s|Non-2xx|Socket errors' "$T/batch.txt"
+	awk -v c="$(sed -n 's/.*msgs_per_s=\([0-9]*\).*/\1/p' "$T/jspub.txt")" \
+	    '/events_per_s=/ { for (i = 1; i <= NF; i++) if ($i ~ /^events_per_s=/) { split($i, a, "="); e = a[2] } }
+	    END { if (c > 0) printf "ratio batched events/ceiling: %.2f\n", e / c }' "$T/batch.txt"
+}
 
 # The same over TLS (SPEC 13): a second relay with a throwaway certificate,
 # beside the first over plain HTTP; keep-alive, then a new connection per
