@@ -5,17 +5,21 @@
  * An event is sent as a structured-mode CloudEvent (JSON) to
  * POST /v1/events/<subject>; its data is written so that the relay stores
  * exactly the bytes given (cevent_gen_data).  With --batch, events are
- * read as JSON lines and sent in batches (SPEC 14: a JSON array,
- * application/cloudevents-batch+json), one batch after another.
- * Transient failures (no answer, 429, 502, 503, 504) are retried with the
- * same ids, which the relay deduplicates, so a batch the relay stored in
- * part is simply sent again; anything else is final.
+ * read as JSON lines.  Whatever the source (one event, JSON lines, an
+ * outbox's files), the events go through one queue and are sent in order,
+ * as requests of up to --batch-size events of one subject within the
+ * relay's body limit: one event alone in structured mode, several as a
+ * batch (SPEC 14, application/cloudevents-batch+json).  Transient failures
+ * (no answer, 429, 502, 503, 504) are retried with the same ids, which the
+ * relay deduplicates, so a batch the relay stored in part is simply sent
+ * again.  A batch refused whole without naming an event (its size: a
+ * producer's burst, the relay's publishes in flight) is sent again in
+ * halves; a refused event ends publish, and in flush sets its file aside.
  *
- * Outbox: with --outbox DIR each event or batch is first written to a
- * file there (outbox.c), removed only after the relay answered 202.  A
- * file the relay refuses for good is renamed to *.rejected and kept for
- * a human.  flush sends the files oldest first, single events of one
- * subject gathered into batches.
+ * Outbox: with --outbox DIR the event, or every batch of --batch, is
+ * written to a file there (outbox.c) before anything is sent, and a file
+ * is removed once every event in it is stored.  A file holding an event
+ * the relay refuses for good is renamed *.rejected and kept for a human.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,87 +43,15 @@
 
 #define DEFAULT_ATTEMPTS	8
 #define MAX_EXTRA_ATTRS		16
-/* A send's ends besides the exit statuses. */
-#define SEND_REFUSED		(-1)	/* the relay refuses us (token, URL),
-					 * not the event: an outbox stays whole */
-#define SEND_SPLIT		(-2)	/* a batch of several files refused
-					 * without naming its event */
-
 #define CT_EVENT		"application/cloudevents+json"
 #define CT_BATCH		"application/cloudevents-batch+json"
-
-/*
- * One request on its way: an event or a batch, from flags or JSON lines
- * (publish) or outbox files (flush).
- */
-struct send {
-	char			*subject;
-	char			*body;		/* JSON object or array */
-	size_t			 len;
-	int			 batch;		/* body is a batch */
-	/* The outbox files of the body, each one's first event's index. */
-	char			**files;
-	size_t			*first;
-	size_t			 nfiles;
-	long long		 refused_index;	/* the relay's "index", or -1 */
-	struct retry		 retry;
-	struct client_req	*req;
-	int			 attempts;	/* allowed */
-	void			(*done)(struct send *, int status);
-};
-
-/* Forget the request's body and files (not the retry state). */
-static void
-send_clear(struct send *s)
-{
-	size_t	 i;
-
-	for (i = 0; i < s->nfiles; i++)
-		free(s->files[i]);
-	free(s->files);
-	free(s->first);
-	free(s->subject);
-	free(s->body);
-	s->files = NULL;
-	s->first = NULL;
-	s->nfiles = 0;
-	s->subject = s->body = NULL;
-	s->len = 0;
-	s->batch = 0;
-}
-
-/* Add an outbox file whose events start at index first. */
-static void
-send_add_file(struct send *s, char *path, size_t first)
-{
-	s->files = xrealloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
-	s->first = xrealloc(s->first, (s->nfiles + 1) * sizeof(*s->first));
-	s->files[s->nfiles] = path;
-	s->first[s->nfiles++] = first;
-}
-
-/* The file holding the batch's event idx, or NULL. */
-static const char *
-send_file_of(const struct send *s, long long idx)
-{
-	size_t	 i;
-
-	if (s->nfiles == 1)
-		return s->files[0];
-	if (idx < 0)
-		return NULL;
-	for (i = s->nfiles; i-- > 0; )
-		if ((long long)s->first[i] <= idx)
-			return s->files[i];
-	return NULL;
-}
 
 /*
  * Print the relay's 202: a single event's answer as it is, a batch's as
  * one {"id":..,"duplicate":..} line per event, in order.
  */
 static void
-send_print(const struct send *s, const struct client_result *r)
+send_print(int batch, const struct client_result *r)
 {
 	static const char	*rpath[] = { "results", NULL };
 	yajl_val		 root = NULL, res;
@@ -128,7 +60,7 @@ send_print(const struct send *s, const struct client_result *r)
 	char			*text;
 	size_t			 i, n;
 
-	if (s->batch) {
+	if (batch) {
 		text = xstrndup(r->body, r->bodylen);
 		root = yajl_tree_parse(text, NULL, 0);
 		free(text);
@@ -187,113 +119,351 @@ send_index(const struct client_result *r)
 	return idx;
 }
 
-static void	send_attempt(void *);
+
+/*
+ * Every publish goes through one queue: the events (one, the JSON lines of
+ * --batch, or an outbox's files), sent in order as requests of up to
+ * --batch-size events of one subject within the relay's body limit (one
+ * event alone goes in structured mode, several as a batch).  An outbox
+ * file is removed once every event in it is stored.
+ */
+struct qev {
+	const char	*text;		/* structured-mode JSON */
+	size_t		 len;
+	const char	*subject;
+	int		 file;		/* in q.f, or -1 */
+	size_t		 line;		/* of --batch's input, or 0 */
+	int		 done;		/* stored, or its file set aside */
+};
+
+struct qfile {
+	char		*path;
+	char		*subject;
+	char		*text;		/* the body, which events point into */
+	size_t		 left;		/* events not yet stored */
+};
+
+static struct {
+	struct qev		*ev;
+	size_t			 nev, evcap;
+	struct qfile		*f;
+	size_t			 nf, fcap;
+	size_t			 limit;		/* events per request */
+	/* The request in flight: its events, subject and body. */
+	size_t			*req;
+	size_t			 nreq;
+	char			*subject;
+	char			*body;
+	size_t			 len;
+	int			 batch;
+	struct retry		 retry;
+	struct client_req	*creq;
+	int			 attempts;	/* allowed per request */
+	size_t			 sent, rejected;	/* files */
+	int			 rc;
+} q;
+
+/* Add an event. */
+static void
+q_add(const char *text, size_t len, const char *subject, int file,
+    size_t line)
+{
+	if (q.nev == q.evcap) {
+		q.evcap = q.evcap ? q.evcap * 2 : 64;
+		q.ev = xrealloc(q.ev, q.evcap * sizeof(*q.ev));
+	}
+	q.ev[q.nev].text = text;
+	q.ev[q.nev].len = len;
+	q.ev[q.nev].subject = subject;
+	q.ev[q.nev].file = file;
+	q.ev[q.nev].line = line;
+	q.ev[q.nev++].done = 0;
+	if (file >= 0)
+		q.f[file].left++;
+}
+
+/* Add an outbox file (path, subject and text now owned); its index. */
+static int
+q_add_file(char *path, char *subject, char *text)
+{
+	if (q.nf == q.fcap) {
+		q.fcap = q.fcap ? q.fcap * 2 : 16;
+		q.f = xrealloc(q.f, q.fcap * sizeof(*q.f));
+	}
+	q.f[q.nf].path = path;
+	q.f[q.nf].subject = subject;
+	q.f[q.nf].text = text;
+	q.f[q.nf].left = 0;
+	return (int)q.nf++;
+}
+
+/* Forget the request in flight. */
+static void
+q_req_clear(void)
+{
+	free(q.subject);
+	free(q.body);
+	q.subject = q.body = NULL;
+	q.nreq = 0;
+}
+
+/* Free everything. */
+static void
+q_free(void)
+{
+	size_t	 i;
+
+	q_req_clear();
+	retry_cancel(&q.retry);
+	for (i = 0; i < q.nf; i++) {
+		free(q.f[i].path);
+		free(q.f[i].subject);
+		free(q.f[i].text);
+	}
+	free(q.f);
+	free(q.ev);
+	free(q.req);
+}
+
+/* The events after i not yet stored, for messages. */
+static size_t
+q_left(void)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < q.nev; i++)
+		n += !q.ev[i].done;
+	return n;
+}
+
+/* Where an event came from, for messages: "" or " (line 7)". */
+static const char *
+q_where(const struct qev *e, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (e->file >= 0)
+		snprintf(buf, len, " (%s)", q.f[e->file].path);
+	else if (e->line > 0)
+		snprintf(buf, len, " (line %zu)", e->line);
+	return buf;
+}
+
+/* The end: what is left stays in the outbox. */
+static void
+q_end(int rc)
+{
+	if (rc != EXIT_OK && q.nev > 1)
+		log_warnx("not all events sent", "left=%zu", q_left());
+	client_on_stop(NULL, NULL);
+	client_exit(rc);
+}
+
+static void	q_send(void *);
+
+/*
+ * The next request: the first events not yet stored, of one subject, at
+ * most q.limit of them and within the body limit.  Or the end.
+ */
+static void
+q_next(void)
+{
+	size_t	 i, bytes = 2, o;
+
+	q_req_clear();
+	for (i = 0; i < q.nev && q.ev[i].done; i++)
+		;
+	if (i == q.nev) {
+		q_end(q.rc);
+		return;
+	}
+	q.subject = xstrdup(q.ev[i].subject);
+	for (; i < q.nev && q.nreq < q.limit; i++) {
+		if (q.ev[i].done)
+			continue;
+		if (strcmp(q.ev[i].subject, q.subject) != 0)
+			break;
+		if (q.nreq > 0 && bytes + q.ev[i].len + 1 > API_BODY_MAX)
+			break;
+		bytes += q.ev[i].len + 1;
+		q.req[q.nreq++] = i;
+	}
+	q.batch = q.nreq > 1;
+	if (!q.batch) {
+		q.body = xstrndup(q.ev[q.req[0]].text, q.ev[q.req[0]].len);
+		q.len = q.ev[q.req[0]].len;
+	} else {
+		q.body = xmalloc(bytes);
+		q.body[0] = '[';
+		for (i = 0, o = 1; i < q.nreq; i++) {
+			memcpy(q.body + o, q.ev[q.req[i]].text,
+			    q.ev[q.req[i]].len);
+			o += q.ev[q.req[i]].len;
+			q.body[o++] = ',';
+		}
+		q.body[o - 1] = ']';
+		q.len = o;
+	}
+	retry_reset(&q.retry);
+	q_send(NULL);
+}
+
+/* Every event of the request stored: files whose events all are go. */
+static void
+q_stored(void)
+{
+	struct qfile	*f;
+	size_t		 i;
+
+	for (i = 0; i < q.nreq; i++) {
+		q.ev[q.req[i]].done = 1;
+		if (q.ev[q.req[i]].file < 0)
+			continue;
+		f = &q.f[q.ev[q.req[i]].file];
+		if (--f->left == 0) {
+			if (unlink(f->path) == -1)
+				log_warn("cannot remove the sent outbox file",
+				    "file=%s", log_q(f->path));
+			q.sent++;
+		}
+	}
+}
+
+/* Set an event's file aside (*.rejected), and all its events: 0 or -1. */
+static int
+q_reject(const struct qev *e)
+{
+	struct qfile	*f = &q.f[e->file];
+	size_t		 i;
+
+	if (outbox_reject(f->path) == -1)
+		return -1;
+	for (i = 0; i < q.nev; i++)
+		if (q.ev[i].file == e->file)
+			q.ev[i].done = 1;
+	f->left = 0;
+	q.rejected++;
+	return 0;
+}
 
 /* The relay's answer to one attempt. */
 static void
-send_answer_cb(void *arg, const struct client_result *r)
+q_answer_cb(void *arg, const struct client_result *r)
 {
-	struct send	*s = arg;
-	char		 what[96], detail[200], at[48] = "";
-	const char	*file;
-	size_t		 i;
+	char		 what[96], detail[200], at[48] = "", where[300];
+	const struct qev *e;
+	long long	 idx;
 
-	s->req = NULL;
-	s->refused_index = -1;
+	(void)arg;
+	q.creq = NULL;
 	if (r->status == 202) {
-		send_print(s, r);
-		for (i = 0; i < s->nfiles; i++)
-			if (unlink(s->files[i]) == -1)
-				log_warn("cannot remove the sent outbox file",
-				    "file=%s", log_q(s->files[i]));
-		s->done(s, EXIT_OK);
+		send_print(q.batch, r);
+		q_stored();
+		q_next();
 		return;
 	}
+	e = &q.ev[q.req[0]];
 	if (client_transient(r)) {
-		if ((int)s->retry.attempt + 1 < s->attempts) {
-			retry_later(&s->retry, r);
+		if ((int)q.retry.attempt + 1 < q.attempts) {
+			retry_later(&q.retry, r);
 			return;
 		}
-		cli_err("publish %s: still failing after %d attempts: %s%s%s%s",
-		    s->subject, s->attempts, client_what(r, what, sizeof(what)),
-		    s->nfiles > 0 ? "; kept in " : "",
-		    s->nfiles > 0 ? s->files[0] : "",
-		    s->nfiles > 1 ? " and the files after it" : "");
-		s->done(s, EXIT_TEMPFAIL);
+		cli_err("publish %s: still failing after %d attempts: %s%s%s",
+		    q.subject, q.attempts, client_what(r, what, sizeof(what)),
+		    e->file >= 0 ? "; kept in " : "",
+		    e->file >= 0 ? q.f[e->file].path : "");
+		q_end(EXIT_TEMPFAIL);
 		return;
 	}
-	if (s->batch && (s->refused_index = send_index(r)) >= 0)
-		snprintf(at, sizeof(at), " (the batch's event %lld)",
-		    s->refused_index);
-	cli_err("publish %s refused: %s%s %s", s->subject,
+	if (r->status != 400 && r->status != 413 && r->status != 422) {
+		/*
+		 * The relay refuses us, not the event (a bad token, URL or
+		 * relay: 401, 403, 404, 5xx, no such host): no reason to
+		 * give up the outbox, whose files stay for a later flush.
+		 */
+		cli_err("publish %s refused: %s %s", q.subject,
+		    client_what(r, what, sizeof(what)),
+		    client_detail(r, detail, sizeof(detail)));
+		if (e->file >= 0)
+			cli_err("kept in %s", q.f[e->file].path);
+		q_end(EXIT_FAILED);
+		return;
+	}
+	idx = q.batch ? send_index(r) : 0;
+	if (idx < 0 || idx >= (long long)q.nreq) {
+		if (q.nreq > 1) {
+			/*
+			 * The batch as a whole (its size: the producer's
+			 * burst, the relay's publishes in flight): smaller.
+			 */
+			q.limit = q.nreq / 2;
+			log_warnx("batch refused whole; sending smaller ones",
+			    "status=%d events=%zu next=%zu", r->status,
+			    q.nreq, q.limit);
+			q_next();
+			return;
+		}
+		idx = 0;
+	}
+	e = &q.ev[q.req[idx]];
+	if (q.batch)
+		snprintf(at, sizeof(at), " (the batch's event %lld)", idx);
+	cli_err("publish %s refused: %s%s %s%s", q.subject,
 	    client_what(r, what, sizeof(what)), at,
-	    client_detail(r, detail, sizeof(detail)));
-	/*
-	 * Only a refusal of the event itself sets its file aside; a bad
-	 * token, URL or relay (401, 403, 404, 5xx, no such host) is no
-	 * reason to give up the outbox: the file stays for a later flush.
-	 */
-	if (r->status == 400 || r->status == 413 || r->status == 422) {
-		if (s->nfiles == 0) {
-			s->done(s, EXIT_FAILED);
-			return;
-		}
-		if ((file = send_file_of(s, s->refused_index)) == NULL) {
-			s->done(s, SEND_SPLIT);
-			return;
-		}
-		s->done(s, outbox_reject(file) == 0 ? EXIT_FAILED :
-		    SEND_REFUSED);
+	    client_detail(r, detail, sizeof(detail)),
+	    q_where(e, where, sizeof(where)));
+	q.rc = EXIT_FAILED;
+	/* Only an outbox file is set aside; the others go on. */
+	if (e->file < 0 || q_reject(e) == -1) {
+		q_end(EXIT_FAILED);
 		return;
 	}
-	if (s->nfiles > 0)
-		cli_err("kept in %s%s", s->files[0], s->nfiles > 1 ?
-		    " and the files after it" : "");
-	s->done(s, SEND_REFUSED);
+	q_next();
 }
 
-/* Send (again). */
+/* Send the request in flight (again). */
 static void
-send_attempt(void *arg)
+q_send(void *arg)
 {
-	struct send			*s = arg;
-	struct outbound_header		 h[1];
-	char				*path;
+	struct outbound_header	 h[1];
+	char			*path;
 
+	(void)arg;
 	h[0].key = "Content-Type";
-	h[0].value = s->batch ? CT_BATCH : CT_EVENT;
-	path = xjoin(API_EVENTS_PATH, "", s->subject);
-	s->req = client_request(OUTBOUND_POST, path, h, 1, s->body, s->len,
-	    send_answer_cb, s);
+	h[0].value = q.batch ? CT_BATCH : CT_EVENT;
+	path = xjoin(API_EVENTS_PATH, "", q.subject);
+	q.creq = client_request(OUTBOUND_POST, path, h, 1, q.body, q.len,
+	    q_answer_cb, NULL);
 	free(path);
 }
 
 /* SIGINT/SIGTERM: stop waiting (what is in the outbox stays there). */
 static void
-send_stop_cb(void *arg)
+q_stop_cb(void *arg)
 {
-	struct send	*s = arg;
-
-	if (s->subject == NULL) {	/* between two requests */
-		client_exit(EXIT_TEMPFAIL);
-		return;
+	(void)arg;
+	retry_cancel(&q.retry);
+	if (q.creq != NULL) {
+		client_cancel(q.creq);
+		q.creq = NULL;
 	}
-	retry_cancel(&s->retry);
-	if (s->req != NULL) {
-		client_cancel(s->req);
-		s->req = NULL;
-	}
-	log_warnx("interrupted; not sent", "subject=%s%s",
-	    log_q(s->subject), s->nfiles > 0 ? " kept=outbox" : "");
-	s->done(s, EXIT_TEMPFAIL);
+	if (q.subject != NULL)
+		log_warnx("interrupted; not sent", "subject=%s%s",
+		    log_q(q.subject), q.nf > 0 ? " kept=outbox" : "");
+	q_end(EXIT_TEMPFAIL);
 }
 
-/* Start a send with a fresh backoff. */
-static void
-send_start(struct send *s)
+/* Run the queue (after client_init); the exit status. */
+static int
+q_run(int attempts, size_t limit)
 {
-	retry_reset(&s->retry);
-	send_attempt(s);
+	q.req = xcalloc(limit, sizeof(*q.req));
+	q.limit = limit;
+	q.attempts = attempts;
+	q.rc = EXIT_OK;
+	retry_init(&q.retry, "publish", q_send, NULL);
+	client_on_stop(q_stop_cb, NULL);
+	q_next();
+	return client_run();
 }
 
 /* --attempts: 1 to 1000, or -1 with a message. */
@@ -438,124 +608,50 @@ check_type(const char *what, const char *type, const char *subject)
 	return 0;
 }
 
-/* publish: one event, or the JSON lines of --batch one batch at a time. */
-static struct {
-	struct send		 s;
-	const char		*outbox;
-	/* --batch: the input and its events (lines), the next to send. */
-	char			*input;
-	struct json_span	*ev;
-	size_t			 nev, next, sent;
-	size_t			 batch_size;
-} pub;
-
-static void	publish_next(void);
-
-/* publish: one send done; the next batch, or the exit status. */
-static void
-publish_done(struct send *s, int status)
-{
-	if (status == EXIT_OK && pub.ev != NULL) {
-		char	*subject = s->subject;
-
-		pub.sent = pub.next;
-		s->subject = NULL;
-		send_clear(s);
-		s->subject = subject;
-		if (pub.next < pub.nev) {
-			publish_next();
-			return;
-		}
-	}
-	if (pub.ev != NULL && status != EXIT_OK)
-		log_warnx("not all batches sent", "events_sent=%zu "
-		    "events_left=%zu", pub.sent, pub.nev - pub.sent);
-	client_on_stop(NULL, NULL);
-	client_exit(status == SEND_REFUSED || status == SEND_SPLIT ?
-	    EXIT_FAILED : status);
-}
-
 /*
- * The next batch of --batch: as many events as --batch-size allows whose
- * array stays within the relay's body limit, written to the outbox first
- * when there is one.
- */
-static void
-publish_next(void)
-{
-	struct send	*s = &pub.s;
-	size_t		 i, len = 2, o;
-	char		*path;
-
-	for (i = pub.next; i < pub.nev && i - pub.next < pub.batch_size; i++) {
-		if (len + pub.ev[i].len + 1 > API_BODY_MAX && i > pub.next)
-			break;
-		len += pub.ev[i].len + 1;
-	}
-	s->body = xmalloc(len);
-	s->body[0] = '[';
-	for (o = 1; pub.next < i; pub.next++) {
-		memcpy(s->body + o, pub.input + pub.ev[pub.next].off,
-		    pub.ev[pub.next].len);
-		o += pub.ev[pub.next].len;
-		s->body[o++] = ',';
-	}
-	s->body[o - 1] = ']';
-	s->len = o;
-	s->batch = 1;
-	if (pub.outbox != NULL) {
-		if ((path = outbox_write(pub.outbox, s->subject, s->body,
-		    s->len)) == NULL) {
-			publish_done(s, EXIT_FAILED);
-			return;
-		}
-		send_add_file(s, path, 0);
-	}
-	send_start(s);
-}
-
-/*
- * Read the JSON lines of --batch and check every event as the relay will
- * (its own parser, the type against the subject), before anything is
- * sent or kept: 0, or -1 with a message naming the line.
+ * Read the JSON lines of --batch into the queue and check every event as
+ * the relay will (its parser, the type against the subject), before
+ * anything is sent or kept: 0, or -1 with a message naming the line.
+ * *input holds the text the events point into.
  */
 static int
-publish_read_lines(const char *arg, const char *subject)
+publish_read_lines(const char *arg, const char *subject, char **input)
 {
 	struct cevent	 ev;
 	FILE		*f;
-	size_t		 len, off, end, eol, line = 0, cap = 0;
-	char		 what[48];
+	char		*in, what[48];
+	size_t		 len, off, end, eol, line = 0;
 	int		 rc = 0;
 
 	if (strcmp(arg, "-") == 0)
-		pub.input = read_all(stdin, &len);
+		in = read_all(stdin, &len);
 	else if ((f = fopen(arg, "r")) == NULL) {
 		cli_err("%s: %s", arg, strerror(errno));
 		return -1;
 	} else {
-		pub.input = read_all(f, &len);
+		in = read_all(f, &len);
 		fclose(f);
 	}
-	if (pub.input == NULL) {
+	if ((*input = in) == NULL) {
 		cli_err("cannot read the events from %s", arg);
 		return -1;
 	}
 	for (off = 0; off < len && rc == 0; off = eol + 1) {
-		const char	*nl = memchr(pub.input + off, '\n', len - off);
+		const char	*nl = memchr(in + off, '\n', len - off);
 
-		eol = nl != NULL ? (size_t)(nl - pub.input) : len;
+		eol = nl != NULL ? (size_t)(nl - in) : len;
 		line++;
 		/* Blank lines are allowed (a trailing newline, spacing). */
 		for (end = eol; end > off &&
-		    memchr(" \t\r", pub.input[end - 1], 3) != NULL; end--)
+		    memchr(" \t\r", in[end - 1], 3) != NULL; end--)
 			;
 		if (end == off)
 			continue;
 		if (end - off + 2 > API_BODY_MAX) {
-			cli_err("line %zu: an event over " API_STR(API_BODY_MAX_MIB) " MiB", line);
+			cli_err("line %zu: an event over "
+			    API_STR(API_BODY_MAX_MIB) " MiB", line);
 			rc = -1;
-		} else if (cevent_from_structured(&ev, pub.input + off,
+		} else if (cevent_from_structured(&ev, in + off,
 		    end - off) == -1) {
 			cli_err("line %zu: not a valid event: %s", line,
 			    ev.detail);
@@ -565,23 +661,54 @@ publish_read_lines(const char *arg, const char *subject)
 			rc = check_type(what, ev.type, subject);
 		}
 		cevent_free(&ev);
-		if (rc == 0) {
-			if (pub.nev == cap) {
-				cap = cap ? cap * 2 : 64;
-				pub.ev = xrealloc(pub.ev,
-				    cap * sizeof(*pub.ev));
-			}
-			pub.ev[pub.nev].off = off;
-			pub.ev[pub.nev++].len = end - off;
-		}
-		if (nl == NULL)
-			break;
+		if (rc == 0)
+			q_add(in + off, end - off, subject, -1, line);
 	}
-	if (rc == 0 && pub.nev == 0) {
+	if (rc == 0 && q.nev == 0) {
 		cli_err("%s: no events", arg);
 		rc = -1;
 	}
 	return rc;
+}
+
+/*
+ * --batch with --outbox: every batch written to the outbox before the
+ * first is sent, so that whatever is not sent in the end is there for
+ * flush.  0, or -1 with a message (what was written stays: it is valid).
+ */
+static int
+publish_write_batches(const char *dir, const char *subject, size_t limit)
+{
+	size_t	 i = 0, k, n, bytes, o;
+	char	*body, *path;
+	int	 f;
+
+	while (i < q.nev) {
+		for (n = 0, bytes = 2; i + n < q.nev && n < limit; n++) {
+			if (n > 0 && bytes + q.ev[i + n].len + 1 > API_BODY_MAX)
+				break;
+			bytes += q.ev[i + n].len + 1;
+		}
+		body = xmalloc(bytes);
+		body[0] = '[';
+		for (k = 0, o = 1; k < n; k++) {
+			memcpy(body + o, q.ev[i + k].text, q.ev[i + k].len);
+			o += q.ev[i + k].len;
+			body[o++] = ',';
+		}
+		body[o - 1] = ']';
+		path = outbox_write(dir, subject, body, o);
+		free(body);
+		if (path == NULL)
+			return -1;
+		f = q_add_file(path, NULL, NULL);
+		for (k = 0; k < n; k++) {
+			q.ev[i + k].file = f;
+			q.f[f].left++;
+		}
+		i += n;
+	}
+	return 0;
 }
 
 static const struct option publish_opts[] = {
@@ -609,11 +736,11 @@ static const struct option publish_opts[] = {
 	"       treaty publish --subject SUBJECT --batch FILE|- [--batch-size N]\n" \
 	"  [--outbox DIR] [--attempts N]\n" CLIENT_USAGE
 
-/* One event from the flags into pub.s; 0 or an exit status. */
+/* One event from the flags into *body; 0 or an exit status. */
 static int
 publish_one(const char *subject, const char *type, const char *source,
     const char *id, const char *data_arg, const char *ct, const char *tm,
-    const char *const *extra, size_t nextra)
+    const char *const *extra, size_t nextra, char **body, size_t *len)
 {
 	struct cevent	 ev;
 	char		 uuid[37], *data = NULL, *eq, *name;
@@ -651,7 +778,7 @@ publish_one(const char *subject, const char *type, const char *source,
 		ev.content_type = xstrdup(ct);
 	ev.data = data;
 	ev.datalen = datalen;
-	if ((pub.s.body = publish_body(&ev, &pub.s.len)) != NULL)
+	if ((*body = publish_body(&ev, len)) != NULL)
 		rc = 0;
 out:
 	cevent_free(&ev);
@@ -665,13 +792,13 @@ cmd_publish(int argc, char **argv)
 {
 	const char	*subject = NULL, *type = NULL, *source = NULL;
 	const char	*id = NULL, *data_arg = NULL, *ct = NULL, *tm = NULL;
-	const char	*batch = NULL, *extra[MAX_EXTRA_ATTRS];
-	char		*path;
-	size_t		 nextra = 0;
+	const char	*batch = NULL, *outbox = NULL, *extra[MAX_EXTRA_ATTRS];
+	char		*input = NULL, *body = NULL, *path;
+	size_t		 nextra = 0, len = 0;
 	long long	 attempts = DEFAULT_ATTEMPTS, bs = API_BATCH_DEFAULT;
-	int		 c, rc = EXIT_FAILED, single;
+	int		 c, rc = EXIT_FAILED, single, f;
 
-	memset(&pub, 0, sizeof(pub));
+	memset(&q, 0, sizeof(q));
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "hv", publish_opts)) != -1) {
 		switch (c) {
@@ -682,7 +809,7 @@ cmd_publish(int argc, char **argv)
 		case 'd': data_arg = optarg; break;
 		case 'c': ct = optarg; break;
 		case 'T': tm = optarg; break;
-		case 'o': pub.outbox = optarg; break;
+		case 'o': outbox = optarg; break;
 		case 'b': batch = optarg; break;
 		case 'B':
 			if ((bs = batch_size_arg(optarg)) < 0)
@@ -718,56 +845,38 @@ cmd_publish(int argc, char **argv)
 	/* Validation failures stop here, before anything is sent or kept. */
 	if (check_subject(subject) == -1)
 		return EXIT_FAILED;
-	pub.batch_size = (size_t)bs;
-	pub.s.subject = xstrdup(subject);
 	if (batch != NULL) {
-		if (publish_read_lines(batch, subject) == -1)
+		if (publish_read_lines(batch, subject, &input) == -1)
 			goto out;
 	} else if ((rc = publish_one(subject, type, source, id, data_arg, ct,
-	    tm, extra, nextra)) != 0)
+	    tm, extra, nextra, &body, &len)) != 0)
 		goto out;
+	rc = EXIT_FAILED;
 	if ((c = client_init()) != 0) {
 		rc = c == -2 ? EXIT_USAGE : EXIT_FAILED;
 		goto out_client;
 	}
-	retry_init(&pub.s.retry, "publish", send_attempt, &pub.s);
-	pub.s.attempts = (int)attempts;
-	pub.s.done = publish_done;
-	client_on_stop(send_stop_cb, &pub.s);
-	if (batch != NULL)
-		publish_next();
-	else {
-		if (pub.outbox != NULL) {
-			if ((path = outbox_write(pub.outbox, subject,
-			    pub.s.body, pub.s.len)) == NULL) {
-				rc = EXIT_FAILED;
+	if (batch == NULL) {
+		f = -1;
+		if (outbox != NULL) {
+			if ((path = outbox_write(outbox, subject, body, len)) ==
+			    NULL)
 				goto out_client;
-			}
-			send_add_file(&pub.s, path, 0);
+			f = q_add_file(path, NULL, NULL);
 		}
-		send_start(&pub.s);
-	}
-	rc = client_run();
+		q_add(body, len, subject, f, 0);
+	} else if (outbox != NULL &&
+	    publish_write_batches(outbox, subject, (size_t)bs) == -1)
+		goto out_client;
+	rc = q_run((int)attempts, (size_t)bs);
 out_client:
-	retry_cancel(&pub.s.retry);
 	client_free();
 out:
-	send_clear(&pub.s);
-	free(pub.input);
-	free(pub.ev);
+	q_free();
+	free(input);
+	free(body);
 	return rc;
 }
-
-/* flush: the outbox, oldest first, single events gathered into batches. */
-static struct {
-	const char	*dir;
-	struct dirent	**names;
-	int		 n, next, start;	/* start: the send's first */
-	int		 sent, rejected;
-	size_t		 batch_size;
-	struct send	 s;
-	int		 rc;
-} fl;
 
 /* Only the outbox's event files. */
 static int
@@ -790,128 +899,6 @@ body_is_batch(const char *body, size_t len)
 	return i < len && body[i] == '[';
 }
 
-/*
- * Load the next send into fl.s: a batch entry alone, or single-event
- * entries of one subject gathered up to --batch-size events within the
- * relay's body limit (one alone is sent as itself).  0, 1 when no file is
- * left, -1 on error.
- */
-static int
-flush_load(void)
-{
-	struct send	*s = &fl.s;
-	char		*path, *subject, *body;
-	size_t		 len;
-	int		 r;
-
-	fl.start = fl.next;
-	for (; fl.next < fl.n; fl.next++) {
-		path = xjoin(fl.dir, "/", fl.names[fl.next]->d_name);
-		if ((r = outbox_read(path, &subject, &body, &len)) != 0) {
-			free(path);
-			if (r == 1)	/* sent meanwhile by another flush */
-				continue;
-			return -1;
-		}
-		if (s->nfiles > 0 && (body_is_batch(body, len) ||
-		    strcmp(subject, s->subject) != 0 ||
-		    s->nfiles == fl.batch_size ||
-		    s->len + len + 2 > API_BODY_MAX)) {
-			free(path);
-			free(subject);
-			free(body);
-			break;
-		}
-		if (s->nfiles == 0) {
-			s->subject = subject;
-			s->body = body;
-			s->len = len;
-			s->batch = body_is_batch(body, len);
-			send_add_file(s, path, 0);
-			if (s->batch) {
-				fl.next++;
-				break;
-			}
-			continue;
-		}
-		/* A second event: the body becomes an array. */
-		if (s->nfiles == 1) {
-			char	*arr = xmalloc(s->len + 2);
-
-			arr[0] = '[';
-			memcpy(arr + 1, s->body, s->len);
-			free(s->body);
-			s->body = arr;
-			s->len++;
-			s->batch = 1;
-		}
-		s->body = xrealloc(s->body, s->len + 1 + len + 1);
-		s->body[s->len++] = ',';
-		memcpy(s->body + s->len, body, len);
-		s->len += len;
-		send_add_file(s, path, s->nfiles);
-		free(subject);
-		free(body);
-	}
-	if (s->nfiles == 0)
-		return 1;
-	if (s->batch && s->nfiles > 1)
-		s->body[s->len++] = ']';
-	return 0;
-}
-
-static void	flush_next(void);
-
-/* One send done. */
-static void
-flush_done(struct send *s, int status)
-{
-	size_t	 nfiles = s->nfiles;
-
-	send_clear(s);
-	if (status == EXIT_OK)
-		fl.sent += (int)nfiles;
-	else if (status == EXIT_FAILED) {
-		/*
-		 * One file was refused and set aside; the batch's others were
-		 * not stored: send them again.
-		 */
-		fl.rejected++;
-		fl.rc = EXIT_FAILED;
-		fl.next = fl.start;
-	} else if (status == SEND_SPLIT) {
-		/* Refused without naming its event: one file at a time. */
-		fl.batch_size = 1;
-		fl.next = fl.start;
-	} else if (status == SEND_REFUSED) {
-		/* The relay refuses us, not the event: stop, keep the rest. */
-		fl.rc = EXIT_FAILED;
-		client_exit(fl.rc);
-		return;
-	} else {
-		/* Still failing, or interrupted: keep the rest for later. */
-		fl.rc = EXIT_TEMPFAIL;
-		client_exit(fl.rc);
-		return;
-	}
-	flush_next();
-}
-
-/* Send the next files, or finish. */
-static void
-flush_next(void)
-{
-	int	 r;
-
-	if ((r = flush_load()) != 0) {
-		if (r == -1)
-			fl.rc = EXIT_FAILED;
-		client_exit(fl.rc);
-		return;
-	}
-	send_start(&fl.s);
-}
-
 static const struct option flush_opts[] = {
 	{ "outbox", required_argument, NULL, 'o' },
 	{ "attempts", required_argument, NULL, 'n' },
@@ -928,14 +915,20 @@ static const struct option flush_opts[] = {
 int
 cmd_flush(int argc, char **argv)
 {
-	long long	 attempts = DEFAULT_ATTEMPTS, bs = API_BATCH_DEFAULT;
-	int		 c, i, left;
+	static struct json_span	 el[API_BATCH_MAX];
+	struct dirent		**names = NULL;
+	const char		*dir = NULL;
+	char			*path, *subject, *body;
+	size_t			 len;
+	long long		 attempts = DEFAULT_ATTEMPTS;
+	long long		 bs = API_BATCH_DEFAULT;
+	int			 c, i, k, n = 0, r, f, rc = EXIT_OK;
 
-	memset(&fl, 0, sizeof(fl));
+	memset(&q, 0, sizeof(q));
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "hv", flush_opts)) != -1) {
 		switch (c) {
-		case 'o': fl.dir = optarg; break;
+		case 'o': dir = optarg; break;
 		case 'n':
 			if ((attempts = attempts_arg(optarg)) < 0)
 				return EXIT_USAGE;
@@ -952,39 +945,56 @@ cmd_flush(int argc, char **argv)
 				return EXIT_USAGE;
 		}
 	}
-	if (optind != argc || fl.dir == NULL) {
+	if (optind != argc || dir == NULL) {
 		cli_err("%s", FLUSH_USAGE);
 		return EXIT_USAGE;
 	}
-	if (outbox_check(fl.dir) == -1)
+	if (outbox_check(dir) == -1)
 		return EXIT_FAILED;
 	/* Names start with the time: alphabetical is oldest first. */
-	if ((fl.n = scandir(fl.dir, &fl.names, flush_filter, alphasort)) == -1) {
-		cli_err("%s: %s", fl.dir, strerror(errno));
+	if ((n = scandir(dir, &names, flush_filter, alphasort)) == -1) {
+		cli_err("%s: %s", dir, strerror(errno));
 		return EXIT_FAILED;
 	}
-	fl.batch_size = (size_t)bs;
-	fl.rc = EXIT_OK;
 	if ((c = client_init()) != 0) {
-		fl.rc = c == -2 ? EXIT_USAGE : EXIT_FAILED;
-		client_free();
+		rc = c == -2 ? EXIT_USAGE : EXIT_FAILED;
 		goto out;
 	}
-	retry_init(&fl.s.retry, "publish", send_attempt, &fl.s);
-	fl.s.attempts = (int)attempts;
-	fl.s.done = flush_done;
-	client_on_stop(send_stop_cb, &fl.s);
-	flush_next();
-	client_run();
-	retry_cancel(&fl.s.retry);
-	left = fl.n - fl.sent - fl.rejected;
-	log_info("outbox flushed", "sent=%d rejected=%d left=%d", fl.sent,
-	    fl.rejected, left);
-	send_clear(&fl.s);
-	client_free();
+	for (i = 0; i < n; i++) {
+		path = xjoin(dir, "/", names[i]->d_name);
+		if ((r = outbox_read(path, &subject, &body, &len)) != 0) {
+			/* Gone: sent meanwhile by another flush. */
+			if (r == -1)
+				rc = EXIT_FAILED;
+			free(path);
+			continue;
+		}
+		f = q_add_file(path, subject, body);
+		if (!body_is_batch(body, len)) {
+			q_add(body, len, subject, f, 0);
+			continue;
+		}
+		if ((r = json_array_split(body, len, el, API_BATCH_MAX)) <= 0) {
+			cli_err("%s: not a batch of 1 to "
+			    API_STR(API_BATCH_MAX) " events", path);
+			rc = EXIT_FAILED;
+			if (outbox_reject(path) == 0)
+				q.rejected++;
+			continue;
+		}
+		for (k = 0; k < r; k++)
+			q_add(body + el[k].off, el[k].len, subject, f, 0);
+	}
+	c = q_run((int)attempts, (size_t)bs);
+	if (c != EXIT_OK || rc == EXIT_OK)
+		rc = c;
+	log_info("outbox flushed", "sent=%zu rejected=%zu left=%zu", q.sent,
+	    q.rejected, (size_t)n - q.sent - q.rejected);
 out:
-	for (i = 0; i < fl.n; i++)
-		free(fl.names[i]);
-	free(fl.names);
-	return fl.rc;
+	client_free();
+	q_free();
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
 }

@@ -362,6 +362,8 @@ cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 		return bad(ev, "body is not JSON");
 	if (!json_depth_ok(body, len, JSON_MAX_DEPTH))
 		return bad(ev, "JSON nests deeper than %d", JSON_MAX_DEPTH);
+	if (json_has_comment(body, len))
+		return bad(ev, "body is not JSON (a comment)");
 	/* yajl's tree would cut the value at the NUL: refuse, don't truncate. */
 	if (json_has_nul_escape(body, len))
 		return bad(ev, "U+0000 (\\u0000) cannot be carried in "

@@ -234,6 +234,27 @@ json_depth_ok(const char *s, size_t len, int maxdepth)
 	return 1;
 }
 
+/* A '/' outside strings: a comment, which yajl takes and JSON has not. */
+int
+json_has_comment(const char *s, size_t len)
+{
+	size_t	 i;
+	int	 instr = 0;
+
+	for (i = 0; i < len; i++) {
+		if (instr) {
+			if (s[i] == '\\')
+				i++;
+			else if (s[i] == '"')
+				instr = 0;
+		} else if (s[i] == '"')
+			instr = 1;
+		else if (s[i] == '/')
+			return 1;
+	}
+	return 0;
+}
+
 /* An escaped U+0000 inside a string (\\u0000 is text, not a NUL). */
 int
 json_has_nul_escape(const char *s, size_t len)

@@ -54,6 +54,12 @@ int	json_depth_ok(const char *s, size_t len, int maxdepth);
  * tree keeps strings NUL-terminated, so such a value would be cut short.
  */
 int	json_has_nul_escape(const char *s, size_t len);
+/*
+ * 1 when the JSON text has a '/' outside its strings: yajl's parsers take
+ * comments, which are not JSON, and a batch's elements are found by
+ * json_array_split, which does not know them.
+ */
+int	json_has_comment(const char *s, size_t len);
 
 /*
  * The elements of the JSON array text s (len bytes) in el[] (at most max),

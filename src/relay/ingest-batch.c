@@ -29,6 +29,7 @@
 #include "ingest-int.h"
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 #include "util.h"
 
 enum bev_state {
@@ -189,7 +190,8 @@ batch_publish(struct batch *b)
 		    batch_published_cb, &b->ev[i]);
 		if (res == STORE_OK)
 			continue;
-		/* nats.c refused: the rest is not even tried. */
+		/* nats.c refused: the rest is not even tried, and counted. */
+		metrics_publish_failures(PUBFAIL_NATS, b->n - i - 1);
 		for (; i < b->n; i++) {
 			b->ev[i].state = BEV_FAILED;
 			b->waiting--;
@@ -221,15 +223,21 @@ ingest_batch(struct evhttp_request *req, const struct producer *p,
 	el = xmalloc(API_BATCH_MAX * sizeof(*el));
 	n = len > API_BODY_MAX ? JSON_SPLIT_TOO_MANY :
 	    json_array_split(body, len, el, API_BATCH_MAX);
-	/* One token per event, the whole batch or nothing (SPEC 13). */
+	/*
+	 * One token per event, the whole batch or nothing (SPEC 13).  A
+	 * batch larger than the burst could never pass: 413, so that a
+	 * client sends smaller ones instead of waiting in vain.
+	 */
+	if (p->rate > 0 && n > p->burst) {
+		snprintf(detail, sizeof(detail), "this batch has more events "
+		    "than the producer's burst (%d): send smaller batches",
+		    p->burst);
+		ingest_reject_at(req, 413, "too_large", detail, p->name,
+		    subject, -1);
+		goto out;
+	}
 	if ((wait = ingest_rate(p, n > 0 ? n : 1)) > 0) {
-		if (n > p->burst) {
-			snprintf(detail, sizeof(detail), "this batch has more "
-			    "events than the producer's burst (%d): send "
-			    "smaller batches", p->burst);
-			ingest_limited(req, p, subject, wait, detail);
-		} else
-			ingest_limited(req, p, subject, wait, NULL);
+		ingest_limited(req, p, subject, wait);
 		goto out;
 	}
 	if (len > API_BODY_MAX) {

@@ -55,7 +55,7 @@ int	ingest_event_check(const struct cevent *ev, const char *subject,
  */
 long long ingest_rate(const struct producer *p, int n);
 void	ingest_limited(struct evhttp_request *req, const struct producer *p,
-	    const char *subject, long long wait, const char *detail);
+	    const char *subject, long long wait);
 /*
  * Reject and log one request (metadata only): status, code and detail;
  * index >= 0 names a batch's event at fault.

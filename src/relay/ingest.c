@@ -156,7 +156,7 @@ ingest_reject(struct evhttp_request *req, int status, const char *code,
 /* 429 with Retry-After; see ingest-int.h. */
 void
 ingest_limited(struct evhttp_request *req, const struct producer *p,
-    const char *subject, long long wait, const char *detail)
+    const char *subject, long long wait)
 {
 	char	 ra[24];
 
@@ -164,8 +164,8 @@ ingest_limited(struct evhttp_request *req, const struct producer *p,
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Retry-After", ra);
 	metrics_rate_limited(p->name);
-	ingest_reject(req, 429, "rate_limited", detail != NULL ? detail :
-	    INGEST_RATE_DETAIL, p->name, subject);
+	ingest_reject(req, 429, "rate_limited", INGEST_RATE_DETAIL, p->name,
+	    subject);
 }
 
 /* The checks of an event against the subject; see ingest-int.h. */
@@ -398,7 +398,7 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 		return;
 	}
 	if ((wait = ingest_rate(p, 1)) > 0) {
-		ingest_limited(req, p, subject, wait, NULL);
+		ingest_limited(req, p, subject, wait);
 		return;
 	}
 	len = evbuffer_get_length(in);

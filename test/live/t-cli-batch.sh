@@ -104,25 +104,25 @@ mkdir -p "$T/ob"
 lines "$T/e30" o 30
 run o1 publish --url "$RELAY_URL" --subject $S --batch "$T/e30" --batch-size 10 \
     --outbox "$T/ob" --attempts 2 --retry-base 50 --retry-cap 100
-check "relay down: exit 75 at the first batch, its file kept" "rc=75 1" \
+check "relay down: exit 75, every batch written to the outbox first (3 files)" "rc=75 3" \
     "rc=$RC $(nfiles "$T/ob" '*.event')"
-check_match "  the file holds the batch: subject, then a JSON array of 10" "^$S 10$" \
-    "$(f=$(ls "$T/ob"/*.event); head -1 "$f") $(tail -n +2 "$(ls "$T/ob"/*.event)" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>&1)"
+check "  each file: the subject, then a JSON array of 10" "$S 10 $S 10 $S 10" \
+    "$(for f in "$T/ob"/*.event; do echo "$(head -1 "$f") $(tail -n +2 "$f" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>&1)"; done | tr '\n' ' ' | sed 's/ $//')"
 # Five single events written while the relay is down.
 for i in 1 2 3 4 5; do
 	run s$i publish --url "$RELAY_URL" --subject $S --type $TY --source /cli --id s-$i \
 	    --outbox "$T/ob" --attempts 1
 done
-check "five single-event files beside it" 6 "$(nfiles "$T/ob" '*.event')"
+check "five single-event files beside them" 8 "$(nfiles "$T/ob" '*.event')"
 start_relay || { fail start "the relay did not start again"; finish; }
 W=$(count WORK) R=$(batches)
-run f1 flush --outbox "$T/ob" --url "$RELAY_URL" --batch-size 2
+run f1 flush --outbox "$T/ob" --url "$RELAY_URL" --batch-size 20
 check "flush: exit 0, no file left" "rc=0 0" "rc=$RC $(ls -A "$T/ob" | wc -l)"
-check "the batch file as it is, the singles two by two: 4 requests, 15 events" \
-    "$((W + 15)) $((R + 4))" "$(count WORK) $(batches)"
-check "stored oldest first" "o-1 o-10 s-1 s-2 s-3 s-4 s-5" \
-    "$(ids_at $((W + 1)) 1) $(ids_at $((W + 10)) 1) $(ids_at $((W + 11)) 5)"
-check "flush summary" "sent=6 rejected=0 left=0" "$(grep -o 'sent=[0-9]* rejected=[0-9]* left=[0-9]*' "$T/f1.err")"
+check "35 events of 8 files in batches of 20: 2 requests" \
+    "$((W + 35)) $((R + 2))" "$(count WORK) $(batches)"
+check "stored oldest first" "o-1 o-30 s-1 s-2 s-3 s-4 s-5" \
+    "$(ids_at $((W + 1)) 1) $(ids_at $((W + 30)) 1) $(ids_at $((W + 31)) 5)"
+check "flush summary" "sent=8 rejected=0 left=0" "$(grep -o 'sent=[0-9]* rejected=[0-9]* left=[0-9]*' "$T/f1.err")"
 
 # --- a gathered batch with a refused event --------------------------------
 # The middle file written by hand (publish would not keep it): its type
@@ -144,4 +144,17 @@ check "g-2's file set aside, g-1 and g-3 stored in order" "rejected=1 event=0 g-
 check "the set-aside file is g-2's" g-2 \
     "$(tail -n +2 "$T/ob2"/*.rejected | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' 2>&1)"
 check "flush summary" "sent=2 rejected=1 left=0" "$(grep -o 'sent=[0-9]* rejected=[0-9]* left=[0-9]*' "$T/f2.err")"
+
+# --- a batch refused whole for its size: smaller ones ----------------------
+# A relay that takes 20 publishes in flight refuses a batch of 50 (413, no
+# event named); the client halves until the relay takes them.
+kill -TERM $RELAY_PID
+wait $RELAY_PID
+TREATY_RELAY_MAX_PENDING=20 start_relay || { fail start "the relay did not start again"; finish; }
+lines "$T/e60" h 60
+W=$(count WORK)
+run h1 publish --url "$RELAY_URL" --subject $S --batch "$T/e60" --batch-size 50
+check "a batch over the relay's publishes in flight: smaller batches, exit 0, all stored" \
+    "rc=0 60 $((W + 60))" "rc=$RC $(wc -l < "$T/h1.out") $(count WORK)"
+check_match "  said once per halving" 'batch refused whole; sending smaller ones.*events=50 next=25' "$ERR"
 finish

@@ -86,8 +86,9 @@ bpost 3 b
 reject "a batch of 3 with 2 tokens left: 429, nothing of it stored" 429 rate_limited
 check "  with Retry-After" 1 "$(hdr Retry-After | grep -c '^[0-9]')"
 bpost 6 c
-reject "a batch larger than the burst: 429" 429 rate_limited
+reject "a batch larger than the burst, which could never pass: 413" 413 too_large
 check_match "  saying the batch is larger than the burst" 'more events than the producer.s burst \(5\)' "$BODY"
+check "  without Retry-After" "" "$(hdr Retry-After)"
 bpost 2 d
 check "the 2 tokens left still take a batch of 2" 202 "$STATUS"
 finish

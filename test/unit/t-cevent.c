@@ -535,6 +535,11 @@ st_data_object(void)
 		DATA_IS(&ev, "42");
 		cevent_free(&ev);
 	}
+	/* A '/' inside a string is text, not a comment. */
+	if (ST_OK(&ev, "{" REQ ",\"data\":\"a/*b*/c//\\\"/\"}")) {
+		DATA_IS(&ev, "\"a/*b*/c//\\\"/\"");
+		cevent_free(&ev);
+	}
 	if (ST_OK(&ev, "{" REQ ",\"data\":false}")) {
 		DATA_IS(&ev, "false");
 		cevent_free(&ev);
@@ -768,6 +773,10 @@ st_malformed(void)
 	ST_BAD("");
 	ST_BAD("not json");
 	ST_BAD("[]");
+	/* Comments are not JSON (yajl would take them). */
+	ST_BAD("{" REQ "/* c */}");
+	ST_BAD("{" REQ "} // x");
+	ST_BAD("{" REQ ",\"data\":[1 /* ] */]}");
 	ST_BAD("\"x\"");
 	ST_BAD("{" REQ ",}");
 	ST_BAD("{" REQ);
