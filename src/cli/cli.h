@@ -49,7 +49,11 @@ int	 outbox_check(const char *dir);
 /* Write an entry durably (dir made if missing); its path, or NULL. */
 char	*outbox_write(const char *dir, const char *subject, const char *body,
 	    size_t len);
-/* Read an entry: 0, 1 when it is gone (sent by another flush), -1. */
+/*
+ * Read an entry: 0; 1 when it is gone (sent by another flush); 2 when it
+ * is not an entry (no subject line; subject and body are then empty); -1
+ * when it cannot be read.
+ */
 int	 outbox_read(const char *path, char **subject, char **body,
 	    size_t *len);
 /*

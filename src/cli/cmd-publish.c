@@ -149,6 +149,10 @@ static struct {
 	struct qfile		*f;
 	size_t			 nf, fcap;
 	size_t			 limit;		/* events per request */
+	size_t			 full;		/* --batch-size */
+	char			*halved;	/* the subject limit was halved for */
+	int			 flush;		/* flush: a refused event's file is
+						 * set aside and the rest go on */
 	/* The request in flight: its events, subject and body. */
 	size_t			*req;
 	size_t			 nreq;
@@ -214,7 +218,6 @@ q_free(void)
 	size_t	 i;
 
 	q_req_clear();
-	retry_cancel(&q.retry);
 	for (i = 0; i < q.nf; i++) {
 		free(q.f[i].path);
 		free(q.f[i].subject);
@@ -223,6 +226,7 @@ q_free(void)
 	free(q.f);
 	free(q.ev);
 	free(q.req);
+	free(q.halved);
 }
 
 /* The events after i not yet stored, for messages. */
@@ -241,10 +245,10 @@ static const char *
 q_where(const struct qev *e, char *buf, size_t len)
 {
 	buf[0] = '\0';
-	if (e->file >= 0)
-		snprintf(buf, len, " (%s)", q.f[e->file].path);
-	else if (e->line > 0)
+	if (e->line > 0)
 		snprintf(buf, len, " (line %zu)", e->line);
+	else if (e->file >= 0)
+		snprintf(buf, len, " (%s)", q.f[e->file].path);
 	return buf;
 }
 
@@ -252,7 +256,7 @@ q_where(const struct qev *e, char *buf, size_t len)
 static void
 q_end(int rc)
 {
-	if (rc != EXIT_OK && q.nev > 1)
+	if (rc != EXIT_OK && q_left() > 0 && q.nev > 1)
 		log_warnx("not all events sent", "left=%zu", q_left());
 	client_on_stop(NULL, NULL);
 	client_exit(rc);
@@ -277,6 +281,12 @@ q_next(void)
 		return;
 	}
 	q.subject = xstrdup(q.ev[i].subject);
+	/* Halved for one subject's events (its producer's burst), not all. */
+	if (q.halved != NULL && strcmp(q.halved, q.subject) != 0) {
+		free(q.halved);
+		q.halved = NULL;
+		q.limit = q.full;
+	}
 	for (; i < q.nev && q.nreq < q.limit; i++) {
 		if (q.ev[i].done)
 			continue;
@@ -367,10 +377,12 @@ q_answer_cb(void *arg, const struct client_result *r)
 			retry_later(&q.retry, r);
 			return;
 		}
-		cli_err("publish %s: still failing after %d attempts: %s%s%s",
+		cli_err("publish %s: still failing after %d attempts: %s%s%s%s",
 		    q.subject, q.attempts, client_what(r, what, sizeof(what)),
 		    e->file >= 0 ? "; kept in " : "",
-		    e->file >= 0 ? q.f[e->file].path : "");
+		    e->file >= 0 ? q.f[e->file].path : "",
+		    e->file >= 0 && q.ev[q.req[q.nreq - 1]].file != e->file ?
+		    " and the files after it" : "");
 		q_end(EXIT_TEMPFAIL);
 		return;
 	}
@@ -390,12 +402,14 @@ q_answer_cb(void *arg, const struct client_result *r)
 	}
 	idx = q.batch ? send_index(r) : 0;
 	if (idx < 0 || idx >= (long long)q.nreq) {
-		if (q.nreq > 1) {
+		if (q.nreq > 1 && r->status == 413) {
 			/*
 			 * The batch as a whole (its size: the producer's
 			 * burst, the relay's publishes in flight): smaller.
 			 */
 			q.limit = q.nreq / 2;
+			free(q.halved);
+			q.halved = xstrdup(q.subject);
 			log_warnx("batch refused whole; sending smaller ones",
 			    "status=%d events=%zu next=%zu", r->status,
 			    q.nreq, q.limit);
@@ -412,8 +426,15 @@ q_answer_cb(void *arg, const struct client_result *r)
 	    client_detail(r, detail, sizeof(detail)),
 	    q_where(e, where, sizeof(where)));
 	q.rc = EXIT_FAILED;
-	/* Only an outbox file is set aside; the others go on. */
-	if (e->file < 0 || q_reject(e) == -1) {
+	/*
+	 * An outbox file holding it is set aside; flush goes on with the
+	 * others, publish stops (what it did not send stays in its outbox).
+	 */
+	if (e->file >= 0 && q_reject(e) == -1) {
+		q_end(EXIT_FAILED);
+		return;
+	}
+	if (!q.flush) {
 		q_end(EXIT_FAILED);
 		return;
 	}
@@ -456,14 +477,19 @@ q_stop_cb(void *arg)
 static int
 q_run(int attempts, size_t limit)
 {
+	int	 rc;
+
 	q.req = xcalloc(limit, sizeof(*q.req));
-	q.limit = limit;
+	q.limit = q.full = limit;
 	q.attempts = attempts;
 	q.rc = EXIT_OK;
 	retry_init(&q.retry, "publish", q_send, NULL);
 	client_on_stop(q_stop_cb, NULL);
 	q_next();
-	return client_run();
+	rc = client_run();
+	/* Before client_free frees the loop the timer belongs to. */
+	retry_cancel(&q.retry);
+	return rc;
 }
 
 /* --attempts: 1 to 1000, or -1 with a message. */
@@ -899,6 +925,42 @@ body_is_batch(const char *body, size_t len)
 	return i < len && body[i] == '[';
 }
 
+/*
+ * An outbox entry as publish writes it: a suite subject, then one event or
+ * a batch of 1 to API_BATCH_MAX, each event valid for the relay's parser
+ * (so that the relay's "index" names the event flush thinks it does).
+ * The number of events, with their spans in el for a batch; or 0 after
+ * saying why.
+ */
+static int
+flush_check(const char *path, const char *subject, const char *body,
+    size_t len, struct json_span *el)
+{
+	struct cevent	 ev;
+	int		 n = 1, k, batch = body_is_batch(body, len);
+
+	if (!treaty_subject_valid(subject)) {
+		cli_err("%s: not a suite subject on its first line", path);
+		return 0;
+	}
+	if (batch && (n = json_array_split(body, len, el, API_BATCH_MAX)) <= 0) {
+		cli_err("%s: not a batch of 1 to " API_STR(API_BATCH_MAX)
+		    " events", path);
+		return 0;
+	}
+	for (k = 0; k < n; k++) {
+		if (cevent_from_structured(&ev, batch ? body + el[k].off : body,
+		    batch ? el[k].len : len) == -1) {
+			cli_err("%s: event %d: not a valid event: %s", path, k,
+			    ev.detail);
+			cevent_free(&ev);
+			return 0;
+		}
+		cevent_free(&ev);
+	}
+	return n;
+}
+
 static const struct option flush_opts[] = {
 	{ "outbox", required_argument, NULL, 'o' },
 	{ "attempts", required_argument, NULL, 'n' },
@@ -922,9 +984,11 @@ cmd_flush(int argc, char **argv)
 	size_t			 len;
 	long long		 attempts = DEFAULT_ATTEMPTS;
 	long long		 bs = API_BATCH_DEFAULT;
+	size_t			 unread = 0;
 	int			 c, i, k, n = 0, r, f, rc = EXIT_OK;
 
 	memset(&q, 0, sizeof(q));
+	q.flush = 1;
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "hv", flush_opts)) != -1) {
 		switch (c) {
@@ -962,34 +1026,39 @@ cmd_flush(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++) {
 		path = xjoin(dir, "/", names[i]->d_name);
-		if ((r = outbox_read(path, &subject, &body, &len)) != 0) {
-			/* Gone: sent meanwhile by another flush. */
-			if (r == -1)
+		if ((r = outbox_read(path, &subject, &body, &len)) == 1 ||
+		    r == -1) {
+			/* Gone (sent meanwhile by another flush), or unread. */
+			if (r == -1) {
 				rc = EXIT_FAILED;
+				unread++;
+			}
 			free(path);
 			continue;
 		}
 		f = q_add_file(path, subject, body);
-		if (!body_is_batch(body, len)) {
-			q_add(body, len, subject, f, 0);
-			continue;
-		}
-		if ((r = json_array_split(body, len, el, API_BATCH_MAX)) <= 0) {
-			cli_err("%s: not a batch of 1 to "
-			    API_STR(API_BATCH_MAX) " events", path);
+		if (r == 2 || (r = flush_check(path, subject, body, len, el))
+		    <= 0) {
+			/* Not what publish writes: for a human. */
 			rc = EXIT_FAILED;
 			if (outbox_reject(path) == 0)
 				q.rejected++;
+			else
+				unread++;
 			continue;
 		}
-		for (k = 0; k < r; k++)
-			q_add(body + el[k].off, el[k].len, subject, f, 0);
+		if (!body_is_batch(body, len))
+			q_add(body, len, subject, f, 0);
+		else
+			for (k = 0; k < r; k++)
+				q_add(body + el[k].off, el[k].len, subject, f,
+				    0);
 	}
 	c = q_run((int)attempts, (size_t)bs);
 	if (c != EXIT_OK || rc == EXIT_OK)
 		rc = c;
 	log_info("outbox flushed", "sent=%zu rejected=%zu left=%zu", q.sent,
-	    q.rejected, (size_t)n - q.sent - q.rejected);
+	    q.rejected, q.nf - q.sent - q.rejected + unread);
 out:
 	client_free();
 	q_free();

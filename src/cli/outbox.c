@@ -150,10 +150,17 @@ outbox_read(const char *path, char **subject, char **body, size_t *len)
 	}
 	text = read_all(f, &n);
 	fclose(f);
-	if (text == NULL || (nl = memchr(text, '\n', n)) == NULL) {
-		cli_err("%s: not an outbox file", path);
-		free(text);
+	if (text == NULL) {
+		cli_err("%s: cannot be read", path);
 		return -1;
+	}
+	if ((nl = memchr(text, '\n', n)) == NULL) {
+		cli_err("%s: not an outbox file (no subject line)", path);
+		free(text);
+		*subject = xstrdup("");
+		*body = xstrdup("");
+		*len = 0;
+		return 2;
 	}
 	*subject = xstrndup(text, (size_t)(nl - text));
 	*len = n - (size_t)(nl + 1 - text);

@@ -145,6 +145,24 @@ check "the set-aside file is g-2's" g-2 \
     "$(tail -n +2 "$T/ob2"/*.rejected | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' 2>&1)"
 check "flush summary" "sent=2 rejected=1 left=0" "$(grep -o 'sent=[0-9]* rejected=[0-9]* left=[0-9]*' "$T/f2.err")"
 
+# --- entries flush cannot send as they are are set aside -----------------
+# Two events joined by a comma in a single-event file (it would shift the
+# relay's indexes), a file without a subject line, a batch that is not an
+# array: each renamed *.rejected; the good files around them stored.
+mkdir -p "$T/ob3"
+ev1() { printf '{"specversion":"1.0","id":"%s","source":"/cli","type":"%s"}' "$1" "$TY"; }
+printf '%s\n%s' "$S" "$(ev1 m-1)" > "$T/ob3/$(ts)-00000001.event"
+printf '%s\n%s,%s' "$S" "$(ev1 m-2a)" "$(ev1 m-2b)" > "$T/ob3/$(ts)-00000002.event"
+printf '%s' "$(ev1 m-3)" > "$T/ob3/$(ts)-00000003.event"
+printf '%s\n[%s' "$S" "$(ev1 m-4)" > "$T/ob3/$(ts)-00000004.event"
+printf '%s\n%s' "$S" "$(ev1 m-5)" > "$T/ob3/$(ts)-00000005.event"
+W=$(count WORK)
+run f3 flush --outbox "$T/ob3" --url "$RELAY_URL"
+check "flush: exit 1, the three bad entries set aside, m-1 and m-5 stored" \
+    "rc=1 rejected=3 event=0 $((W + 2)) m-1 m-5" \
+    "rc=$RC rejected=$(nfiles "$T/ob3" '*.rejected') event=$(nfiles "$T/ob3" '*.event') $(count WORK) $(ids_at $((W + 1)) 2)"
+check "  summary" "sent=2 rejected=3 left=0" "$(grep -o 'sent=[0-9]* rejected=[0-9]* left=[0-9]*' "$T/f3.err")"
+
 # --- a batch refused whole for its size: smaller ones ----------------------
 # A relay that takes 20 publishes in flight refuses a batch of 50 (413, no
 # event named); the client halves until the relay takes them.
