@@ -126,7 +126,9 @@ for ext in 1 2 3; do
 	echo "# extension answered $((TA - TL)) ms into a 4 s lease (a loaded machine): again" >&2
 done
 check "extend: 204" 204 "$est"
-if [ "$ST$SEEN" = "200 lease-2" ] && [ $((TV - TE)) -ge 4000 ]; then
+if [ $TA -ge $((TL + 4000)) ]; then
+	echo "# skip - $SUITE: extended: hidden for a whole lease from the extension: the machine never answered the extension within the 4 s lease (three tries)"
+elif [ "$ST$SEEN" = "200 lease-2" ] && [ $((TV - TE)) -ge 4000 ]; then
 	ok "extended: hidden past the first lease, for a whole lease from the extension ($((TV - TE)) ms)"
 else
 	fail "extended: hidden past the first lease, for a whole lease from the extension" "[$ST$SEEN] after $((TV - TE)) ms (lease 4000 ms, extension answered after $((TA - TL)) ms)"
@@ -252,13 +254,19 @@ for rs in 1 2 3; do
 	kill $RELAY_PID; wait $RELAY_PID 2>/dev/null
 	start_relay || { fail restart "relay did not start again"; finish; }
 	st=$(iget work 'lease=true') seen=$(ids)
-	[ $(now_ms) -lt $((TL + 4000)) ] && break
-	echo "# restart and GET took $(($(now_ms) - TL)) ms, over the 4 s lease (a loaded machine): again" >&2
+	inlease=0
+	[ $(now_ms) -lt $((TL + 4000)) ] && { inlease=1; break; }
+	echo "# restart and GET took $(($(now_ms) - TL)) ms, over the 4 s lease (a loaded machine)" >&2
+	[ $rs = 3 ] && break	# the lease, run out, is acknowledged below
 	op DELETE "work/restart-$rs?receipt=$rr" > /dev/null
 	[ "$seen" = restart-$rs ] && op DELETE "work/restart-$rs?receipt=$(field restart-$rs receipt)" > /dev/null
 done
 first=$RELAY_URL
-check "after a restart the lease still hides it" "200 " "$st $seen"
+if [ $inlease = 0 ]; then
+	echo "# skip - $SUITE: after a restart the lease still hides it: the restart and GET never took less than the 4 s lease (three tries)"
+else
+	check "after a restart the lease still hides it" "200 " "$st $seen"
+fi
 start_relay || { fail second "second relay did not start"; finish; }
 check "a second instance acknowledges it: 204" 204 "$(op DELETE "work/restart-$rs?receipt=$rr")"
 RELAY_URL=$first
