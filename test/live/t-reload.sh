@@ -120,7 +120,9 @@ post evt.acme.shop.order.created o-1 x
 check "and its old one, still listed: 202" 202 "$STATUS"
 # The publisher switches to the new token, then the old one goes.
 more 10
-echo "$NEW_TOKEN" > "$T/tok"
+# Renamed into place: the publisher reads the file before each request,
+# and a truncate-then-write could hand it an empty token (a 401 seen once).
+echo "$NEW_TOKEN" > "$T/tok.new" && mv "$T/tok.new" "$T/tok"
 more 20
 conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$(hook1 h1 $S1),$(inbox1 '"'$I1_SHA'"')]"
 reload
