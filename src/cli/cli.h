@@ -194,6 +194,68 @@ int	retry_pending(const struct retry *r);
 /* The delay after the n-th failure in a row, honouring Retry-After. */
 int64_t	retry_delay_ms(unsigned n, const char *retry_after);
 
+/*
+ * sendq.c: the events publish and flush send, in order, as requests of up
+ * to a batch size of one subject (see sendq.c); outbox files are removed
+ * once all their events are stored.
+ */
+/*
+ * Every publish goes through one queue: the events (one, the JSON lines of
+ * --batch, or an outbox's files), sent in order as requests of up to
+ * --batch-size events of one subject within the relay's body limit (one
+ * event alone goes in structured mode, several as a batch).  An outbox
+ * file is removed once every event in it is stored.
+ */
+struct qev {
+	const char	*text;		/* structured-mode JSON */
+	size_t		 len;
+	const char	*subject;
+	int		 file;		/* in sendq.f, or -1 */
+	size_t		 line;		/* of --batch's input, or 0 */
+	int		 done;		/* stored, or its file set aside */
+};
+
+struct qfile {
+	char		*path;
+	char		*subject;
+	char		*text;		/* the body, which events point into */
+	size_t		 left;		/* events not yet stored */
+};
+
+struct sendq {
+	struct qev		*ev;
+	size_t			 nev, evcap;
+	struct qfile		*f;
+	size_t			 nf, fcap;
+	size_t			 limit;		/* events per request */
+	size_t			 full;		/* --batch-size */
+	char			*halved;	/* the subject limit was halved for */
+	int			 flush;		/* flush: a refused event's file is
+						 * set aside and the rest go on */
+	/* The request in flight: its events, subject and body. */
+	size_t			*req;
+	size_t			 nreq;
+	char			*subject;
+	char			*body;
+	size_t			 len;
+	int			 batch;
+	struct retry		 retry;
+	struct client_req	*creq;
+	int			 attempts;	/* allowed per request */
+	size_t			 sent, rejected;	/* files */
+	int			 rc;
+};
+extern struct sendq	 sendq;
+
+/* Add an event (text not copied); file is an index of sendq.f or -1. */
+void	 sendq_add(const char *text, size_t len, const char *subject,
+	    int file, size_t line);
+/* Add an outbox file (path, subject and text now owned); its index. */
+int	 sendq_add_file(char *path, char *subject, char *text);
+/* Send everything (after client_init); the exit status. */
+int	 sendq_run(int attempts, size_t limit);
+void	 sendq_free(void);
+
 /* strset.c: a set of byte strings. */
 struct strset;
 struct strset	*strset_new(void);

@@ -6,7 +6,7 @@
  * POST /v1/events/<subject>; its data is written so that the relay stores
  * exactly the bytes given (cevent_gen_data).  With --batch, events are
  * read as JSON lines.  Whatever the source (one event, JSON lines, an
- * outbox's files), the events go through one queue and are sent in order,
+ * outbox's files), the events go through one queue (sendq.c), sent in order
  * as requests of up to --batch-size events of one subject within the
  * relay's body limit: one event alone in structured mode, several as a
  * batch (SPEC 14, application/cloudevents-batch+json).  Transient failures
@@ -31,7 +31,6 @@
 #include <dirent.h>
 #include <openssl/rand.h>
 #include <yajl/yajl_gen.h>
-#include <yajl/yajl_tree.h>
 
 #include "treaty.h"
 #include "api.h"
@@ -43,455 +42,6 @@
 
 #define DEFAULT_ATTEMPTS	8
 #define MAX_EXTRA_ATTRS		16
-#define CT_EVENT		"application/cloudevents+json"
-#define CT_BATCH		"application/cloudevents-batch+json"
-
-/*
- * Print the relay's 202: a single event's answer as it is, a batch's as
- * one {"id":..,"duplicate":..} line per event, in order.
- */
-static void
-send_print(int batch, const struct client_result *r)
-{
-	static const char	*rpath[] = { "results", NULL };
-	yajl_val		 root = NULL, res;
-	yajl_gen		 g;
-	const unsigned char	*buf;
-	char			*text;
-	size_t			 i, n;
-
-	if (batch) {
-		text = xstrndup(r->body, r->bodylen);
-		root = yajl_tree_parse(text, NULL, 0);
-		free(text);
-	}
-	if (root == NULL || (res = yajl_tree_get(root, rpath, yajl_t_array))
-	    == NULL) {
-		fwrite(r->body, 1, r->bodylen, stdout);
-		if (r->bodylen == 0 || r->body[r->bodylen - 1] != '\n')
-			putchar('\n');
-	} else {
-		static const char	*idp[] = { "id", NULL };
-		static const char	*dupp[] = { "duplicate", NULL };
-
-		g = yajl_gen_alloc(NULL);
-		for (i = 0; i < res->u.array.len; i++) {
-			yajl_val id = yajl_tree_get(res->u.array.values[i],
-			    idp, yajl_t_string);
-			yajl_val dup = yajl_tree_get(res->u.array.values[i],
-			    dupp, yajl_t_any);
-
-			yajl_gen_map_open(g);
-			json_gen_str(g, "id");
-			json_gen_str(g, id != NULL ? YAJL_GET_STRING(id) : "");
-			json_gen_str(g, "duplicate");
-			yajl_gen_bool(g, dup != NULL && YAJL_IS_TRUE(dup));
-			yajl_gen_map_close(g);
-			if (yajl_gen_get_buf(g, &buf, &n) == yajl_gen_status_ok)
-				printf("%.*s\n", (int)n, (const char *)buf);
-			yajl_gen_clear(g);
-			yajl_gen_reset(g, NULL);
-		}
-		yajl_gen_free(g);
-	}
-	yajl_tree_free(root);
-	fflush(stdout);
-}
-
-/* The "index" of the relay's error body (SPEC 14), or -1. */
-static long long
-send_index(const struct client_result *r)
-{
-	static const char	*ipath[] = { "index", NULL };
-	yajl_val		 root, v;
-	char			*text;
-	long long		 idx = -1;
-
-	if (r->body == NULL || r->bodylen == 0 || r->bodylen > 65536)
-		return -1;
-	text = xstrndup(r->body, r->bodylen);
-	root = yajl_tree_parse(text, NULL, 0);
-	free(text);
-	if (root != NULL && (v = yajl_tree_get(root, ipath, yajl_t_number))
-	    != NULL && YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0)
-		idx = YAJL_GET_INTEGER(v);
-	yajl_tree_free(root);
-	return idx;
-}
-
-
-/*
- * Every publish goes through one queue: the events (one, the JSON lines of
- * --batch, or an outbox's files), sent in order as requests of up to
- * --batch-size events of one subject within the relay's body limit (one
- * event alone goes in structured mode, several as a batch).  An outbox
- * file is removed once every event in it is stored.
- */
-struct qev {
-	const char	*text;		/* structured-mode JSON */
-	size_t		 len;
-	const char	*subject;
-	int		 file;		/* in q.f, or -1 */
-	size_t		 line;		/* of --batch's input, or 0 */
-	int		 done;		/* stored, or its file set aside */
-};
-
-struct qfile {
-	char		*path;
-	char		*subject;
-	char		*text;		/* the body, which events point into */
-	size_t		 left;		/* events not yet stored */
-};
-
-static struct {
-	struct qev		*ev;
-	size_t			 nev, evcap;
-	struct qfile		*f;
-	size_t			 nf, fcap;
-	size_t			 limit;		/* events per request */
-	size_t			 full;		/* --batch-size */
-	char			*halved;	/* the subject limit was halved for */
-	int			 flush;		/* flush: a refused event's file is
-						 * set aside and the rest go on */
-	/* The request in flight: its events, subject and body. */
-	size_t			*req;
-	size_t			 nreq;
-	char			*subject;
-	char			*body;
-	size_t			 len;
-	int			 batch;
-	struct retry		 retry;
-	struct client_req	*creq;
-	int			 attempts;	/* allowed per request */
-	size_t			 sent, rejected;	/* files */
-	int			 rc;
-} q;
-
-/* Add an event. */
-static void
-q_add(const char *text, size_t len, const char *subject, int file,
-    size_t line)
-{
-	if (q.nev == q.evcap) {
-		q.evcap = q.evcap ? q.evcap * 2 : 64;
-		q.ev = xrealloc(q.ev, q.evcap * sizeof(*q.ev));
-	}
-	q.ev[q.nev].text = text;
-	q.ev[q.nev].len = len;
-	q.ev[q.nev].subject = subject;
-	q.ev[q.nev].file = file;
-	q.ev[q.nev].line = line;
-	q.ev[q.nev++].done = 0;
-	if (file >= 0)
-		q.f[file].left++;
-}
-
-/* Add an outbox file (path, subject and text now owned); its index. */
-static int
-q_add_file(char *path, char *subject, char *text)
-{
-	if (q.nf == q.fcap) {
-		q.fcap = q.fcap ? q.fcap * 2 : 16;
-		q.f = xrealloc(q.f, q.fcap * sizeof(*q.f));
-	}
-	q.f[q.nf].path = path;
-	q.f[q.nf].subject = subject;
-	q.f[q.nf].text = text;
-	q.f[q.nf].left = 0;
-	return (int)q.nf++;
-}
-
-/* Forget the request in flight. */
-static void
-q_req_clear(void)
-{
-	free(q.subject);
-	free(q.body);
-	q.subject = q.body = NULL;
-	q.nreq = 0;
-}
-
-/* Free everything. */
-static void
-q_free(void)
-{
-	size_t	 i;
-
-	q_req_clear();
-	for (i = 0; i < q.nf; i++) {
-		free(q.f[i].path);
-		free(q.f[i].subject);
-		free(q.f[i].text);
-	}
-	free(q.f);
-	free(q.ev);
-	free(q.req);
-	free(q.halved);
-}
-
-/* The events after i not yet stored, for messages. */
-static size_t
-q_left(void)
-{
-	size_t	 i, n = 0;
-
-	for (i = 0; i < q.nev; i++)
-		n += !q.ev[i].done;
-	return n;
-}
-
-/* Where an event came from, for messages: "" or " (line 7)". */
-static const char *
-q_where(const struct qev *e, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (e->line > 0)
-		snprintf(buf, len, " (line %zu)", e->line);
-	else if (e->file >= 0)
-		snprintf(buf, len, " (%s)", q.f[e->file].path);
-	return buf;
-}
-
-/* The end: what is left stays in the outbox. */
-static void
-q_end(int rc)
-{
-	if (rc != EXIT_OK && q_left() > 0 && q.nev > 1)
-		log_warnx("not all events sent", "left=%zu", q_left());
-	client_on_stop(NULL, NULL);
-	client_exit(rc);
-}
-
-static void	q_send(void *);
-
-/*
- * The next request: the first events not yet stored, of one subject, at
- * most q.limit of them and within the body limit.  Or the end.
- */
-static void
-q_next(void)
-{
-	size_t	 i, bytes = 2, o;
-
-	q_req_clear();
-	for (i = 0; i < q.nev && q.ev[i].done; i++)
-		;
-	if (i == q.nev) {
-		q_end(q.rc);
-		return;
-	}
-	q.subject = xstrdup(q.ev[i].subject);
-	/* Halved for one subject's events (its producer's burst), not all. */
-	if (q.halved != NULL && strcmp(q.halved, q.subject) != 0) {
-		free(q.halved);
-		q.halved = NULL;
-		q.limit = q.full;
-	}
-	for (; i < q.nev && q.nreq < q.limit; i++) {
-		if (q.ev[i].done)
-			continue;
-		if (strcmp(q.ev[i].subject, q.subject) != 0)
-			break;
-		if (q.nreq > 0 && bytes + q.ev[i].len + 1 > API_BODY_MAX)
-			break;
-		bytes += q.ev[i].len + 1;
-		q.req[q.nreq++] = i;
-	}
-	q.batch = q.nreq > 1;
-	if (!q.batch) {
-		q.body = xstrndup(q.ev[q.req[0]].text, q.ev[q.req[0]].len);
-		q.len = q.ev[q.req[0]].len;
-	} else {
-		q.body = xmalloc(bytes);
-		q.body[0] = '[';
-		for (i = 0, o = 1; i < q.nreq; i++) {
-			memcpy(q.body + o, q.ev[q.req[i]].text,
-			    q.ev[q.req[i]].len);
-			o += q.ev[q.req[i]].len;
-			q.body[o++] = ',';
-		}
-		q.body[o - 1] = ']';
-		q.len = o;
-	}
-	retry_reset(&q.retry);
-	q_send(NULL);
-}
-
-/* Every event of the request stored: files whose events all are go. */
-static void
-q_stored(void)
-{
-	struct qfile	*f;
-	size_t		 i;
-
-	for (i = 0; i < q.nreq; i++) {
-		q.ev[q.req[i]].done = 1;
-		if (q.ev[q.req[i]].file < 0)
-			continue;
-		f = &q.f[q.ev[q.req[i]].file];
-		if (--f->left == 0) {
-			if (unlink(f->path) == -1)
-				log_warn("cannot remove the sent outbox file",
-				    "file=%s", log_q(f->path));
-			q.sent++;
-		}
-	}
-}
-
-/* Set an event's file aside (*.rejected), and all its events: 0 or -1. */
-static int
-q_reject(const struct qev *e)
-{
-	struct qfile	*f = &q.f[e->file];
-	size_t		 i;
-
-	if (outbox_reject(f->path) == -1)
-		return -1;
-	for (i = 0; i < q.nev; i++)
-		if (q.ev[i].file == e->file)
-			q.ev[i].done = 1;
-	f->left = 0;
-	q.rejected++;
-	return 0;
-}
-
-/* The relay's answer to one attempt. */
-static void
-q_answer_cb(void *arg, const struct client_result *r)
-{
-	char		 what[96], detail[200], at[48] = "", where[300];
-	const struct qev *e;
-	long long	 idx;
-
-	(void)arg;
-	q.creq = NULL;
-	if (r->status == 202) {
-		send_print(q.batch, r);
-		q_stored();
-		q_next();
-		return;
-	}
-	e = &q.ev[q.req[0]];
-	if (client_transient(r)) {
-		if ((int)q.retry.attempt + 1 < q.attempts) {
-			retry_later(&q.retry, r);
-			return;
-		}
-		cli_err("publish %s: still failing after %d attempts: %s%s%s%s",
-		    q.subject, q.attempts, client_what(r, what, sizeof(what)),
-		    e->file >= 0 ? "; kept in " : "",
-		    e->file >= 0 ? q.f[e->file].path : "",
-		    e->file >= 0 && q.ev[q.req[q.nreq - 1]].file != e->file ?
-		    " and the files after it" : "");
-		q_end(EXIT_TEMPFAIL);
-		return;
-	}
-	if (r->status != 400 && r->status != 413 && r->status != 422) {
-		/*
-		 * The relay refuses us, not the event (a bad token, URL or
-		 * relay: 401, 403, 404, 5xx, no such host): no reason to
-		 * give up the outbox, whose files stay for a later flush.
-		 */
-		cli_err("publish %s refused: %s %s", q.subject,
-		    client_what(r, what, sizeof(what)),
-		    client_detail(r, detail, sizeof(detail)));
-		if (e->file >= 0)
-			cli_err("kept in %s", q.f[e->file].path);
-		q_end(EXIT_FAILED);
-		return;
-	}
-	idx = q.batch ? send_index(r) : 0;
-	if (idx < 0 || idx >= (long long)q.nreq) {
-		if (q.nreq > 1 && r->status == 413) {
-			/*
-			 * The batch as a whole (its size: the producer's
-			 * burst, the relay's publishes in flight): smaller.
-			 */
-			q.limit = q.nreq / 2;
-			free(q.halved);
-			q.halved = xstrdup(q.subject);
-			log_warnx("batch refused whole; sending smaller ones",
-			    "status=%d events=%zu next=%zu", r->status,
-			    q.nreq, q.limit);
-			q_next();
-			return;
-		}
-		idx = 0;
-	}
-	e = &q.ev[q.req[idx]];
-	if (q.batch)
-		snprintf(at, sizeof(at), " (the batch's event %lld)", idx);
-	cli_err("publish %s refused: %s%s %s%s", q.subject,
-	    client_what(r, what, sizeof(what)), at,
-	    client_detail(r, detail, sizeof(detail)),
-	    q_where(e, where, sizeof(where)));
-	q.rc = EXIT_FAILED;
-	/*
-	 * An outbox file holding it is set aside; flush goes on with the
-	 * others, publish stops (what it did not send stays in its outbox).
-	 */
-	if (e->file >= 0 && q_reject(e) == -1) {
-		q_end(EXIT_FAILED);
-		return;
-	}
-	if (!q.flush) {
-		q_end(EXIT_FAILED);
-		return;
-	}
-	q_next();
-}
-
-/* Send the request in flight (again). */
-static void
-q_send(void *arg)
-{
-	struct outbound_header	 h[1];
-	char			*path;
-
-	(void)arg;
-	h[0].key = "Content-Type";
-	h[0].value = q.batch ? CT_BATCH : CT_EVENT;
-	path = xjoin(API_EVENTS_PATH, "", q.subject);
-	q.creq = client_request(OUTBOUND_POST, path, h, 1, q.body, q.len,
-	    q_answer_cb, NULL);
-	free(path);
-}
-
-/* SIGINT/SIGTERM: stop waiting (what is in the outbox stays there). */
-static void
-q_stop_cb(void *arg)
-{
-	(void)arg;
-	retry_cancel(&q.retry);
-	if (q.creq != NULL) {
-		client_cancel(q.creq);
-		q.creq = NULL;
-	}
-	if (q.subject != NULL)
-		log_warnx("interrupted; not sent", "subject=%s%s",
-		    log_q(q.subject), q.nf > 0 ? " kept=outbox" : "");
-	q_end(EXIT_TEMPFAIL);
-}
-
-/* Run the queue (after client_init); the exit status. */
-static int
-q_run(int attempts, size_t limit)
-{
-	int	 rc;
-
-	q.req = xcalloc(limit, sizeof(*q.req));
-	q.limit = q.full = limit;
-	q.attempts = attempts;
-	q.rc = EXIT_OK;
-	retry_init(&q.retry, "publish", q_send, NULL);
-	client_on_stop(q_stop_cb, NULL);
-	q_next();
-	rc = client_run();
-	/* Before client_free frees the loop the timer belongs to. */
-	retry_cancel(&q.retry);
-	return rc;
-}
-
 /* --attempts: 1 to 1000, or -1 with a message. */
 static long long
 attempts_arg(const char *s)
@@ -688,9 +238,9 @@ publish_read_lines(const char *arg, const char *subject, char **input)
 		}
 		cevent_free(&ev);
 		if (rc == 0)
-			q_add(in + off, end - off, subject, -1, line);
+			sendq_add(in + off, end - off, subject, -1, line);
 	}
-	if (rc == 0 && q.nev == 0) {
+	if (rc == 0 && sendq.nev == 0) {
 		cli_err("%s: no events", arg);
 		rc = -1;
 	}
@@ -709,17 +259,17 @@ publish_write_batches(const char *dir, const char *subject, size_t limit)
 	char	*body, *path;
 	int	 f;
 
-	while (i < q.nev) {
-		for (n = 0, bytes = 2; i + n < q.nev && n < limit; n++) {
-			if (n > 0 && bytes + q.ev[i + n].len + 1 > API_BODY_MAX)
+	while (i < sendq.nev) {
+		for (n = 0, bytes = 2; i + n < sendq.nev && n < limit; n++) {
+			if (n > 0 && bytes + sendq.ev[i + n].len + 1 > API_BODY_MAX)
 				break;
-			bytes += q.ev[i + n].len + 1;
+			bytes += sendq.ev[i + n].len + 1;
 		}
 		body = xmalloc(bytes);
 		body[0] = '[';
 		for (k = 0, o = 1; k < n; k++) {
-			memcpy(body + o, q.ev[i + k].text, q.ev[i + k].len);
-			o += q.ev[i + k].len;
+			memcpy(body + o, sendq.ev[i + k].text, sendq.ev[i + k].len);
+			o += sendq.ev[i + k].len;
 			body[o++] = ',';
 		}
 		body[o - 1] = ']';
@@ -727,10 +277,10 @@ publish_write_batches(const char *dir, const char *subject, size_t limit)
 		free(body);
 		if (path == NULL)
 			return -1;
-		f = q_add_file(path, NULL, NULL);
+		f = sendq_add_file(path, NULL, NULL);
 		for (k = 0; k < n; k++) {
-			q.ev[i + k].file = f;
-			q.f[f].left++;
+			sendq.ev[i + k].file = f;
+			sendq.f[f].left++;
 		}
 		i += n;
 	}
@@ -824,7 +374,7 @@ cmd_publish(int argc, char **argv)
 	long long	 attempts = DEFAULT_ATTEMPTS, bs = API_BATCH_DEFAULT;
 	int		 c, rc = EXIT_FAILED, single, f;
 
-	memset(&q, 0, sizeof(q));
+	memset(&sendq, 0, sizeof(sendq));
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "hv", publish_opts)) != -1) {
 		switch (c) {
@@ -888,17 +438,17 @@ cmd_publish(int argc, char **argv)
 			if ((path = outbox_write(outbox, subject, body, len)) ==
 			    NULL)
 				goto out_client;
-			f = q_add_file(path, NULL, NULL);
+			f = sendq_add_file(path, NULL, NULL);
 		}
-		q_add(body, len, subject, f, 0);
+		sendq_add(body, len, subject, f, 0);
 	} else if (outbox != NULL &&
 	    publish_write_batches(outbox, subject, (size_t)bs) == -1)
 		goto out_client;
-	rc = q_run((int)attempts, (size_t)bs);
+	rc = sendq_run((int)attempts, (size_t)bs);
 out_client:
 	client_free();
 out:
-	q_free();
+	sendq_free();
 	free(input);
 	free(body);
 	return rc;
@@ -987,8 +537,8 @@ cmd_flush(int argc, char **argv)
 	size_t			 unread = 0;
 	int			 c, i, k, n = 0, r, f, rc = EXIT_OK;
 
-	memset(&q, 0, sizeof(q));
-	q.flush = 1;
+	memset(&sendq, 0, sizeof(sendq));
+	sendq.flush = 1;
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "hv", flush_opts)) != -1) {
 		switch (c) {
@@ -1036,32 +586,32 @@ cmd_flush(int argc, char **argv)
 			free(path);
 			continue;
 		}
-		f = q_add_file(path, subject, body);
+		f = sendq_add_file(path, subject, body);
 		if (r == 2 || (r = flush_check(path, subject, body, len, el))
 		    <= 0) {
 			/* Not what publish writes: for a human. */
 			rc = EXIT_FAILED;
 			if (outbox_reject(path) == 0)
-				q.rejected++;
+				sendq.rejected++;
 			else
 				unread++;
 			continue;
 		}
 		if (!body_is_batch(body, len))
-			q_add(body, len, subject, f, 0);
+			sendq_add(body, len, subject, f, 0);
 		else
 			for (k = 0; k < r; k++)
-				q_add(body + el[k].off, el[k].len, subject, f,
+				sendq_add(body + el[k].off, el[k].len, subject, f,
 				    0);
 	}
-	c = q_run((int)attempts, (size_t)bs);
+	c = sendq_run((int)attempts, (size_t)bs);
 	if (c != EXIT_OK || rc == EXIT_OK)
 		rc = c;
-	log_info("outbox flushed", "sent=%zu rejected=%zu left=%zu", q.sent,
-	    q.rejected, q.nf - q.sent - q.rejected + unread);
+	log_info("outbox flushed", "sent=%zu rejected=%zu left=%zu", sendq.sent,
+	    sendq.rejected, sendq.nf - sendq.sent - sendq.rejected + unread);
 out:
 	client_free();
-	q_free();
+	sendq_free();
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

@@ -222,11 +222,8 @@ bpost $S "[$(ce n-1),$(ce n-2),$(ce n-3)]"
 kill -CONT "$NATS_PID"
 check "NATS frozen: 503, no event marked stored" "503 n-1:false:false n-2:false:false n-3:false:false" "$STATUS $(results)"
 wait_until 15 healthz_ok
-for try in 1 2 3 4 5 6 7 8 9 10; do
-	bpost $S "[$(ce n-1),$(ce n-2),$(ce n-3)]"
-	[ "$STATUS" = 202 ] && break
-	sleep 0.5	# poll interval: the relay answers 503 until NATS is back
-done
+# The relay answers 503 until NATS is back: resent until it is stored.
+wait_until 10 'bpost $S "[$(ce n-1),$(ce n-2),$(ce n-3)]"; [ "$STATUS" = 202 ]'
 check_match "resent after NATS is back: 202" '^202 n-1:(true|false) n-2:(true|false) n-3:(true|false)$' "$STATUS $(results)"
 check "each stored once" $((BASE + 3)) "$(count WORK)"
 
