@@ -133,6 +133,26 @@ int	 treaty_sw_sign(const struct treaty_secret *secrets, size_t nsecrets,
 	    const char *id, int64_t t, const void *body, size_t bodylen,
 	    char *out, size_t outsz);
 
+/*
+ * Secrets prepared for many signatures: each one's HMAC key set-up (its
+ * bytes for x-treaty-signature, the decoded "whsec_" bytes for
+ * webhook-signature) is done once, not in every call; about a third of
+ * signing a small event (the object keeps no copy of the key bytes).  It
+ * is used by one thread at a time.  treaty_keys_new returns NULL when
+ * OpenSSL fails or a key is NULL with a length; the signing calls answer
+ * as treaty_sig_sign and treaty_sw_sign would with the same secrets (a
+ * malformed whsec_ secret: TREATY_E_INVALID from treaty_keys_sw_sign).
+ */
+struct treaty_keys;
+struct treaty_keys	*treaty_keys_new(const struct treaty_secret *secrets,
+			    size_t nsecrets);
+void	 treaty_keys_free(struct treaty_keys *k);
+int	 treaty_keys_sig_sign(struct treaty_keys *k, int64_t t,
+	    const char *id, const void *body, size_t bodylen, char *out,
+	    size_t outsz);
+int	 treaty_keys_sw_sign(struct treaty_keys *k, const char *id, int64_t t,
+	    const void *body, size_t bodylen, char *out, size_t outsz);
+
 /* SHA-256 of data as 64 lowercase hex digits + NUL (token hashing). */
 int	 treaty_sha256_hex(const void *data, size_t len, char out[65]);
 /* Constant-time equality of two equal-length buffers: 1 equal, 0 not. */

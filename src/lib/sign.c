@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
@@ -24,6 +25,7 @@
 
 #define SHA256_LEN	32
 #define T_DIGITS_MAX	19	/* INT64_MAX has 19 digits */
+#define SW_KEY_MAX	256	/* a whsec_ secret's decoded bytes */
 
 /* One "key=value" element of a signature header. */
 struct sig_elem {
@@ -79,27 +81,54 @@ struct part {
 };
 
 /* HMAC-SHA256 under key of the concatenated parts, into mac. */
+/*
+ * A prepared secret (treaty_keys): a context per signature kind with its
+ * key set.  EVP_MAC_init with no key starts a new message under the key
+ * already set, without redoing the key's padding blocks, a context copy
+ * and its free.
+ */
+struct sign_prep {
+	EVP_MAC_CTX	*sig;	/* the secret's bytes */
+	EVP_MAC_CTX	*sw;	/* Standard Webhooks': whsec_ decoded */
+};
+
+struct treaty_keys {
+	size_t		 n;
+	struct sign_prep p[];
+};
+
+/*
+ * HMAC-SHA256 of the parts into mac, under prep when it is not NULL, else
+ * under key in a context of this call's own.
+ */
 static int
-hmac_parts(const void *key, size_t keylen, const struct part *parts,
-    size_t nparts, unsigned char mac[SHA256_LEN])
+hmac_parts(EVP_MAC_CTX *prep, const void *key, size_t keylen,
+    const struct part *parts, size_t nparts, unsigned char mac[SHA256_LEN])
 {
 	static const unsigned char	 nokey;
 	EVP_MAC_CTX			*ctx = NULL;
 	size_t				 maclen = 0, i;
 	int				 rc = TREATY_E_CRYPTO;
 
-	/* OpenSSL's HMAC refuses a NULL key, but an empty one is fine. */
-	if (key == NULL)
-		key = &nokey;
-	pthread_once(&sign_once, sign_init);
-	if (sign_hmac == NULL || (ctx = EVP_MAC_CTX_dup(sign_hmac)) == NULL ||
-	    EVP_MAC_init(ctx, key, keylen, NULL) != 1)
-		goto out;
+	if (prep != NULL) {
+		if (EVP_MAC_init(prep, NULL, 0, NULL) != 1)
+			return (rc);
+	} else {
+		/* OpenSSL's HMAC refuses a NULL key, but an empty one is fine. */
+		if (key == NULL)
+			key = &nokey;
+		pthread_once(&sign_once, sign_init);
+		if (sign_hmac == NULL ||
+		    (ctx = EVP_MAC_CTX_dup(sign_hmac)) == NULL ||
+		    EVP_MAC_init(ctx, key, keylen, NULL) != 1)
+			goto out;
+		prep = ctx;
+	}
 	for (i = 0; i < nparts; i++)
-		if (parts[i].n > 0 && EVP_MAC_update(ctx, parts[i].p,
+		if (parts[i].n > 0 && EVP_MAC_update(prep, parts[i].p,
 		    parts[i].n) != 1)
 			goto out;
-	if (EVP_MAC_final(ctx, mac, &maclen, SHA256_LEN) != 1 ||
+	if (EVP_MAC_final(prep, mac, &maclen, SHA256_LEN) != 1 ||
 	    maclen != SHA256_LEN)
 		goto out;
 	rc = TREATY_OK;
@@ -108,9 +137,11 @@ out:
 	return (rc);
 }
 
-/* HMAC-SHA256 of "<t>.<id>.<body>" under key into mac. */
+
+/* HMAC-SHA256 of "<t>.<id>.<body>" under prep or key into mac. */
 static int
-sig_hmac(const void *key, size_t keylen, int64_t t, const char *id,
+sig_hmac(EVP_MAC_CTX *prep, const void *key, size_t keylen, int64_t t,
+    const char *id,
     const void *body, size_t bodylen, unsigned char mac[SHA256_LEN])
 {
 	char		 tbuf[T_DIGITS_MAX + 2];
@@ -127,15 +158,16 @@ sig_hmac(const void *key, size_t keylen, int64_t t, const char *id,
 		struct part all[4] = { parts[0], parts[1], parts[2],
 		    { body, bodylen } };
 
-		return (hmac_parts(key, keylen, all, 4, mac));
+		return (hmac_parts(prep, key, keylen, all, 4, mac));
 	}
-	return (hmac_parts(key, keylen, parts, 3, mac));
+	return (hmac_parts(prep, key, keylen, parts, 3, mac));
 }
 
-/* Lowercase hex HMAC-SHA256 of "<t>.<id>.<body>". */
-int
-treaty_sig_hmac_hex(const void *key, size_t keylen, int64_t t, const char *id,
-    const void *body, size_t bodylen, char out[TREATY_SIG_HEX_LEN + 1])
+/* treaty_sig_hmac_hex under prep, or else key. */
+static int
+sig_hex(EVP_MAC_CTX *prep, const void *key, size_t keylen, int64_t t,
+    const char *id, const void *body, size_t bodylen,
+    char out[TREATY_SIG_HEX_LEN + 1])
 {
 	unsigned char	 mac[SHA256_LEN];
 	int		 rc;
@@ -146,18 +178,29 @@ treaty_sig_hmac_hex(const void *key, size_t keylen, int64_t t, const char *id,
 	if ((key == NULL && keylen > 0) || t < 0 || id == NULL ||
 	    (body == NULL && bodylen > 0))
 		return (TREATY_E_INVALID);
-	if ((rc = sig_hmac(key, keylen, t, id, body, bodylen, mac)) != 0)
+	if ((rc = sig_hmac(prep, key, keylen, t, id, body, bodylen, mac)) != 0)
 		return (rc);
 	hex_encode(mac, sizeof(mac), out);
 	OPENSSL_cleanse(mac, sizeof(mac));
 	return (TREATY_OK);
 }
 
-/* Build "t=<t>,v1=<hex>[,v1=<hex>...]" with one v1= per secret. */
+/* Lowercase hex HMAC-SHA256 of "<t>.<id>.<body>". */
 int
-treaty_sig_sign(const struct treaty_secret *secrets, size_t nsecrets,
-    int64_t t, const char *id, const void *body, size_t bodylen, char *out,
-    size_t outsz)
+treaty_sig_hmac_hex(const void *key, size_t keylen, int64_t t, const char *id,
+    const void *body, size_t bodylen, char out[TREATY_SIG_HEX_LEN + 1])
+{
+	return (sig_hex(NULL, key, keylen, t, id, body, bodylen, out));
+}
+
+/*
+ * treaty_sig_sign with n secrets, or with n prepared secrets when prep is
+ * not NULL (secrets is not used then).
+ */
+static int
+sig_sign(const struct treaty_secret *secrets, const struct sign_prep *prep,
+    size_t nsecrets, int64_t t, const char *id, const void *body,
+    size_t bodylen, char *out, size_t outsz)
 {
 	char	 hex[TREATY_SIG_HEX_LEN + 1];
 	size_t	 i, len, per = 4 + TREATY_SIG_HEX_LEN;	/* ",v1=" + hex */
@@ -167,8 +210,8 @@ treaty_sig_sign(const struct treaty_secret *secrets, size_t nsecrets,
 		return (TREATY_E_INVALID);
 	if (outsz > 0)
 		out[0] = '\0';
-	if (secrets == NULL || nsecrets == 0 || t < 0 || id == NULL ||
-	    (body == NULL && bodylen > 0))
+	if ((secrets == NULL && prep == NULL) || nsecrets == 0 || t < 0 ||
+	    id == NULL || (body == NULL && bodylen > 0))
 		return (TREATY_E_INVALID);
 	n = snprintf(NULL, 0, "t=%" PRId64, t);
 	if (n < 0)
@@ -181,8 +224,9 @@ treaty_sig_sign(const struct treaty_secret *secrets, size_t nsecrets,
 	(void)snprintf(out, outsz, "t=%" PRId64, t);
 	len = (size_t)n;
 	for (i = 0; i < nsecrets; i++) {
-		rc = treaty_sig_hmac_hex(secrets[i].key, secrets[i].len, t, id,
-		    body, bodylen, hex);
+		rc = prep != NULL ? sig_hex(prep[i].sig, NULL, 0, t, id, body,
+		    bodylen, hex) : sig_hex(NULL, secrets[i].key,
+		    secrets[i].len, t, id, body, bodylen, hex);
 		if (rc != TREATY_OK) {
 			out[0] = '\0';
 			return (rc);
@@ -195,6 +239,25 @@ treaty_sig_sign(const struct treaty_secret *secrets, size_t nsecrets,
 	return ((int)len);
 }
 
+/* Build "t=<t>,v1=<hex>[,v1=<hex>...]" with one v1= per secret. */
+int
+treaty_sig_sign(const struct treaty_secret *secrets, size_t nsecrets,
+    int64_t t, const char *id, const void *body, size_t bodylen, char *out,
+    size_t outsz)
+{
+	return (sig_sign(secrets, NULL, nsecrets, t, id, body, bodylen, out,
+	    outsz));
+}
+
+/* The same with prepared secrets. */
+int
+treaty_keys_sig_sign(struct treaty_keys *k, int64_t t, const char *id,
+    const void *body, size_t bodylen, char *out, size_t outsz)
+{
+	if (k == NULL)
+		return (TREATY_E_INVALID);
+	return (sig_sign(NULL, k->p, k->n, t, id, body, bodylen, out, outsz));
+}
 /* 1 when c is optional white space around a header element. */
 static int
 ows(char c)
@@ -372,7 +435,7 @@ treaty_sig_verify(const struct treaty_secret *secrets, size_t nsecrets,
 	if (skew > (uint64_t)tolerance)
 		return (TREATY_E_SIG_STALE);
 	for (i = 0; i < nsecrets; i++) {
-		rc = treaty_sig_hmac_hex(secrets[i].key, secrets[i].len, t, id,
+		rc = sig_hex(NULL, secrets[i].key, secrets[i].len, t, id,
 		    body, bodylen, hex);
 		if (rc != TREATY_OK)
 			return (rc);
@@ -418,52 +481,73 @@ treaty_memeq(const void *a, const void *b, size_t len)
 }
 
 /*
- * Standard Webhooks' webhook-signature: "v1,<base64 HMAC-SHA256 of
- * "<id>.<t>.<body>">" for each secret, space-separated.  A secret written
- * "whsec_<base64>" (that specification's form) is the decoded bytes.
+ * The key Standard Webhooks signs with: a secret written "whsec_<base64>"
+ * (that specification's form) is the decoded bytes, any other its own.
  */
-int
-treaty_sw_sign(const struct treaty_secret *secrets, size_t nsecrets,
-    const char *id, int64_t t, const void *body, size_t bodylen, char *out,
-    size_t outsz)
+static int
+sw_key(const struct treaty_secret *s, unsigned char keybuf[SW_KEY_MAX],
+    const void **key, size_t *keylen)
 {
-	unsigned char	 mac[SHA256_LEN], keybuf[256];
+	const char	*k = (const char *)s->key + 6;
+	size_t		 klen = s->len - 6, pad = 0;
+	int		 n;
+
+	*key = s->key;
+	*keylen = s->len;
+	if (s->len <= 6 || memcmp(s->key, "whsec_", 6) != 0)
+		return (TREATY_OK);
+	if (klen % 4 != 0 || klen / 4 * 3 > SW_KEY_MAX)
+		return (TREATY_E_INVALID);
+	if (klen > 0 && k[klen - 1] == '=')
+		pad++;
+	if (klen > 1 && k[klen - 2] == '=')
+		pad++;
+	n = EVP_DecodeBlock(keybuf, (const unsigned char *)k, (int)klen);
+	if (n < 0 || (size_t)n < pad)
+		return (TREATY_E_INVALID);
+	*key = keybuf;
+	*keylen = (size_t)n - pad;
+	return (TREATY_OK);
+}
+
+/*
+ * Standard Webhooks' webhook-signature: "v1,<base64 HMAC-SHA256 of
+ * "<id>.<t>.<body>">" for each secret, space-separated; with prepared
+ * secrets when prep is not NULL (secrets is not used then).
+ */
+static int
+sw_sign(const struct treaty_secret *secrets, const struct sign_prep *prep,
+    size_t nsecrets, const char *id, int64_t t, const void *body,
+    size_t bodylen, char *out, size_t outsz)
+{
+	unsigned char	 mac[SHA256_LEN], keybuf[SW_KEY_MAX];
 	char		 tbuf[T_DIGITS_MAX + 3];
 	size_t		 i, used = 0;
 	int		 tlen, rc;
 
-	if (secrets == NULL || nsecrets == 0 || id == NULL || out == NULL ||
-	    t < 0 || (body == NULL && bodylen > 0))
+	if ((secrets == NULL && prep == NULL) || nsecrets == 0 || id == NULL ||
+	    out == NULL || t < 0 || (body == NULL && bodylen > 0))
 		return (TREATY_E_INVALID);
 	tlen = snprintf(tbuf, sizeof(tbuf), ".%" PRId64 ".", t);
 	if (tlen < 0 || (size_t)tlen >= sizeof(tbuf))
 		return (TREATY_E_INVALID);
 	for (i = 0; i < nsecrets; i++) {
-		const void	*key = secrets[i].key;
-		size_t		 keylen = secrets[i].len;
+		const void	*key = NULL;
+		size_t		 keylen = 0;
 		struct part	 parts[3] = { { id, strlen(id) },
 				    { tbuf, (size_t)tlen }, { body, bodylen } };
 		char		 b64[4 * ((SHA256_LEN + 2) / 3) + 1];
 
-		if (keylen > 6 && memcmp(key, "whsec_", 6) == 0) {
-			const char	*k = (const char *)key + 6;
-			size_t		 klen = keylen - 6, pad = 0;
-			int		 n;
-
-			if (klen % 4 != 0 || klen / 4 * 3 > sizeof(keybuf))
-				return (TREATY_E_INVALID);
-			if (klen > 0 && k[klen - 1] == '=')
-				pad++;
-			if (klen > 1 && k[klen - 2] == '=')
-				pad++;
-			n = EVP_DecodeBlock(keybuf, (const unsigned char *)k,
-			    (int)klen);
-			if (n < 0 || (size_t)n < pad)
-				return (TREATY_E_INVALID);
-			key = keybuf;
-			keylen = (size_t)n - pad;
-		}
-		if ((rc = hmac_parts(key, keylen, parts, 3, mac)) != TREATY_OK)
+		/* A prepared whsec_ secret that did not decode has no sw. */
+		if (prep != NULL && prep[i].sw == NULL)
+			return (TREATY_E_INVALID);
+		if (prep == NULL && (rc = sw_key(&secrets[i], keybuf, &key,
+		    &keylen)) != TREATY_OK)
+			return (rc);
+		rc = hmac_parts(prep != NULL ? prep[i].sw : NULL, key, keylen,
+		    parts, 3, mac);
+		OPENSSL_cleanse(keybuf, sizeof(keybuf));
+		if (rc != TREATY_OK)
 			return (rc);
 		EVP_EncodeBlock((unsigned char *)b64, mac, SHA256_LEN);
 		rc = snprintf(out + used, outsz - used, "%sv1,%s",
@@ -473,4 +557,89 @@ treaty_sw_sign(const struct treaty_secret *secrets, size_t nsecrets,
 		used += (size_t)rc;
 	}
 	return ((int)used);
+}
+
+int
+treaty_sw_sign(const struct treaty_secret *secrets, size_t nsecrets,
+    const char *id, int64_t t, const void *body, size_t bodylen, char *out,
+    size_t outsz)
+{
+	return (sw_sign(secrets, NULL, nsecrets, id, t, body, bodylen, out,
+	    outsz));
+}
+
+/* The same with prepared secrets. */
+int
+treaty_keys_sw_sign(struct treaty_keys *k, const char *id, int64_t t,
+    const void *body, size_t bodylen, char *out, size_t outsz)
+{
+	if (k == NULL)
+		return (TREATY_E_INVALID);
+	return (sw_sign(NULL, k->p, k->n, id, t, body, bodylen, out, outsz));
+}
+
+/* A keyed context: a copy of sign_hmac with key set; NULL on failure. */
+static EVP_MAC_CTX *
+prep_ctx(const void *key, size_t keylen)
+{
+	static const unsigned char	 nokey;
+	EVP_MAC_CTX			*ctx;
+
+	pthread_once(&sign_once, sign_init);
+	if (sign_hmac == NULL || (ctx = EVP_MAC_CTX_dup(sign_hmac)) == NULL)
+		return (NULL);
+	if (EVP_MAC_init(ctx, key != NULL ? key : &nokey, keylen, NULL) != 1) {
+		EVP_MAC_CTX_free(ctx);
+		return (NULL);
+	}
+	return (ctx);
+}
+
+/* Set up each secret's keys once; see treaty.h. */
+struct treaty_keys *
+treaty_keys_new(const struct treaty_secret *secrets, size_t n)
+{
+	unsigned char		 keybuf[SW_KEY_MAX];
+	struct treaty_keys	*k;
+	const void		*key;
+	size_t			 i, keylen;
+	int			 ok = 1;
+
+	if ((secrets == NULL && n > 0) || n > TREATY_MAX_SECRETS ||
+	    (k = calloc(1, sizeof(*k) + n * sizeof(k->p[0]))) == NULL)
+		return (NULL);
+	k->n = n;
+	for (i = 0; i < n && ok; i++) {
+		ok = !(secrets[i].key == NULL && secrets[i].len > 0) &&
+		    (k->p[i].sig = prep_ctx(secrets[i].key,
+		    secrets[i].len)) != NULL;
+		/*
+		 * A "whsec_" secret that does not decode still signs
+		 * x-treaty-signature; only its webhook-signature fails, as
+		 * treaty_sw_sign's would.
+		 */
+		if (ok && sw_key(&secrets[i], keybuf, &key, &keylen) ==
+		    TREATY_OK)
+			ok = (k->p[i].sw = prep_ctx(key, keylen)) != NULL;
+		OPENSSL_cleanse(keybuf, sizeof(keybuf));
+	}
+	if (!ok) {
+		treaty_keys_free(k);
+		return (NULL);
+	}
+	return (k);
+}
+
+void
+treaty_keys_free(struct treaty_keys *k)
+{
+	size_t	 i;
+
+	if (k == NULL)
+		return;
+	for (i = 0; i < k->n; i++) {
+		EVP_MAC_CTX_free(k->p[i].sig);
+		EVP_MAC_CTX_free(k->p[i].sw);
+	}
+	free(k);
 }

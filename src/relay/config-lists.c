@@ -330,6 +330,29 @@ config_host_is_local(const char *host)
 }
 
 /*
+ * With standardWebhooks, a secret written "whsec_..." is that
+ * specification's base64 form: one that does not decode could sign no
+ * webhook-signature, so it is refused at load rather than at each
+ * delivery.  The index of the first such secret, or -1.
+ */
+static long
+sub_whsec_bad(const struct subscriber *s)
+{
+	struct treaty_secret	 sec;
+	char			 out[TREATY_SW_HEADER_SIZE(1)];
+	size_t			 j;
+
+	for (j = 0; j < s->nsecrets; j++) {
+		sec.key = s->secrets[j];
+		sec.len = strlen(s->secrets[j]);
+		if (treaty_sw_sign(&sec, 1, "check", 0, "", 0, out,
+		    sizeof(out)) == TREATY_E_INVALID)
+			return (long)j;
+	}
+	return -1;
+}
+
+/*
  * 1 when url may be used for push delivery: https anywhere, plain http only
  * for localhost, 127.0.0.1, ::1 or a single-label host (SPEC 3).
  */
@@ -376,6 +399,7 @@ config_parse_subscribers(struct config *cfg, const char *text, const char *var,
 	    "standardWebhooks", "tokenSha256", NULL };
 	yajl_val	 list, o, v;
 	size_t		 i, j;
+	long		 bad;
 	char		 field[128], who[NAME_MAX_LEN + 16];
 	const char	*why;
 	int		 rc = -1;
@@ -519,6 +543,17 @@ config_parse_subscribers(struct config *cfg, const char *text, const char *var,
 				goto out;
 			}
 			s->standard_webhooks = YAJL_IS_TRUE(v);
+		}
+		if (s->standard_webhooks && (bad = sub_whsec_bad(s)) >= 0) {
+			if (obj_get(o, "secrets") != NULL)
+				snprintf(field, sizeof(field),
+				    "[%zu].secrets[%ld]", i, bad);
+			else
+				snprintf(field, sizeof(field), "[%zu].secret",
+				    i);
+			config_err(err, var, field, "a whsec_ secret must be "
+			    "base64 (standardWebhooks)");
+			goto out;
 		}
 	}
 	rc = 0;

@@ -800,18 +800,21 @@ config_token_match(const struct token_list *t, const char *sha_hex)
 	return match;
 }
 
-/* The subscriber's secrets for treaty_sig_sign, newest first. */
-struct treaty_secret *
-config_secrets(const struct subscriber *sc)
+/*
+ * The subscriber's secrets, newest first, prepared for signing: every
+ * delivery signs, so each key is set up once (treaty_keys).
+ */
+struct treaty_keys *
+config_keys(const struct subscriber *sc)
 {
-	struct treaty_secret	*s = xcalloc(sc->nsecrets, sizeof(*s));
+	struct treaty_secret	 s[TREATY_MAX_SECRETS];
 	size_t			 j;
 
-	for (j = 0; j < sc->nsecrets; j++) {
+	for (j = 0; j < sc->nsecrets && j < TREATY_MAX_SECRETS; j++) {
 		s[j].key = sc->secrets[j];
 		s[j].len = strlen(sc->secrets[j]);
 	}
-	return s;
+	return treaty_keys_new(s, j);
 }
 
 /* A copy of sc that owns all it holds (config_subscriber_free). */

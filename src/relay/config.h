@@ -175,8 +175,11 @@ int			 config_control_addr(const char *s, char *addr,
 			    int *port);
 /* 1 for a host SPEC 3 allows plain http (localhost, loopback, one label). */
 int			 config_host_is_local(const char *host);
-/* A subscriber's secrets as libtreaty wants them (malloc'd; free it). */
-struct treaty_secret	*config_secrets(const struct subscriber *sc);
+/*
+ * A subscriber's secrets prepared for signing (treaty_keys_free); NULL
+ * when one cannot be used: then every signature fails.
+ */
+struct treaty_keys	*config_keys(const struct subscriber *sc);
 /* 1 when sha_hex is one of t's hashes; every one compared, constant time. */
 int			 config_token_match(const struct token_list *t,
 			    const char *sha_hex);

@@ -95,7 +95,7 @@ struct dsub {
 	struct store_consumer	*consumer;	/* NULL once removed */
 	struct dtarget		*target;
 	int			 allow_private;
-	struct treaty_secret	*secrets;
+	struct treaty_keys	*keys;
 	struct delivery_list	 live;
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
@@ -321,8 +321,8 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 	body = store_msg_data(d->m, &len);
 	memset(&hs, 0, sizeof(hs));
 	store_msg_headers(d->m, collect_header, &hs);
-	if (treaty_sig_sign(s->secrets, s->cfg->nsecrets, t, d->id, body, len,
-	    sig, sizeof(sig)) < 0) {
+	if (treaty_keys_sig_sign(s->keys, t, d->id, body, len, sig,
+	    sizeof(sig)) < 0) {
 		delivery_failed(d, 0, "cannot sign", NULL, -1);
 		return;
 	}
@@ -338,9 +338,8 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 		const char	*swid = store_msg_header(d->m, "ce-id");
 
 		snprintf(ts, sizeof(ts), "%lld", (long long)t);
-		if (swid == NULL || treaty_sw_sign(s->secrets,
-		    s->cfg->nsecrets, swid, t, body, len, swsig,
-		    sizeof(swsig)) < 0) {
+		if (swid == NULL || treaty_keys_sw_sign(s->keys, swid, t,
+		    body, len, swsig, sizeof(swsig)) < 0) {
 			delivery_failed(d, 0, "cannot sign", NULL, -1);
 			return;
 		}
@@ -512,8 +511,8 @@ dsub_set(struct dsub *s, const struct subscriber *sc)
 	}
 	s->allow_private = dl.cfg->allow_private_networks ||
 	    config_host_is_local(outbound_target_host(s->target->t));
-	free(s->secrets);
-	s->secrets = config_secrets(s->cfg);
+	treaty_keys_free(s->keys);
+	s->keys = config_keys(s->cfg);
 	config_subscriber_free(old);
 }
 
@@ -539,7 +538,7 @@ static void
 dsub_free(struct dsub *s)
 {
 	dtarget_release(s->target);
-	free(s->secrets);
+	treaty_keys_free(s->keys);
 	config_subscriber_free(s->cfg);
 	free(s);
 }

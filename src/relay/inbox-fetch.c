@@ -188,7 +188,7 @@ gen_envelope(yajl_gen g, struct fetch *f, struct store_msg *m, int64_t t,
 	json_gen_str(g, "event");
 	gen_event(g, m);
 	json_gen_str(g, "signature");
-	if (treaty_sig_sign(s->secrets, s->cfg->nsecrets, t, id, body, blen,
+	if (treaty_keys_sig_sign(s->keys, t, id, body, blen,
 	    sig, sizeof(sig)) > 0)
 		json_gen_str(g, sig);
 	else

@@ -38,7 +38,7 @@ struct isub {
 	int			 idx;		/* metrics and leases index */
 	struct subscriber	*cfg;
 	struct store_consumer	*consumer;
-	struct treaty_secret	*secrets;
+	struct treaty_keys	*keys;
 	/* GETs waiting for the store's pull of each kind. */
 	struct fetch_list	 queue[STORE_PULL_KINDS];
 	struct event		 pump;		/* send the next pulls */

@@ -364,8 +364,8 @@ isub_set(struct isub *s, const struct subscriber *sc)
 {
 	config_subscriber_free(s->cfg);
 	s->cfg = config_subscriber_dup(sc);
-	free(s->secrets);
-	s->secrets = config_secrets(s->cfg);
+	treaty_keys_free(s->keys);
+	s->keys = config_keys(s->cfg);
 }
 
 /* A pull subscriber, and its consumer. */
@@ -390,7 +390,7 @@ isub_free(struct isub *s)
 {
 	event_del(&s->pump);
 	store_consumer_remove(s->consumer);
-	free(s->secrets);
+	treaty_keys_free(s->keys);
 	config_subscriber_free(s->cfg);
 	free(s);
 }

@@ -691,6 +691,13 @@ subscribers_bad(void)
 		  "[0].maxInFlight" },
 		{ SUB("\"url\":\"https://e.example/\",\"standardWebhooks\":1"),
 		  "[0].standardWebhooks" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\","
+		  "\"secret\":\"whsec_not!base64=\",\"filter\":\"evt.>\","
+		  "\"standardWebhooks\":true}]", "[0].secret" },
+		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\","
+		  "\"secrets\":[\"" SECRET "\",\"whsec_not!base64=\"],"
+		  "\"filter\":\"evt.>\",\"standardWebhooks\":true}]",
+		  "[0].secrets[1]" },
 		{ SUB("\"url\":\"https://e.example/\",\"retries\":1"),
 		  "[0].retries" },
 		{ "[{\"name\":\"a.b\",\"url\":\"https://e.example/\","

@@ -604,8 +604,73 @@ standard_webhooks(void)
 	    TREATY_E_INVALID);
 }
 
+/*
+ * Prepared secrets (treaty_keys) sign exactly as the secrets themselves,
+ * message after message (each call starts afresh under the same key),
+ * for both kinds; a whsec_ secret that does not decode still signs
+ * x-treaty-signature and refuses webhook-signature, as unprepared.
+ */
+static void
+prepared_keys(void)
+{
+	static const char	 body[] = "{\"test\": 2432232314}";
+	struct treaty_secret	 sec[2] = {
+		{ KEY2, sizeof(KEY2) - 1 },
+		{ "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 38 },
+	};
+	struct treaty_keys	*k;
+	char			 a[512], b[512];
+	int			 i;
+
+	T_ASSERT((k = treaty_keys_new(sec, 2)) != NULL);
+	for (i = 0; i < 3; i++) {
+		const char	*id = i == 1 ? "evt-2" : "evt-1";
+		size_t		 len = i == 2 ? 0 : strlen(body);
+
+		T_ASSERT(treaty_sig_sign(sec, 2, T0 + i, id, body, len, a,
+		    sizeof(a)) > 0);
+		T_EQ_INT(treaty_keys_sig_sign(k, T0 + i, id, body, len, b,
+		    sizeof(b)), (int)strlen(a));
+		T_EQ_STR(b, a);
+		T_ASSERT(treaty_sw_sign(sec, 2, id, T0 + i, body, len, a,
+		    sizeof(a)) > 0);
+		T_EQ_INT(treaty_keys_sw_sign(k, id, T0 + i, body, len, b,
+		    sizeof(b)), (int)strlen(a));
+		T_EQ_STR(b, a);
+	}
+	T_EQ_INT(treaty_keys_sig_sign(k, T0, "i", "", 0, b, 10),
+	    TREATY_E_SPACE);
+	T_EQ_INT(treaty_keys_sig_sign(k, T0, NULL, "", 0, b, sizeof(b)),
+	    TREATY_E_INVALID);
+	T_EQ_INT(treaty_keys_sig_sign(NULL, T0, "i", "", 0, b, sizeof(b)),
+	    TREATY_E_INVALID);
+	T_EQ_INT(treaty_keys_sw_sign(NULL, "i", T0, "", 0, b, sizeof(b)),
+	    TREATY_E_INVALID);
+	treaty_keys_free(k);
+	treaty_keys_free(NULL);
+
+	/* The published vector, from a prepared whsec_ secret. */
+	T_ASSERT((k = treaty_keys_new(&sec[1], 1)) != NULL);
+	T_ASSERT(treaty_keys_sw_sign(k, "msg_p5jXN8AQM9LWM0D4loKWxJek",
+	    1614265330, body, strlen(body), b, sizeof(b)) > 0);
+	T_EQ_STR(b, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+	treaty_keys_free(k);
+
+	sec[1].key = "whsec_not!base64";
+	sec[1].len = 16;
+	T_ASSERT((k = treaty_keys_new(sec, 2)) != NULL);
+	T_ASSERT(treaty_sig_sign(sec, 2, T0, "i", "x", 1, a, sizeof(a)) > 0);
+	T_ASSERT(treaty_keys_sig_sign(k, T0, "i", "x", 1, b, sizeof(b)) > 0);
+	T_EQ_STR(b, a);
+	T_EQ_INT(treaty_keys_sw_sign(k, "i", T0, "x", 1, b, sizeof(b)),
+	    TREATY_E_INVALID);
+	treaty_keys_free(k);
+	T_ASSERT(treaty_keys_new(NULL, 1) == NULL);
+}
+
 static const struct t_case cases[] = {
 	{ "Standard Webhooks signature (published vector)", standard_webhooks },
+	{ "prepared keys sign the same", prepared_keys },
 	{ "hmac known answers (openssl vectors)", known_answers },
 	{ "hmac arguments", hmac_args },
 	{ "sign with two secrets", sign_two_secrets },
