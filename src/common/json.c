@@ -140,7 +140,27 @@ json_error_index_body(struct evbuffer *out, const char *code,
 void
 json_accepted_body(struct evbuffer *out, const char *id, int dup)
 {
-	yajl_gen	 g = json_gen();
+	yajl_gen		 g;
+	const unsigned char	*u;
+
+	/*
+	 * Every stored event is answered this way: an id of printable
+	 * ASCII that needs no escape (the usual one) is written as it is,
+	 * without the generator's per-character callbacks.
+	 */
+	for (u = (const unsigned char *)id; *u >= 0x20 && *u < 0x7f &&
+	    *u != '"' && *u != '\\'; u++)
+		;
+	if (*u == '\0') {
+		evbuffer_add(out, "{\"id\":\"", 7);
+		evbuffer_add(out, id, (size_t)(u - (const unsigned char *)id));
+		if (dup)
+			evbuffer_add(out, "\",\"duplicate\":true}", 19);
+		else
+			evbuffer_add(out, "\",\"duplicate\":false}", 20);
+		return;
+	}
+	g = json_gen();
 
 	yajl_gen_map_open(g);
 	json_gen_str(g, "id");

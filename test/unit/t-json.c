@@ -1,12 +1,15 @@
 /*
- * t-json.c: unit tests of json_array_split (src/common/json.c), which
- * finds a batch's events (SPEC 14) without parsing them: strings and
- * escapes, nesting, whitespace, empty elements, the element limit, and
- * texts that are not one array.
+ * t-json.c: unit tests of src/common/json.c: json_array_split, which
+ * finds a batch's events (SPEC 14) without parsing them (strings and
+ * escapes, nesting, whitespace, empty elements, the element limit, texts
+ * that are not one array), and json_accepted_body's two ways of writing
+ * the 202 answer.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <event2/buffer.h>
 
 #include "../../src/common/json.h"
 #include "harness.h"
@@ -117,16 +120,58 @@ limit(void)
 	T_EQ_INT(json_array_split("[\"\\", 3, el, 3), JSON_SPLIT_NOT_ARRAY);
 }
 
+/* json_accepted_body for id and dup equals want. */
+static void
+accepted_at(int line, const char *id, int dup, const char *want)
+{
+	struct evbuffer	*b = evbuffer_new();
+	char		 got[256];
+	size_t		 n;
+
+	json_accepted_body(b, id, dup);
+	n = evbuffer_remove(b, got, sizeof(got) - 1);
+	got[n] = '\0';
+	if (strcmp(got, want) != 0)
+		t_fail(__FILE__, line, "accepted(%s): got %s, want %s", id, got,
+		    want);
+	evbuffer_free(b);
+}
+#define ACCEPTED(id, dup, want)	accepted_at(__LINE__, id, dup, want)
+
+/*
+ * The 202 answer: the plain ids written as they are and the others by
+ * the generator give the same JSON (escapes, UTF-8, invalid UTF-8).
+ */
+static void
+accepted(void)
+{
+	ACCEPTED("ord-1", 0, "{\"id\":\"ord-1\",\"duplicate\":false}");
+	ACCEPTED("ord-1", 1, "{\"id\":\"ord-1\",\"duplicate\":true}");
+	ACCEPTED("a/b c~", 0, "{\"id\":\"a/b c~\",\"duplicate\":false}");
+	ACCEPTED("a\"b\\c", 0,
+	    "{\"id\":\"a\\\"b\\\\c\",\"duplicate\":false}");
+	ACCEPTED("t\tab", 1, "{\"id\":\"t\\tab\",\"duplicate\":true}");
+	ACCEPTED("caf\xc3\xa9", 0,
+	    "{\"id\":\"caf\xc3\xa9\",\"duplicate\":false}");
+	ACCEPTED("bad\xff", 0, "{\"id\":\"\",\"duplicate\":false}");
+}
+
 static const struct t_case cases[] = {
 	{ "arrays and whitespace", arrays },
 	{ "strings and escapes", strings },
 	{ "elements are not checked", unchecked },
 	{ "texts that are not one array", not_arrays },
 	{ "the element limit", limit },
+	{ "the 202 answer's body", accepted },
 };
 
 int
 main(void)
 {
-	return (t_run("json", cases, T_NCASES(cases)) ? 1 : 0);
+	int	 rc;
+
+	json_init();
+	rc = t_run("json", cases, T_NCASES(cases)) ? 1 : 0;
+	json_free();
+	return (rc);
 }
