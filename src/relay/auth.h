@@ -1,8 +1,9 @@
 /*
  * auth.h: bearer tokens.  A request's token is never kept or logged: only
  * its SHA-256 is compared, in constant time, with the hashes the
- * configuration holds (config_find_producer, config_find_inbox).  Loop
- * thread only.
+ * configuration holds (config_find_producer, config_find_inbox); recent
+ * tokens' hashes are remembered under a keyed tag (auth.c).  Loop thread
+ * only.
  */
 #ifndef AUTH_H
 #define AUTH_H
@@ -21,5 +22,11 @@ struct evhttp_request;
 int	auth_bearer(struct evhttp_request *req, char hex[AUTH_HASH_HEX]);
 /* The same from an Authorization header's value (NULL: none). */
 int	auth_bearer_value(const char *value, char hex[AUTH_HASH_HEX]);
+/*
+ * The cache of recent tokens' hashes (auth.c): auth_init once at start
+ * (draws its key), auth_clear on reload.
+ */
+void	auth_init(void);
+void	auth_clear(void);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "treaty.h"
 #include "audit.h"
+#include "auth.h"
 #include "config.h"
 #include "deliver.h"
 #include "http.h"
@@ -175,6 +176,7 @@ relay_reload(void)
 		config_free(&relay.cfg);
 		relay.cfg = next;
 		log_init(relay.cfg.verbose);
+		auth_clear();
 		http_reload(&relay.cfg);
 		ingest_reload();
 		deliver_reload(&ch);
@@ -325,6 +327,7 @@ main(int argc, char **argv)
 		event_add(&relay.watchdog, &wtv);
 	}
 
+	auth_init();
 	http_init(relay.base, &relay.cfg);
 	ingest_init(&relay.cfg);
 	audit_init(relay.base);
