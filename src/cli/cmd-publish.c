@@ -117,12 +117,7 @@ read_data(const char *arg, size_t *len)
 static int
 attr_set(struct cevent *ev, const char *name, const char *value)
 {
-	if (ev->nattrs == CEVENT_MAX_ATTRS)
-		return -1;
-	ev->attrs[ev->nattrs].name = xstrdup(name);
-	ev->attrs[ev->nattrs].value = xstrdup(value);
-	ev->nattrs++;
-	return 0;
+	return cevent_attr_put(ev, name, value);
 }
 
 /*

@@ -20,6 +20,8 @@ struct event_attr {
 	char		*value;		/* decoded UTF-8 */
 };
 
+struct cevent_block;			/* the attributes' bytes (cevent.c) */
+
 struct cevent {
 	struct event_attr attrs[CEVENT_MAX_ATTRS];
 	size_t		  nattrs;
@@ -28,6 +30,7 @@ struct cevent {
 	const char	 *data;		/* the payload to store */
 	size_t		  datalen;
 	char		 *owned;	/* data, when decoded or generated */
+	struct cevent_block *blocks;	/* names and values live here */
 	char		  detail[160];	/* why it is not valid */
 };
 
@@ -37,6 +40,11 @@ struct cevent {
  */
 int	cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
 	    const char *body, size_t len);
+/*
+ * Add attribute name=value as given, unchecked (a client building an
+ * event that cevent_from_* then checks): 0, or -1 when ev is full.
+ */
+int	cevent_attr_put(struct cevent *ev, const char *name, const char *value);
 /*
  * Structured mode (application/cloudevents+json): the JSON object, with
  * data or data_base64, stored as its binary-mode equivalent.
