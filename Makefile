@@ -11,7 +11,7 @@
 #   make install    programs, library, header, man pages, units (PREFIX, DESTDIR)
 #   make uninstall  the same files removed
 #   make SANITIZE=1 ...  the same with AddressSanitizer and UBSan
-#   make ALLOC=libc ...  glibc's allocator instead of mimalloc
+#   make ALLOC=mimalloc ...  Debian's mimalloc instead of glibc's allocator
 
 CC	?= cc
 PKGS	 = libevent libevent_openssl libevent_pthreads libnats openssl yajl

@@ -50,6 +50,7 @@
 #include "config.h"
 #include "door-head.h"
 #include "door.h"
+#include "evmem.h"
 #include "http.h"
 #include "ingest.h"
 #include "log.h"
@@ -675,6 +676,7 @@ door_trim_cb(evutil_socket_t fd, short ev, void *arg)
 	if (door_closed < TRIM_AFTER)
 		return;
 	door_closed = 0;
+	evmem_release();	/* libevent's recycled blocks too */
 	malloc_trim(0);
 }
 

@@ -26,6 +26,7 @@
 #include "auth.h"
 #include "config.h"
 #include "deliver.h"
+#include "evmem.h"
 #include "http.h"
 #include "inbox.h"
 #include "ingest.h"
@@ -256,6 +257,8 @@ main(int argc, char **argv)
 	struct timeval		 tv = { 0, READY_POLL_MS * 1000 };
 	long long		 usec;
 
+	/* Before libevent allocates anything (the configuration's URLs). */
+	evmem_install();
 	/* SIGHUP never ends the relay, not even while it starts. */
 	signal(SIGHUP, SIG_IGN);
 	/* Even a configuration error is a stamped line (SPEC 11). */
@@ -354,6 +357,7 @@ main(int argc, char **argv)
 	event_base_free(relay.base);
 	json_free();
 	config_free(&relay.cfg);
+	evmem_release();
 	log_info("stopped", NULL);
 	return 0;
 }
