@@ -114,7 +114,8 @@ treaty_pct_decode(const char *in, size_t inlen, char *out, size_t outsz,
 			b = (unsigned char)(hi << 4 | lo);
 			i += 2;
 		}
-		if (b == 0 || !utf8_step(&u, b))
+		/* ASCII outside a sequence needs no state machine. */
+		if (b == 0 || ((b >= 0x80 || u.need > 0) && !utf8_step(&u, b)))
 			goto invalid;
 		if (n + 1 < outsz)
 			out[n] = (char)b;
@@ -151,19 +152,30 @@ treaty_pct_encode(const char *value, size_t vlen, char *out, size_t outsz)
 {
 	static const char	 hex[] = "0123456789ABCDEF";
 	const unsigned char	*v = (const unsigned char *)value;
-	size_t			 i, n = 0;
+	size_t			 i, n = 0, extra = 0;
 
 	if ((value == NULL && vlen > 0) || (out == NULL && outsz > 0))
 		return (TREATY_E_INVALID);
-	for (i = 0; i < vlen; i++) {
-		n += pct_needed(v[i]) ? 3 : 1;
-		if (n > INT_MAX)
-			break;
-	}
-	if (n > INT_MAX || n + 1 > outsz) {
+	for (i = 0; i < vlen; i++)
+		extra += pct_needed(v[i]);
+	/* Each byte to encode adds two; vlen itself fits in memory. */
+	if (vlen > INT_MAX || extra > (INT_MAX - vlen) / 2) {
 		if (outsz > 0)
 			out[0] = '\0';
 		return (TREATY_E_SPACE);
+	}
+	n = vlen + 2 * extra;
+	if (n + 1 > outsz) {
+		if (outsz > 0)
+			out[0] = '\0';
+		return (TREATY_E_SPACE);
+	}
+	if (extra == 0) {
+		/* The usual value: nothing to encode. */
+		if (vlen > 0)
+			memcpy(out, value, vlen);
+		out[vlen] = '\0';
+		return ((int)vlen);
 	}
 	n = 0;
 	for (i = 0; i < vlen; i++) {
@@ -297,7 +309,8 @@ treaty_utf8_valid(const char *s, size_t len)
 		return (len == 0);
 	utf8_init(&u);
 	for (i = 0; i < len; i++)
-		if (!utf8_step(&u, (unsigned char)s[i]))
+		if (((unsigned char)s[i] >= 0x80 || u.need > 0) &&
+		    !utf8_step(&u, (unsigned char)s[i]))
 			return (0);
 	return (utf8_done(&u));
 }
