@@ -46,7 +46,7 @@ static _Thread_local int	 on_loop_thread;	/* set on the loop's */
 
 /* The class of a request of size bytes, or EVMEM_LARGE. */
 static unsigned
-class_of(size_t size)
+class_compute(size_t size)
 {
 	unsigned	 p;
 	size_t		 step;
@@ -60,6 +60,16 @@ class_of(size_t size)
 	step = (size_t)1 << (p - 2);
 	return EVMEM_SMALL / 16 + 4 * (p - 6) +
 	    (unsigned)((size - ((size_t)1 << p) - 1) / step);
+}
+
+/* The same, from a table up to 1 KiB (most requests). */
+static unsigned char	 class_table[1024 / 16 + 1];
+
+static unsigned
+class_of(size_t size)
+{
+	return size <= 1024 ? class_table[(size + 15) / 16] :
+	    class_compute(size);
 }
 
 /* The bytes a block of class c holds. */
@@ -167,6 +177,8 @@ evmem_install(void)
 	unsigned	 c;
 
 	on_loop_thread = 1;
+	for (c = 0; c < sizeof(class_table); c++)
+		class_table[c] = (unsigned char)class_compute(c * 16);
 	for (c = 0; c < EVMEM_CLASSES; c++) {
 		classes[c].keep = EVMEM_KEEP_CLASS;
 #ifdef __SANITIZE_ADDRESS__
