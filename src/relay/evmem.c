@@ -42,6 +42,7 @@ struct evmem_class {
 
 static struct evmem_class	 classes[EVMEM_CLASSES];
 static size_t			 held;		/* bytes in the lists */
+static int			 installed;
 static _Thread_local int	 on_loop_thread;	/* set on the loop's */
 
 /* The class of a request of size bytes, or EVMEM_LARGE. */
@@ -177,6 +178,7 @@ evmem_install(void)
 	unsigned	 c;
 
 	on_loop_thread = 1;
+	installed = 1;
 	for (c = 0; c < sizeof(class_table); c++)
 		class_table[c] = (unsigned char)class_compute(c * 16);
 	for (c = 0; c < EVMEM_CLASSES; c++) {
@@ -191,6 +193,15 @@ evmem_install(void)
 #endif
 	}
 	event_set_mem_functions(evmem_malloc, evmem_realloc, evmem_free);
+}
+
+void
+evmem_free_returned(void *p)
+{
+	if (installed)
+		evmem_free(p);
+	else
+		free(p);
 }
 
 void

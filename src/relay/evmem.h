@@ -8,7 +8,9 @@
  * that keep a bounded number of freed blocks per size class for the loop
  * thread to take again; anything past the bound goes back to glibc, so a
  * burst of connections still returns its memory (malloc_trim, door.c).
- * Any thread may allocate and free; only the loop thread recycles.
+ * Any thread may allocate and free; only the loop thread recycles.  What
+ * a libevent function returns for its caller to free (evhttp_uridecode,
+ * evbuffer_readln, ...) is freed with evmem_free_returned, never free().
  */
 #ifndef EVMEM_H
 #define EVMEM_H
@@ -17,6 +19,12 @@
 
 /* Install; the calling thread is the loop thread. */
 void	evmem_install(void);
+/*
+ * Free what a libevent function returned for the caller to free (for
+ * example evhttp_uridecode's string): it was made by these functions, so
+ * free() would be handed a pointer malloc never returned.
+ */
+void	evmem_free_returned(void *p);
 /* Hand back every recycled block to glibc (before a trim). */
 void	evmem_release(void);
 /* Bytes held for recycling now (for tests and the benchmark). */

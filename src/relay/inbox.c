@@ -26,6 +26,7 @@
 #include "audit.h"
 #include "auth.h"
 #include "config.h"
+#include "evmem.h"
 #include "http.h"
 #include "inbox.h"
 #include "inbox-int.h"
@@ -316,7 +317,7 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 	else
 		inbox_lease_op(req, s, id, verb == NULL ? OP_ACK :
 		    strcmp(verb, "extend") == 0 ? OP_EXTEND : OP_RELEASE, &q);
-	free(id);
+	evmem_free_returned(id);	/* libevent's */
 	evhttp_clear_headers(&q);
 }
 

@@ -14,6 +14,7 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
+#include <event2/http.h>
 
 #include "../../src/relay/evmem.h"
 #include "harness.h"
@@ -139,11 +140,23 @@ many_events(void)
 	event_base_free(base);
 }
 
+/* What libevent returns for the caller to free goes back through evmem. */
+static void
+returned(void)
+{
+	char	*s = evhttp_uridecode("a%20b", 0, NULL);
+
+	T_ASSERT(s != NULL && strcmp(s, "a b") == 0);
+	evmem_free_returned(s);
+	evmem_free_returned(NULL);
+}
+
 static const struct t_case cases[] = {
 	{ "buffers of every size", sizes },
 	{ "what is kept is bounded", bounded },
 	{ "blocks cross threads", threads },
 	{ "an event base's maps grow", many_events },
+	{ "libevent's returned strings", returned },
 };
 
 int
