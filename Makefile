@@ -34,7 +34,8 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -MMD -MP \
 LDFLAGS	+= $(SANFLAGS)
 # The allocator: glibc's, or with ALLOC=mimalloc Debian's mimalloc
 # (libmimalloc-dev, which has no pkg-config file).  mimalloc takes a
-# quarter of the instructions per event off, but keeps the memory of a
+# twentieth of the instructions per event off (libevent's objects are
+# recycled by evmem.c already), but keeps the memory of a
 # connection flood (docs/BENCHMARKS.md, "The allocator"), so it is not
 # the default.  The sanitizers bring their own.
 ALLOC	?= libc

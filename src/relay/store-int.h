@@ -198,6 +198,7 @@ struct store_msg *store_msg_wrap(natsMsg *m);
 void	 store_msg_answer(natsMsg *m, enum store_verb v, long long delay_ms);
 void	 store_grave_add(natsMsg *m);
 void	 store_grave_flush(void);
+int	 store_next(natsSubscription *sub, natsMsg **m);
 
 /* store-sub.c */
 void	 store_sub_init(void);

@@ -17,6 +17,7 @@
  * the collector wakes a few times per thousand events instead of once per
  * event.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,24 @@ store_grave_flush(void)
 		natsMsg_Destroy(grave.msgs[i]);
 	grave.n = 0;
 	grave.bytes = 0;
+}
+
+/*
+ * The next message nats.c has queued for sub (NULL: none), without
+ * waiting: 1 and *m, or 0.  Every poll of the loop asks each
+ * subscription, mostly to find it empty, and an empty
+ * natsSubscription_NextMsg(.., 0) costs about 3,000 instructions (nats.c
+ * records a timeout error each time); the queue's length costs a lock.
+ */
+int
+store_next(natsSubscription *sub, natsMsg **m)
+{
+	uint64_t	 queued = 0;
+
+	if (sub == NULL || natsSubscription_QueuedMsgs(sub, &queued) !=
+	    NATS_OK || queued == 0)
+		return 0;
+	return natsSubscription_NextMsg(m, sub, 0) == NATS_OK;
 }
 
 /* Collect a message for store_grave_flush. */

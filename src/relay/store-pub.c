@@ -139,7 +139,7 @@ pub_ack(natsMsg *m)
 	}
 }
 
-/* Take every acknowledgement nats.c has queued (NextMsg(0) never waits). */
+/* Take every acknowledgement nats.c has queued (store_next never waits). */
 void
 store_pub_poll(void)
 {
@@ -147,7 +147,7 @@ store_pub_poll(void)
 
 	if (pb.acks == NULL)
 		return;
-	while (natsSubscription_NextMsg(&m, pb.acks, 0) == NATS_OK) {
+	while (store_next(pb.acks, &m)) {
 		pub_ack(m);
 		store_grave_add(m);
 	}

@@ -183,8 +183,7 @@ store_req_poll(void)
 {
 	natsMsg	*m;
 
-	while (rq.replies != NULL &&
-	    natsSubscription_NextMsg(&m, rq.replies, 0) == NATS_OK)
+	while (store_next(rq.replies, &m))
 		req_reply(m);
 }
 

@@ -254,27 +254,21 @@ store_sub_poll(void)
 	natsMsg			*m;
 	int			 n, k, more = 0;
 
-	/*
-	 * Every NextMsg here has a zero timeout: it returns what nats.c has
-	 * queued, or NATS_TIMEOUT at once; it never waits on the loop.
-	 */
-	while (cs.exhausted != NULL &&
-	    natsSubscription_NextMsg(&m, cs.exhausted, 0) == NATS_OK) {
+	/* store_next never waits on the loop: it takes what nats.c queued. */
+	while (store_next(cs.exhausted, &m)) {
 		exhausted_advisory(m);
 		store_grave_add(m);
 	}
 	TAILQ_FOREACH(c, &cs.list, entry) {
 		for (k = 0; k < STORE_PULL_KINDS; k++) {
-			for (n = 0; c->pull_sub[k] != NULL &&
-			    n < POLL_BATCH && natsSubscription_NextMsg(&m,
-			    c->pull_sub[k], 0) == NATS_OK; n++)
+			for (n = 0; n < POLL_BATCH &&
+			    store_next(c->pull_sub[k], &m); n++)
 				store_req_pull_reply(c,
 				    (enum store_pull_kind)k, m);
 			if (n == POLL_BATCH)
 				more = 1;
 		}
-		for (n = 0; c->sub != NULL && n < POLL_BATCH &&
-		    natsSubscription_NextMsg(&m, c->sub, 0) == NATS_OK; n++)
+		for (n = 0; n < POLL_BATCH && store_next(c->sub, &m); n++)
 			consumer_deliver(c, m);
 		if (n == POLL_BATCH)
 			more = 1;
@@ -297,7 +291,7 @@ store_consumer_stop(struct store_consumer *c)
 
 	if (c->sub == NULL)
 		return;
-	while (natsSubscription_NextMsg(&m, c->sub, 0) == NATS_OK)
+	while (store_next(c->sub, &m))
 		consumer_deliver(c, m);
 	natsSubscription_Destroy(c->sub);
 	c->sub = NULL;
