@@ -13,7 +13,7 @@
 
 #include "log.h"
 
-static int	 log_level_debug;
+int		 log_level_debug;	/* log.h: log_debug */
 static enum {
 	STAMP_NONE,		/* the client: plain lines */
 	STAMP_TIME,		/* time=<RFC 3339, ms> first */
@@ -120,7 +120,7 @@ name(const char *msg, const char *fmt, ...)				\
 }
 
 LOG_FN(log_info, "info", 1)
-LOG_FN(log_debug, "debug", log_level_debug)
+LOG_FN(log_debug_line, "debug", log_level_debug)
 LOG_FN(log_warnx, "warn", 1)
 LOG_FN(log_errorx, "error", 1)
 

@@ -28,7 +28,18 @@ int		 log_verbose(void);
  * (use log_q() for values that may contain spaces or quotes).
  */
 void		 log_info(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
-void		 log_debug(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
+void		 log_debug_line(const char *msg, const char *fmt, ...)
+		    ATTR_PRINTF(2, 3);
+extern int	 log_level_debug;
+/*
+ * A debug line's arguments are not even evaluated when debug lines are
+ * off: the hot paths log one per event, and their log_q calls cost more
+ * than the rest of the line's work.
+ */
+#define log_debug(...) do {						\
+	if (log_level_debug)						\
+		log_debug_line(__VA_ARGS__);				\
+} while (0)
 void		 log_warnx(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /* log_warn appends err="<strerror(errno)>". */
 void		 log_warn(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
