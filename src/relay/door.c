@@ -120,6 +120,7 @@ struct dconn {
 	int			 hooked;
 	int			 tls;		/* the handshake is the first bytes */
 	const char		*why;		/* the door closed it: why */
+	int			*gone;		/* set when freed: door_read_cb */
 };
 
 static struct door	 doors[2];
@@ -551,6 +552,7 @@ door_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct dconn	*c;
 	struct evbuffer	*in = bufferevent_get_input(bev);
+	int		 gone = 0;
 
 	bufferevent_getcb(bev, NULL, NULL, NULL, &arg);
 	c = arg;
@@ -560,8 +562,29 @@ door_read_cb(struct bufferevent *bev, void *arg)
 		    "broken chunked framing");
 		return;
 	}
-	if (evbuffer_get_length(in) > 0 && c->h_read != NULL)
+	if (evbuffer_get_length(in) == 0 || c->h_read == NULL)
+		return;
+	if (c->tls) {
 		c->h_read(bev, c->h_arg);
+		return;
+	}
+	/*
+	 * evhttp's parser drains the input a line at a time, some twenty
+	 * times a request, and libevent calls every callback on the buffer
+	 * for each drain.  On a socket bufferevent nothing reads the socket
+	 * while evhttp parses, so door_input_cb has nothing to take and is
+	 * off the buffer meanwhile.  (An OpenSSL bufferevent may read at once
+	 * when evhttp enables reading: there it stays.)  evhttp may close the
+	 * connection inside, freeing c: gone says so.
+	 */
+	c->gone = &gone;
+	evbuffer_remove_cb_entry(in, c->incb);
+	c->incb = NULL;
+	c->h_read(bev, c->h_arg);
+	if (gone)
+		return;
+	c->gone = NULL;
+	c->incb = evbuffer_add_cb(in, door_input_cb, c);
 }
 
 static void
@@ -725,7 +748,11 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	}
 	event_del(&c->hook);
 	event_del(&c->deadline);
-	evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->incb);
+	if (c->gone != NULL)
+		*c->gone = 1;
+	if (c->incb != NULL)
+		evbuffer_remove_cb_entry(bufferevent_get_input(c->bev),
+		    c->incb);
 	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->outcb);
 	evbuffer_free(c->raw);
 	evbuffer_free(c->tmp);
