@@ -131,7 +131,9 @@ http_reply(struct evhttp_request *req, enum route route, int status,
 		evhttp_add_header(oh, "Content-Length", len);
 		evbuffer_drain(body, evbuffer_get_length(body));
 	}
-	evhttp_send_reply(req, status, http_reason(status), body);
+	/* A body already in evhttp's own output buffer stays where it is. */
+	evhttp_send_reply(req, status, http_reason(status),
+	    body == evhttp_request_get_output_buffer(req) ? NULL : body);
 }
 
 /* A JSON error answer; see http.h. */

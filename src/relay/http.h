@@ -29,7 +29,10 @@ void	http_reload(const struct config *cfg);
 void	http_stop_accepting(void);
 /* Free the server and every connection; all requests must be answered. */
 void	http_free(void);
-/* Answer with a JSON body (consumed) and count it under route. */
+/*
+ * Answer with a JSON body (consumed; it may be the request's own output
+ * buffer, evhttp_request_get_output_buffer) and count it under route.
+ */
 void	http_reply(struct evhttp_request *req, enum route route, int status,
 	    struct evbuffer *body);
 /* Answer {"error":code,"detail":detail}; adds Retry-After to a 503. */

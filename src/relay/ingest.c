@@ -334,10 +334,10 @@ ingest_published_cb(void *arg, enum store_result res, int dup)
 	struct evbuffer		*b;
 
 	if (res == STORE_OK) {
-		b = evbuffer_new();
+		/* Written where evhttp sends from: no buffer of our own. */
+		b = evhttp_request_get_output_buffer(ir->req);
 		json_accepted_body(b, ir->m.id, dup);
 		http_reply(ir->req, ROUTE_EVENTS, 202, b);
-		evbuffer_free(b);
 		log_debug("event stored", "producer=%s subject=%s id=%s "
 		    "duplicate=%d ms=%lld", ir->producer, ir->subject,
 		    log_q(ir->m.id), dup, now_ms() - ir->start);
