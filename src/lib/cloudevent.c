@@ -102,6 +102,17 @@ treaty_pct_decode(const char *in, size_t inlen, char *out, size_t outsz,
 		*outlen = 0;
 	if ((in == NULL && inlen > 0) || (out == NULL && outsz > 0))
 		return (TREATY_E_INVALID);
+	/* The usual value has nothing encoded: check it and copy it. */
+	if (inlen > 0 && inlen < outsz && memchr(in, '%', inlen) == NULL) {
+		if (memchr(in, '\0', inlen) != NULL ||
+		    !treaty_utf8_valid(in, inlen))
+			goto invalid;
+		memcpy(out, in, inlen);
+		out[inlen] = '\0';
+		if (outlen != NULL)
+			*outlen = inlen;
+		return (TREATY_OK);
+	}
 	utf8_init(&u);
 	for (i = 0; i < inlen; i++) {
 		b = (unsigned char)in[i];

@@ -68,8 +68,11 @@ tok_eq(const struct token *a, const struct token *b)
 static int
 name_char(char c)
 {
-	return ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	    (c >= '0' && c <= '9') || c == '_' || c == '-');
+	unsigned char	 u = (unsigned char)c;
+
+	/* Letters of either case with one test (|0x20), digits with one. */
+	return ((unsigned)((u | 0x20) - 'a') < 26 ||
+	    (unsigned)(u - '0') < 10 || u == '_' || u == '-');
 }
 
 /* 1 when t is a literal token: 1-64 bytes of A-Za-z0-9_-. */
