@@ -137,7 +137,8 @@ int	 treaty_sw_sign(const struct treaty_secret *secrets, size_t nsecrets,
  * Secrets prepared for many signatures: each one's HMAC key set-up (its
  * bytes for x-treaty-signature, the decoded "whsec_" bytes for
  * webhook-signature) is done once, not in every call; about a third of
- * signing a small event (the object keeps no copy of the key bytes).  It
+ * signing a small event.  The caller's key bytes may go once it returns
+ * (OpenSSL keeps its own copy in the object until treaty_keys_free).  It
  * is used by one thread at a time.  treaty_keys_new returns NULL when
  * OpenSSL fails or a key is NULL with a length; the signing calls answer
  * as treaty_sig_sign and treaty_sw_sign would with the same secrets (a

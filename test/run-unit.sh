@@ -87,5 +87,21 @@ for b in "${bins[@]}"; do
 	fi
 done
 
+# Prepared signing keys where EVP_MAC_init cannot start a new message under
+# the key already set (OpenSSL 3.0.0-3.0.2; fault.so emulates it): sign.c
+# must notice and copy the keyed context instead, so t-sign passes whole.
+if [ -x "$O/test/t-sign" ] && [ -f "$O/test/fault.so" ]; then
+	what="sign: every case again with an OpenSSL that cannot restart a MAC"
+	out=$(FAULT_MAC_NO_RESTART=1 LD_PRELOAD="$PWD/$O/test/fault.so" \
+	    ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" \
+	    run_bounded "$O/test/t-sign" 2>&1)
+	if [ $? -eq 0 ] && ! grep -q '^FAIL - ' <<<"$out"; then
+		echo "ok - $what"
+		passed=$((passed + 1))
+	else
+		fail_line sign "${what#sign: }: $(grep -m1 '^FAIL - ' <<<"$out")"
+	fi
+fi
+
 echo "unit: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -52,6 +52,37 @@ hex_encode(const unsigned char *in, size_t len, char *out)
 static pthread_once_t	 sign_once = PTHREAD_ONCE_INIT;
 static EVP_MAC_CTX	*sign_hmac;	/* HMAC, SHA-256 set, no key: copied */
 static EVP_MD		*sign_sha256;
+static int		 sign_restart;	/* EVP_MAC_init(ctx, NULL..) works */
+
+/*
+ * 1 when EVP_MAC_init with no key starts a new message under the key
+ * already set, as prepared keys need.  OpenSSL 3.0.0 to 3.0.2 accept the
+ * call and do nothing, so the next message would be hashed onto the end
+ * of the last one and every signature after the first would be wrong.
+ * Tried once on a known answer; where it fails, prepared keys copy their
+ * keyed context for each signature instead (still no key set-up).
+ */
+static int
+restart_works(void)
+{
+	unsigned char	 a[SHA256_LEN], b[SHA256_LEN];
+	size_t		 alen = 0, blen = 0;
+	EVP_MAC_CTX	*ctx;
+	int		 ok;
+
+	if ((ctx = EVP_MAC_CTX_dup(sign_hmac)) == NULL)
+		return 0;
+	ok = EVP_MAC_init(ctx, (const unsigned char *)"key", 3, NULL) == 1 &&
+	    EVP_MAC_update(ctx, (const unsigned char *)"msg", 3) == 1 &&
+	    EVP_MAC_final(ctx, a, &alen, sizeof(a)) == 1 &&
+	    EVP_MAC_init(ctx, NULL, 0, NULL) == 1 &&
+	    EVP_MAC_update(ctx, (const unsigned char *)"msg", 3) == 1 &&
+	    EVP_MAC_final(ctx, b, &blen, sizeof(b)) == 1 &&
+	    alen == SHA256_LEN && blen == SHA256_LEN &&
+	    memcmp(a, b, SHA256_LEN) == 0;
+	EVP_MAC_CTX_free(ctx);
+	return ok;
+}
 
 /* Fetch once; see the top of the file.  NULL stays NULL: each call fails. */
 static void
@@ -72,6 +103,7 @@ sign_init(void)
 	}
 	EVP_MAC_free(m);	/* the context holds its own reference */
 	sign_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+	sign_restart = sign_hmac != NULL && restart_works();
 }
 
 /* One piece of a message to authenticate. */
@@ -110,9 +142,14 @@ hmac_parts(EVP_MAC_CTX *prep, const void *key, size_t keylen,
 	size_t				 maclen = 0, i;
 	int				 rc = TREATY_E_CRYPTO;
 
-	if (prep != NULL) {
+	if (prep != NULL && sign_restart) {
 		if (EVP_MAC_init(prep, NULL, 0, NULL) != 1)
 			return (rc);
+	} else if (prep != NULL) {
+		/* An OpenSSL that cannot restart: a copy, key and all. */
+		if ((ctx = EVP_MAC_CTX_dup(prep)) == NULL)
+			return (rc);
+		prep = ctx;
 	} else {
 		/* OpenSSL's HMAC refuses a NULL key, but an empty one is fine. */
 		if (key == NULL)
@@ -488,14 +525,16 @@ static int
 sw_key(const struct treaty_secret *s, unsigned char keybuf[SW_KEY_MAX],
     const void **key, size_t *keylen)
 {
-	const char	*k = (const char *)s->key + 6;
-	size_t		 klen = s->len - 6, pad = 0;
+	const char	*k;
+	size_t		 klen, pad = 0;
 	int		 n;
 
 	*key = s->key;
 	*keylen = s->len;
-	if (s->len <= 6 || memcmp(s->key, "whsec_", 6) != 0)
+	if (s->key == NULL || s->len <= 6 || memcmp(s->key, "whsec_", 6) != 0)
 		return (TREATY_OK);
+	k = (const char *)s->key + 6;
+	klen = s->len - 6;
 	if (klen % 4 != 0 || klen / 4 * 3 > SW_KEY_MAX)
 		return (TREATY_E_INVALID);
 	if (klen > 0 && k[klen - 1] == '=')

@@ -552,7 +552,7 @@ config_parse_subscribers(struct config *cfg, const char *text, const char *var,
 				snprintf(field, sizeof(field), "[%zu].secret",
 				    i);
 			config_err(err, var, field, "a whsec_ secret must be "
-			    "base64 (standardWebhooks)");
+			    "base64 of at most 256 bytes (standardWebhooks)");
 			goto out;
 		}
 	}

@@ -7,6 +7,11 @@
  *                             the N-th successful fsync(2) of such a file:
  *                             the state of a crash between a durable write
  *                             and whatever the program does next
+ *
+ * and, for any process:
+ *   FAULT_MAC_NO_RESTART=1    EVP_MAC_init(ctx, NULL, 0, NULL) succeeds and
+ *                             does nothing, as OpenSSL 3.0.0-3.0.2's HMAC
+ *                             did (a prepared key cannot start a new message)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -69,4 +74,28 @@ fsync(int fd)
 	if (rc == 0 && kill_at != NULL && targeted(fd) && ++n == atoi(kill_at))
 		raise(SIGKILL);
 	return rc;
+}
+
+/* OpenSSL's types, opaque here: the library is not linked against it. */
+typedef struct evp_mac_ctx_st	EVP_MAC_CTX;
+typedef struct ossl_param_st	OSSL_PARAM;
+
+int	EVP_MAC_init(EVP_MAC_CTX *, const unsigned char *, size_t,
+	    const OSSL_PARAM *);
+
+/* EVP_MAC_init, a successful no-op without a key when asked. */
+int
+EVP_MAC_init(EVP_MAC_CTX *ctx, const unsigned char *key, size_t keylen,
+    const OSSL_PARAM *params)
+{
+	static int	(*real)(EVP_MAC_CTX *, const unsigned char *, size_t,
+			    const OSSL_PARAM *);
+
+	if (real == NULL)
+		real = (int (*)(EVP_MAC_CTX *, const unsigned char *, size_t,
+		    const OSSL_PARAM *))dlsym(RTLD_NEXT, "EVP_MAC_init");
+	if (key == NULL && params == NULL &&
+	    getenv("FAULT_MAC_NO_RESTART") != NULL)
+		return 1;
+	return real(ctx, key, keylen, params);
 }
