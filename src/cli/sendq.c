@@ -105,22 +105,25 @@ send_index(const struct client_result *r)
 	return idx;
 }
 
+/* Room for one more of n items of size bytes in *arr (capacity *cap). */
+static void *
+sendq_grow(void *arr, size_t n, size_t *cap, size_t size, size_t first)
+{
+	if (n < *cap)
+		return arr;
+	*cap = *cap ? *cap * 2 : first;
+	return xrealloc(arr, *cap * size);
+}
 
 /* Add an event. */
 void
 sendq_add(const char *text, size_t len, const char *subject, int file,
     size_t line)
 {
-	if (sendq.nev == sendq.evcap) {
-		sendq.evcap = sendq.evcap ? sendq.evcap * 2 : 64;
-		sendq.ev = xrealloc(sendq.ev, sendq.evcap * sizeof(*sendq.ev));
-	}
-	sendq.ev[sendq.nev].text = text;
-	sendq.ev[sendq.nev].len = len;
-	sendq.ev[sendq.nev].subject = subject;
-	sendq.ev[sendq.nev].file = file;
-	sendq.ev[sendq.nev].line = line;
-	sendq.ev[sendq.nev++].done = 0;
+	sendq.ev = sendq_grow(sendq.ev, sendq.nev, &sendq.evcap,
+	    sizeof(*sendq.ev), 64);
+	sendq.ev[sendq.nev++] = (struct qev){ text, len, subject, file, line,
+	    0 };
 	if (file >= 0)
 		sendq.f[file].left++;
 }
@@ -129,14 +132,9 @@ sendq_add(const char *text, size_t len, const char *subject, int file,
 int
 sendq_add_file(char *path, char *subject, char *text)
 {
-	if (sendq.nf == sendq.fcap) {
-		sendq.fcap = sendq.fcap ? sendq.fcap * 2 : 16;
-		sendq.f = xrealloc(sendq.f, sendq.fcap * sizeof(*sendq.f));
-	}
-	sendq.f[sendq.nf].path = path;
-	sendq.f[sendq.nf].subject = subject;
-	sendq.f[sendq.nf].text = text;
-	sendq.f[sendq.nf].left = 0;
+	sendq.f = sendq_grow(sendq.f, sendq.nf, &sendq.fcap, sizeof(*sendq.f),
+	    16);
+	sendq.f[sendq.nf] = (struct qfile){ path, subject, text, 0 };
 	return (int)sendq.nf++;
 }
 
