@@ -112,7 +112,6 @@ struct part {
 	size_t		 n;
 };
 
-/* HMAC-SHA256 under key of the concatenated parts, into mac. */
 /*
  * A prepared secret (treaty_keys): a context per signature kind with its
  * key set.  EVP_MAC_init with no key starts a new message under the key
@@ -174,12 +173,11 @@ out:
 	return (rc);
 }
 
-
 /* HMAC-SHA256 of "<t>.<id>.<body>" under prep or key into mac. */
 static int
 sig_hmac(EVP_MAC_CTX *prep, const void *key, size_t keylen, int64_t t,
-    const char *id,
-    const void *body, size_t bodylen, unsigned char mac[SHA256_LEN])
+    const char *id, const void *body, size_t bodylen,
+    unsigned char mac[SHA256_LEN])
 {
 	char		 tbuf[T_DIGITS_MAX + 2];
 	int		 tlen;
@@ -295,6 +293,7 @@ treaty_keys_sig_sign(struct treaty_keys *k, int64_t t, const char *id,
 		return (TREATY_E_INVALID);
 	return (sig_sign(NULL, k->p, k->n, t, id, body, bodylen, out, outsz));
 }
+
 /* 1 when c is optional white space around a header element. */
 static int
 ows(char c)
@@ -598,6 +597,7 @@ sw_sign(const struct treaty_secret *secrets, const struct sign_prep *prep,
 	return ((int)used);
 }
 
+/* webhook-signature for id and t with one v1, per secret. */
 int
 treaty_sw_sign(const struct treaty_secret *secrets, size_t nsecrets,
     const char *id, int64_t t, const void *body, size_t bodylen, char *out,
