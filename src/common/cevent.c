@@ -133,9 +133,14 @@ has_ctl(const char *s)
 	return has_ctl_n(s, strlen(s));
 }
 
-/* Add one decoded attribute after checking its name and value. */
+/*
+ * Add one decoded attribute after checking its name and value; text says
+ * the value is known to be UTF-8 without NUL already (treaty_pct_decode
+ * checked it while decoding a header).
+ */
 static int
-attr_add(struct cevent *ev, const char *name, const char *value, size_t vlen)
+attr_add(struct cevent *ev, const char *name, const char *value, size_t vlen,
+    int text)
 {
 	if (!attr_name_ok(name))
 		return bad(ev, "attribute name %.40s is not valid", name);
@@ -145,7 +150,8 @@ attr_add(struct cevent *ev, const char *name, const char *value, size_t vlen)
 		return bad(ev, "more than %d attributes", CEVENT_MAX_ATTRS);
 	if (vlen > CEVENT_MAX_VALUE)
 		return bad(ev, "attribute %s is too long", name);
-	if (!treaty_utf8_valid(value, vlen) || memchr(value, '\0', vlen))
+	if (!text && (!treaty_utf8_valid(value, vlen) ||
+	    memchr(value, '\0', vlen) != NULL))
 		return bad(ev, "attribute %s is not UTF-8 text", name);
 	/* SPEC 13: text, so no control characters (a newline included). */
 	if (has_ctl_n(value, vlen))
@@ -240,7 +246,7 @@ cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
 		    TREATY_OK)
 			return bad(ev, "header %s is not valid percent-encoded "
 			    "UTF-8", name);
-		if (attr_add(ev, name, val, vlen) == -1)
+		if (attr_add(ev, name, val, vlen, 1) == -1)
 			return -1;
 	}
 	if (cevent_check(ev) == -1)
@@ -476,7 +482,7 @@ cevent_from_value(struct cevent *ev, const struct yajl_val_s *root)
 			    "boolean", k);
 			goto out;
 		}
-		if (attr_add(ev, k, s, strlen(s)) == -1)
+		if (attr_add(ev, k, s, strlen(s), 0) == -1)
 			goto out;
 	}
 	/* The JSON format says a null member is an absent one. */
