@@ -133,6 +133,16 @@ has_ctl(const char *s)
 	return has_ctl_n(s, strlen(s));
 }
 
+/* Copy name and value (vlen bytes) in as the next attribute; there is room. */
+static void
+attr_store(struct cevent *ev, const char *name, const char *value,
+    size_t vlen)
+{
+	ev->attrs[ev->nattrs].name = cev_copy(ev, name, strlen(name));
+	ev->attrs[ev->nattrs].value = cev_copy(ev, value, vlen);
+	ev->nattrs++;
+}
+
 /*
  * Add one decoded attribute after checking its name and value; text says
  * the value is known to be UTF-8 without NUL already (treaty_pct_decode
@@ -156,9 +166,7 @@ attr_add(struct cevent *ev, const char *name, const char *value, size_t vlen,
 	/* SPEC 13: text, so no control characters (a newline included). */
 	if (has_ctl_n(value, vlen))
 		return bad(ev, "attribute %s contains control characters", name);
-	ev->attrs[ev->nattrs].name = cev_copy(ev, name, strlen(name));
-	ev->attrs[ev->nattrs].value = cev_copy(ev, value, vlen);
-	ev->nattrs++;
+	attr_store(ev, name, value, vlen);
 	return 0;
 }
 
@@ -168,9 +176,7 @@ cevent_attr_put(struct cevent *ev, const char *name, const char *value)
 {
 	if (ev->nattrs == CEVENT_MAX_ATTRS)
 		return -1;
-	ev->attrs[ev->nattrs].name = cev_copy(ev, name, strlen(name));
-	ev->attrs[ev->nattrs].value = cev_copy(ev, value, strlen(value));
-	ev->nattrs++;
+	attr_store(ev, name, value, strlen(value));
 	return 0;
 }
 
