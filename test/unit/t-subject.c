@@ -429,6 +429,31 @@ strerror_texts(void)
 	T_EQ_STR(treaty_strerror(5), "unknown error");
 }
 
+/*
+ * Every byte, in a token of a subject, a type and a pattern: accepted
+ * exactly when it is one of A-Za-z0-9_- (SPEC 2), written here as the
+ * grammar says it and not as subject.c computes it.
+ */
+static void
+every_byte(void)
+{
+	char	 s[64];
+	int	 c, want, bad = 0;
+
+	for (c = 1; c < 256; c++) {
+		want = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '_' || c == '-';
+		snprintf(s, sizeof(s), "evt.a%cb.c.d.e", c);
+		bad += treaty_subject_valid(s) != want;
+		snprintf(s, sizeof(s), "dev.p.e.v%c.v1", c);
+		bad += treaty_type_valid(s) != want;
+		snprintf(s, sizeof(s), "evt.%c.>", c);
+		if (c != '*' && c != '>')
+			bad += treaty_pattern_valid(s) != want;
+	}
+	T_EQ_INT(bad, 0);
+}
+
 static const struct t_case cases[] = {
 	{ "subject valid", subject_valid },
 	{ "subject needs five tokens", subject_token_count },
@@ -436,6 +461,7 @@ static const struct t_case cases[] = {
 	{ "subject empty tokens", subject_empty_tokens },
 	{ "subject wildcards and bad bytes", subject_bad_chars },
 	{ "subject token 64 ok 65 refused", subject_token_length },
+	{ "every byte in a token", every_byte },
 	{ "pattern valid", pattern_valid },
 	{ "pattern invalid", pattern_invalid },
 	{ "match star is one token", match_star },
