@@ -41,6 +41,7 @@ struct evmem_class {
 };
 
 static struct evmem_class	 classes[EVMEM_CLASSES];
+static size_t			 class_bytes[EVMEM_CLASSES];	/* class_size */
 static size_t			 held;		/* bytes in the lists */
 static int			 installed;
 static _Thread_local int	 on_loop_thread;	/* set on the loop's */
@@ -112,12 +113,12 @@ evmem_malloc(size_t size)
 		p = (unsigned char *)k->head;
 		k->head = k->head->next;
 		k->n--;
-		held -= class_size(c);
+		held -= class_bytes[c];
 		return p;
 	}
 	if (size > SIZE_MAX - EVMEM_HDR - 1)
 		return NULL;
-	if ((p = malloc(EVMEM_HDR + (c < EVMEM_CLASSES ? class_size(c) :
+	if ((p = malloc(EVMEM_HDR + (c < EVMEM_CLASSES ? class_bytes[c] :
 	    size))) == NULL)
 		return NULL;
 	p[0] = (unsigned char)c;
@@ -137,12 +138,12 @@ evmem_free(void *ptr)
 	c = p[-EVMEM_HDR];
 	k = c < EVMEM_CLASSES ? &classes[c] : NULL;
 	if (k != NULL && on_loop() && k->n < k->keep &&
-	    held + class_size(c) <= EVMEM_KEEP_BYTES) {
+	    held + class_bytes[c] <= EVMEM_KEEP_BYTES) {
 		f = ptr;
 		f->next = k->head;
 		k->head = f;
 		k->n++;
-		held += class_size(c);
+		held += class_bytes[c];
 		return;
 	}
 	free(p - EVMEM_HDR);
@@ -158,11 +159,11 @@ evmem_realloc(void *ptr, size_t size)
 		return evmem_malloc(size);
 	c = p[-EVMEM_HDR];
 	if (c < EVMEM_CLASSES) {
-		if (size <= class_size(c))
+		if (size <= class_bytes[c])
 			return p;
 		if ((q = evmem_malloc(size)) == NULL)
 			return NULL;
-		memcpy(q, p, class_size(c));
+		memcpy(q, p, class_bytes[c]);
 		evmem_free(p);
 		return q;
 	}
@@ -191,6 +192,7 @@ evmem_install(void)
 	for (c = 0; c < sizeof(class_table); c++)
 		class_table[c] = (unsigned char)class_compute(c * 16);
 	for (c = 0; c < EVMEM_CLASSES; c++) {
+		class_bytes[c] = class_size(c);
 		classes[c].keep = EVMEM_KEEP_CLASS;
 #ifdef __SANITIZE_ADDRESS__
 		/*
