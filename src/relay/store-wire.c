@@ -162,19 +162,46 @@ store_wire_pull_body(char *buf, size_t len, int batch, long long expires_ms)
 
 #define JSON_WS(c)	((c) == ' ' || (c) == '\t' || (c) == '\r' || (c) == '\n')
 
+#define ACK_ERROR	1	/* "error" appears */
+#define ACK_SEQ		2	/* "seq" appears */
+
 /*
- * 1 when key (with its quotes) is followed by ':' and true, with any JSON
- * whitespace between: nats-server writes "duplicate": true.
+ * Which of the keys "error" and "seq" an acknowledgement holds, and where
+ * the text after "duplicate" begins (or NULL): one pass over its quotes,
+ * as each stored event has one acknowledgement.  Like a search for each
+ * quoted key, it does not tell keys from values.
  */
 static int
-json_flag_true(const char *data, size_t len, const char *key)
+ack_keys(const char *data, size_t len, const char **dupkey)
 {
-	const char	*p = memmem(data, len, key, strlen(key));
-	const char	*end = data + len;
+	const char	*p = data, *end = data + len;
+	size_t		 left;
+	int		 keys = 0;
 
+	*dupkey = NULL;
+	while ((p = memchr(p, '"', (size_t)(end - p))) != NULL) {
+		left = (size_t)(end - ++p);
+		if (left >= 6 && memcmp(p, "error\"", 6) == 0)
+			keys |= ACK_ERROR;
+		else if (left >= 4 && memcmp(p, "seq\"", 4) == 0)
+			keys |= ACK_SEQ;
+		else if (left >= 10 && memcmp(p, "duplicate\"", 10) == 0 &&
+		    *dupkey == NULL)
+			*dupkey = p + 10;
+	}
+	return keys;
+}
+
+/*
+ * 1 when the text at p, after a key, is ':' and true, with any JSON white
+ * space between: nats-server writes "duplicate": true.
+ */
+static int
+json_flag_true(const char *p, const char *end)
+{
 	if (p == NULL)
 		return 0;
-	for (p += strlen(key); p < end && JSON_WS(*p); p++)
+	for (; p < end && JSON_WS(*p); p++)
 		;
 	if (p == end || *p++ != ':')
 		return 0;
@@ -189,6 +216,7 @@ store_wire_puback(const char *status, const char *data, size_t len,
     int *dup, int *code, char *desc, size_t dlen)
 {
 	char		*text, ebuf[64];
+	const char	*dupkey;
 	yajl_val	 root, v;
 	static const char *err_path[] = { "error", NULL };
 	static const char *code_path[] = { "err_code", NULL };
@@ -198,26 +226,27 @@ store_wire_puback(const char *status, const char *data, size_t len,
 
 	*dup = 0;
 	*code = 0;
-	snprintf(desc, dlen, "unreadable acknowledgement");
 	if (status != NULL) {
 		snprintf(desc, dlen, "status %s%s", status,
 		    strcmp(status, "503") == 0 ? " (no stream responded)" : "");
 		*code = strcmp(status, "503") == 0 ? STORE_ACK_NO_STREAM : 0;
 		return -1;
 	}
-	if (data == NULL || len == 0 || len > PUBACK_MAX)
+	if (data == NULL || len == 0 || len > PUBACK_MAX) {
+		snprintf(desc, dlen, "unreadable acknowledgement");
 		return -1;
+	}
 	/*
 	 * The usual answer, {"stream":"WORK","seq":N[,"duplicate":true]}
 	 * (perhaps with "domain"), is recognised without building a tree:
 	 * none of its string values can contain these keys, since stream
 	 * names are ours.  Anything else goes through yajl.
 	 */
-	if (memmem(data, len, "\"error\"", 7) == NULL &&
-	    memmem(data, len, "\"seq\"", 5) != NULL) {
-		*dup = json_flag_true(data, len, "\"duplicate\"");
+	if (ack_keys(data, len, &dupkey) == ACK_SEQ) {
+		*dup = json_flag_true(dupkey, data + len);
 		return 0;
 	}
+	snprintf(desc, dlen, "unreadable acknowledgement");
 	text = xstrndup(data, len);
 	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	free(text);
