@@ -96,8 +96,10 @@ cevent_attr(const struct cevent *ev, const char *name)
 {
 	size_t	 i;
 
+	/* The first bytes first: called a dozen times per ingested event. */
 	for (i = 0; i < ev->nattrs; i++)
-		if (strcmp(ev->attrs[i].name, name) == 0)
+		if (ev->attrs[i].name[0] == name[0] &&
+		    strcmp(ev->attrs[i].name, name) == 0)
 			return ev->attrs[i].value;
 	return NULL;
 }
@@ -136,21 +138,54 @@ has_ctl(const char *s)
 /* Copy name and value (vlen bytes) in as the next attribute; there is room. */
 static void
 attr_store(struct cevent *ev, const char *name, const char *value,
-    size_t vlen)
+    size_t vlen, int verbatim)
 {
-	ev->attrs[ev->nattrs].name = cev_copy(ev, name, strlen(name));
-	ev->attrs[ev->nattrs].value = cev_copy(ev, value, vlen);
-	ev->nattrs++;
+	struct event_attr	*a = &ev->attrs[ev->nattrs++];
+
+	a->nlen = strlen(name);
+	a->name = cev_copy(ev, name, a->nlen);
+	a->vlen = vlen;
+	a->value = cev_copy(ev, value, vlen);
+	a->verbatim = verbatim;
+}
+
+/* What attr_add may take as checked already. */
+#define VAL_TEXT	1	/* UTF-8 without NUL (treaty_pct_decode) */
+#define VAL_CLEAN	2	/* printable ASCII: text, no control characters */
+
+#define VAL_VERBATIM	4	/* also needs no percent-encoding to be sent */
+
+/*
+ * A header's value that is printable ASCII without '%' is its own decoded
+ * form, and text without control characters: VAL_CLEAN, and VAL_VERBATIM
+ * too when it has no space or '"' (treaty_pct_encode leaves it as it is);
+ * otherwise 0.  Most values are; one pass here spares the decoder's,
+ * attr_add's and the encoder's.
+ */
+static int
+plain_value(const char *s, size_t len)
+{
+	size_t	 i;
+	int	 known = VAL_CLEAN | VAL_VERBATIM;
+
+	for (i = 0; i < len; i++) {
+		if ((unsigned char)s[i] - 0x21u < 0x5eu && s[i] != '%' &&
+		    s[i] != '"')
+			continue;
+		if ((unsigned char)s[i] - 0x20u >= 0x5fu || s[i] == '%')
+			return 0;
+		known = VAL_CLEAN;	/* a space or '"' */
+	}
+	return known;
 }
 
 /*
- * Add one decoded attribute after checking its name and value; text says
- * the value is known to be UTF-8 without NUL already (treaty_pct_decode
- * checked it while decoding a header).
+ * Add one decoded attribute after checking its name and value; known
+ * (VAL_*) says what the caller has checked already.
  */
 static int
 attr_add(struct cevent *ev, const char *name, const char *value, size_t vlen,
-    int text)
+    int known)
 {
 	if (!attr_name_ok(name))
 		return bad(ev, "attribute name %.40s is not valid", name);
@@ -160,13 +195,14 @@ attr_add(struct cevent *ev, const char *name, const char *value, size_t vlen,
 		return bad(ev, "more than %d attributes", CEVENT_MAX_ATTRS);
 	if (vlen > CEVENT_MAX_VALUE)
 		return bad(ev, "attribute %s is too long", name);
-	if (!text && (!treaty_utf8_valid(value, vlen) ||
+	if (!(known & (VAL_TEXT | VAL_CLEAN)) &&
+	    (!treaty_utf8_valid(value, vlen) ||
 	    memchr(value, '\0', vlen) != NULL))
 		return bad(ev, "attribute %s is not UTF-8 text", name);
 	/* SPEC 13: text, so no control characters (a newline included). */
-	if (has_ctl_n(value, vlen))
+	if (!(known & VAL_CLEAN) && has_ctl_n(value, vlen))
 		return bad(ev, "attribute %s contains control characters", name);
-	attr_store(ev, name, value, vlen);
+	attr_store(ev, name, value, vlen, (known & VAL_VERBATIM) != 0);
 	return 0;
 }
 
@@ -176,7 +212,7 @@ cevent_attr_put(struct cevent *ev, const char *name, const char *value)
 {
 	if (ev->nattrs == CEVENT_MAX_ATTRS)
 		return -1;
-	attr_store(ev, name, value, strlen(value));
+	attr_store(ev, name, value, strlen(value), 0);
 	return 0;
 }
 
@@ -225,6 +261,7 @@ cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
 	/* Decoding shrinks: a longer header is too long decoded too. */
 	char			 name[32], val[3 * CEVENT_MAX_VALUE + 1];
 	size_t			 i, n, vlen;
+	int			 known;
 
 	memset(ev, 0, sizeof(*ev));
 	TAILQ_FOREACH(kv, headers, next) {
@@ -248,11 +285,16 @@ cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
 		n = strlen(kv->value);
 		if (n >= sizeof(val))
 			return bad(ev, "attribute %s is too long", name);
+		if ((known = plain_value(kv->value, n)) != 0) {
+			if (attr_add(ev, name, kv->value, n, known) == -1)
+				return -1;
+			continue;
+		}
 		if (treaty_pct_decode(kv->value, n, val, sizeof(val), &vlen) !=
 		    TREATY_OK)
 			return bad(ev, "header %s is not valid percent-encoded "
 			    "UTF-8", name);
-		if (attr_add(ev, name, val, vlen, 1) == -1)
+		if (attr_add(ev, name, val, vlen, VAL_TEXT) == -1)
 			return -1;
 	}
 	if (cevent_check(ev) == -1)

@@ -18,6 +18,8 @@ struct evkeyvalq;
 struct event_attr {
 	char		*name;		/* lowercase, without "ce-" */
 	char		*value;		/* decoded UTF-8 */
+	size_t		 nlen, vlen;	/* their lengths */
+	int		 verbatim;	/* 1: value needs no percent-encoding */
 };
 
 struct cevent_block;			/* the attributes' bytes (cevent.c) */

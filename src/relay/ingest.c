@@ -200,8 +200,7 @@ ingest_msg_make(struct ingest_msg *m, const struct cevent *ev,
 	need = m->nh * sizeof(*m->h);
 	/* Percent-encoding at most triples a value. */
 	for (i = 0; i < ev->nattrs; i++)
-		need += 3 + strlen(ev->attrs[i].name) + 1 +
-		    3 * strlen(ev->attrs[i].value) + 1;
+		need += 3 + ev->attrs[i].nlen + 1 + 3 * ev->attrs[i].vlen + 1;
 	if (ev->content_type != NULL)
 		need += strlen(ev->content_type) + 1;
 	need += plen + 1 + (plen + 1 + idlen + 1) + (idlen + 1) + ev->datalen;
@@ -209,17 +208,21 @@ ingest_msg_make(struct ingest_msg *m, const struct cevent *ev,
 	m->h = (struct store_header *)(void *)m->mem;
 	o = m->mem + m->nh * sizeof(*m->h);
 	for (i = 0; i < ev->nattrs; i++) {
-		size_t	 nlen = strlen(ev->attrs[i].name);
-		size_t	 vlen = strlen(ev->attrs[i].value);
-		int	 n;
+		const struct event_attr	*a = &ev->attrs[i];
+		int			 n;
 
 		m->h[i].key = o;
 		memcpy(o, "ce-", 3);
-		memcpy(o + 3, ev->attrs[i].name, nlen + 1);
-		o += 3 + nlen + 1;
+		memcpy(o + 3, a->name, a->nlen + 1);
+		o += 3 + a->nlen + 1;
 		m->h[i].value = o;
-		n = treaty_pct_encode(ev->attrs[i].value, vlen, o,
-		    3 * vlen + 1);
+		if (a->verbatim) {
+			/* What treaty_pct_encode would copy unchanged. */
+			memcpy(o, a->value, a->vlen + 1);
+			o += a->vlen + 1;
+			continue;
+		}
+		n = treaty_pct_encode(a->value, a->vlen, o, 3 * a->vlen + 1);
 		o += (n < 0 ? 0 : (size_t)n) + 1;
 	}
 	if (ev->content_type != NULL) {

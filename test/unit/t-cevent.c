@@ -19,6 +19,7 @@
 
 #include "../../src/common/cevent.h"
 #include "../../src/common/json.h"
+#include "treaty.h"
 #include "harness.h"
 
 /* A header list for one binary-mode request. */
@@ -225,6 +226,61 @@ bin_percent(void)
 	hdrs_init(&h, 1);
 	hdr(&h, "ce-subject", "bad\xff");
 	BIN_BAD(&h, "raw byte 0xff");
+}
+
+/*
+ * Every byte inside a header's value: printable ASCII other than '%' is
+ * taken as it is, anything else alone is refused (control characters,
+ * DEL, a lone byte of 0x80 and above, a '%' without two hex digits).  The
+ * lengths kept with each attribute are its name's and value's, and an
+ * attribute marked verbatim is one that percent-encoding leaves unchanged
+ * (the relay copies it into the stored form instead of encoding it).
+ */
+static void
+bin_value_bytes(void)
+{
+	struct hdrs	 h;
+	struct cevent	 ev;
+	char		 v[8], enc[32];
+	int		 c, want, bad = 0;
+	size_t		 i;
+
+	for (c = 1; c < 256; c++) {
+		if (c == '\r' || c == '\n')
+			continue;	/* no header value holds them */
+		snprintf(v, sizeof(v), "a%cb", c);
+		want = c >= 0x20 && c <= 0x7e && c != '%';
+		hdrs_init(&h, 1);
+		hdr(&h, "ce-subject", v);
+		if ((bin(&ev, &h, "") == 0) != want) {
+			t_fail(__FILE__, __LINE__, "byte 0x%02x: %s", c,
+			    want ? "refused" : "accepted");
+			bad++;
+		} else if (want && strcmp(cevent_attr(&ev, "subject"), v) != 0)
+			bad++;
+		for (i = 0; want && i < ev.nattrs; i++) {
+			const struct event_attr *a = &ev.attrs[i];
+
+			bad += a->nlen != strlen(a->name);
+			bad += a->vlen != strlen(a->value);
+			treaty_pct_encode(a->value, a->vlen, enc, sizeof(enc));
+			bad += a->verbatim != (strcmp(enc, a->value) == 0);
+		}
+		cevent_free(&ev);
+	}
+	T_EQ_INT(bad, 0);
+
+	/* A decoded value: its own length, and encoded again when sent. */
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-subject", "a%2Fb");
+	if (T_EQ_INT(bin(&ev, &h, ""), 0)) {
+		for (i = 0; i < ev.nattrs; i++)
+			if (strcmp(ev.attrs[i].name, "subject") == 0) {
+				T_EQ_INT((int)ev.attrs[i].vlen, 3);
+				T_EQ_STR(ev.attrs[i].value, "a/b");
+			}
+	}
+	cevent_free(&ev);
 }
 
 /* The same attribute twice, in any case, is refused. */
@@ -928,6 +984,7 @@ static const struct t_case cases[] = {
 	{ "binary: required attributes accepted", bin_minimal },
 	{ "binary: header names case-insensitive", bin_case_insensitive },
 	{ "binary: percent-decoding", bin_percent },
+	{ "binary: every byte in a value", bin_value_bytes },
 	{ "binary: duplicates refused", bin_duplicates },
 	{ "binary: ce-datacontenttype refused, Content-Type kept",
 	  bin_content_type },
