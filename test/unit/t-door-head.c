@@ -135,6 +135,15 @@ name_bytes(void)
 		bad += (parse(head, &h) == 0) != want;
 	}
 	T_EQ_INT(bad, 0);
+	/* Which of the two refusals a bad header line gets. */
+	T_EQ_INT(parse("GET /x HTTP/1.1\r\nX Y: v\r\n\r\n", &h), 400);
+	T_EQ_STR(h.detail, "a header name with a character it may not have");
+	T_EQ_INT(parse("GET /x HTTP/1.1\r\nX Y v\r\n\r\n", &h), 400);
+	T_EQ_STR(h.detail, "a header line without a name");
+	T_EQ_INT(parse("GET /x HTTP/1.1\r\n: v\r\n\r\n", &h), 400);
+	T_EQ_STR(h.detail, "a header line without a name");
+	T_EQ_INT(parse("GET /x HTTP/1.1\r\nXY\r\n\r\n", &h), 400);
+	T_EQ_STR(h.detail, "a header line without a name");
 }
 
 static const struct t_case cases[] = {
