@@ -346,7 +346,7 @@ publish_one(const char *subject, const char *type, const char *source,
 		free(name);
 	}
 	if (ct != NULL)
-		ev.content_type = xstrdup(ct);
+		cevent_content_type_put(&ev, ct);
 	ev.data = data;
 	ev.datalen = datalen;
 	if ((*body = publish_body(&ev, len)) != NULL)

@@ -85,7 +85,6 @@ cevent_free(struct cevent *ev)
 		ev->blocks = b->next;
 		free(b);
 	}
-	free(ev->content_type);
 	free(ev->owned);
 	memset(ev, 0, sizeof(*ev));
 }
@@ -216,6 +215,13 @@ cevent_attr_put(struct cevent *ev, const char *name, const char *value)
 	return 0;
 }
 
+/* Set the content type; see cevent.h. */
+void
+cevent_content_type_put(struct cevent *ev, const char *ct)
+{
+	ev->content_type = cev_copy(ev, ct, strlen(ct));
+}
+
 /* Check the required and typed attributes once all are collected. */
 static int
 cevent_check(struct cevent *ev)
@@ -265,11 +271,13 @@ cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
 
 	memset(ev, 0, sizeof(*ev));
 	TAILQ_FOREACH(kv, headers, next) {
-		if (strncasecmp(kv->key, "ce-", 3) != 0) {
+		/* "ce-" in any case, without a call: read for every header. */
+		if ((kv->key[0] | 0x20) != 'c' || (kv->key[1] | 0x20) != 'e' ||
+		    kv->key[2] != '-') {
 			if (strcasecmp(kv->key, "content-type") == 0) {
 				if (ev->content_type != NULL)
 					return bad(ev, "Content-Type given twice");
-				ev->content_type = xstrdup(kv->value);
+				cevent_content_type_put(ev, kv->value);
 			}
 			continue;
 		}
@@ -512,8 +520,7 @@ cevent_from_value(struct cevent *ev, const struct yajl_val_s *root)
 				bad(ev, "datacontenttype must be a string");
 				goto out;
 			}
-			free(ev->content_type);
-			ev->content_type = xstrdup(v->u.string);
+			cevent_content_type_put(ev, v->u.string);
 			continue;
 		}
 		if (YAJL_IS_STRING(v))
@@ -554,7 +561,7 @@ cevent_from_value(struct cevent *ev, const struct yajl_val_s *root)
 	} else if (data != NULL) {
 		if (ev->content_type == NULL)
 			/* The JSON format says such data is JSON. */
-			ev->content_type = xstrdup("application/json");
+			cevent_content_type_put(ev, "application/json");
 		if (YAJL_IS_STRING(data) &&
 		    !cevent_media_is_json(ev->content_type)) {
 			ev->owned = xstrdup(data->u.string);

@@ -28,7 +28,7 @@ struct cevent {
 	struct event_attr attrs[CEVENT_MAX_ATTRS];
 	size_t		  nattrs;
 	const char	 *id, *source, *type, *specversion;	/* into attrs */
-	char		 *content_type;	/* datacontenttype, or NULL */
+	char		 *content_type;	/* datacontenttype (in blocks), or NULL */
 	const char	 *data;		/* the payload to store */
 	size_t		  datalen;
 	char		 *owned;	/* data, when decoded or generated */
@@ -47,6 +47,8 @@ int	cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
  * event that cevent_from_* then checks): 0, or -1 when ev is full.
  */
 int	cevent_attr_put(struct cevent *ev, const char *name, const char *value);
+/* Set the content type (datacontenttype) to a copy of ct, as given. */
+void	cevent_content_type_put(struct cevent *ev, const char *ct);
 /*
  * Structured mode (application/cloudevents+json): the JSON object, with
  * data or data_base64, stored as its binary-mode equivalent.
