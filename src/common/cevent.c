@@ -32,10 +32,10 @@ struct cevent_block {
 };
 
 /*
- * The attributes' names and values are copied into blocks of at least
- * this size, freed together: one allocation for a usual event's five or
- * so attributes (about 200 bytes) instead of two per attribute and a
- * third for decoding.  Small enough that glibc serves it from its
+ * The attributes' names and values, and the content type, are copied
+ * into blocks of at least this size, freed together: one allocation for
+ * a usual event's five or so attributes (about 200 bytes) instead of two
+ * per attribute and a third for decoding.  Small enough that glibc serves it from its
  * per-thread cache (a request over 1 KiB makes it sort its free lists
  * first).
  */

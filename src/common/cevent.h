@@ -32,7 +32,7 @@ struct cevent {
 	const char	 *data;		/* the payload to store */
 	size_t		  datalen;
 	char		 *owned;	/* data, when decoded or generated */
-	struct cevent_block *blocks;	/* names and values live here */
+	struct cevent_block *blocks;	/* names, values, content type */
 	char		  detail[160];	/* why it is not valid */
 };
 

@@ -25,7 +25,7 @@ refuse(struct door_head *h, int status, const char *code, const char *detail)
 }
 
 /*
- * The token characters of RFC 9110 (header names, methods), as a table:
+ * The token characters of RFC 9110 (here: of header names), as a table:
  * every request's every header name is read through it.
  */
 #define T(c)	[(unsigned char)(c)] = 1
