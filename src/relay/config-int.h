@@ -18,5 +18,12 @@ int	config_parse_producers(struct config *cfg, const char *text,
 	    const char *var, struct config_error *err);
 int	config_parse_subscribers(struct config *cfg, const char *text,
 	    const char *var, struct config_error *err);
+/*
+ * TREATY_RELAY_ADMIN_TOKEN_SHA256 (one hash, or a comma-separated list)
+ * into cfg->admin; after the producers and subscribers, whose tokens an
+ * admin token may not share.
+ */
+int	config_parse_admin_tokens(struct config *cfg, const char *text,
+	    const char *var, struct config_error *err);
 
 #endif

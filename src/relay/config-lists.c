@@ -562,3 +562,60 @@ out:
 	return rc;
 }
 
+/* Parse TREATY_RELAY_ADMIN_TOKEN_SHA256 (SPEC 15). */
+int
+config_parse_admin_tokens(struct config *cfg, const char *text,
+    const char *var, struct config_error *err)
+{
+	struct token_list	*t = &cfg->admin;
+	char			*copy = xstrdup(text), *tok, *next, *end;
+	char			 field[16], who[NAME_MAX_LEN + 16];
+	size_t			 k;
+	int			 rc = -1;
+
+	t->n = 0;
+	for (tok = copy; isspace((unsigned char)*tok); tok++)
+		;
+	/* An empty value means no admin routes, as an unset one does. */
+	for (next = *tok != '\0' ? copy : NULL; next != NULL;) {
+		tok = next;
+		if ((next = strchr(tok, ',')) != NULL)
+			*next++ = '\0';
+		while (isspace((unsigned char)*tok))
+			tok++;
+		for (end = tok + strlen(tok); end > tok &&
+		    isspace((unsigned char)end[-1]); end--)
+			end[-1] = '\0';
+		snprintf(field, sizeof(field), "[%zu]", t->n);
+		if (t->n == CONFIG_MAX_TOKENS) {
+			config_err(err, var, "", "at most %d hashes",
+			    CONFIG_MAX_TOKENS);
+			goto out;
+		}
+		if (sha_hex_parse(tok, t->hash[t->n]) == -1) {
+			config_err(err, var, field, "must be "
+			    API_STR(TOKEN_HASH_HEX) " hex digits (the SHA-256 "
+			    "of the token: printf %%s TOKEN | sha256sum)");
+			goto out;
+		}
+		for (k = 0; k < t->n; k++)
+			if (strcmp(t->hash[k], t->hash[t->n]) == 0) {
+				config_err(err, var, field, "the same hash "
+				    "twice");
+				goto out;
+			}
+		t->n++;
+	}
+	if (token_owner(cfg, cfg->nproducers, cfg->nsubscribers, t, NULL, who,
+	    sizeof(who)) != NULL) {
+		config_err(err, var, "", "a hash %s has too (one token, one "
+		    "role)", who);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc == -1)
+		t->n = 0;
+	free(copy);
+	return rc;
+}

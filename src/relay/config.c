@@ -46,6 +46,7 @@ enum opt_kind {
 	OPT_INT,
 	OPT_STR,
 	OPT_JSON,
+	OPT_HASHES,		/* SHA-256 hex, comma-separated */
 	OPT_FLAG
 };
 
@@ -68,7 +69,7 @@ enum {
 	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_ACK_WAIT, O_RETRY_BASE,
 	O_RETRY_MAX, O_PROGRESS, O_LEASE, O_VERBOSE, O_REUSEPORT,
 	O_CONTROL_LISTEN, O_MAX_CONNECTIONS, O_REQUEST_TIMEOUT, O_TLS_CERT,
-	O_TLS_KEY, NOPTS
+	O_TLS_KEY, O_ADMIN_TOKENS, NOPTS
 };
 
 static const struct opt opts[NOPTS] = {
@@ -167,6 +168,10 @@ static const struct opt opts[NOPTS] = {
 	[O_TLS_KEY] = { "tls-key", "TREATY_RELAY_TLS_KEY", OPT_STR,
 	  OFF(tls_key), NULL, 0, 0,
 	  "PEM private key of --tls-cert" },
+	/* After the producers and subscribers: it may share no token. */
+	[O_ADMIN_TOKENS] = { "admin-token-sha256",
+	  "TREATY_RELAY_ADMIN_TOKEN_SHA256", OPT_HASHES, 0, NULL, 0, 0,
+	  "SHA-256s of the admin tokens (/v1/admin/), comma-separated" },
 };
 
 /*
@@ -215,7 +220,8 @@ config_usage(void *fp)
 		snprintf(lhs, sizeof(lhs), "--%s%s", opts[i].flag,
 		    opts[i].kind == OPT_FLAG ? "" :
 		    opts[i].kind == OPT_INT ? " N" :
-		    opts[i].kind == OPT_JSON ? " JSON" : " VALUE");
+		    opts[i].kind == OPT_JSON ? " JSON" :
+		    opts[i].kind == OPT_HASHES ? " HASH[,HASH]" : " VALUE");
 		fprintf(f, "  %-32s %s\n  %-32s   %s%s%s\n", lhs, opts[i].help,
 		    "", opts[i].var, opts[i].def ? ", default " : "",
 		    opts[i].def ? opts[i].def : "");
@@ -570,6 +576,8 @@ apply(struct config *cfg, int i, const char *val, const char *name,
 		if (i == O_PRODUCERS)
 			return config_parse_producers(cfg, val, name, err);
 		return config_parse_subscribers(cfg, val, name, err);
+	case OPT_HASHES:
+		return config_parse_admin_tokens(cfg, val, name, err);
 	}
 	return -1;
 }

@@ -116,6 +116,7 @@ struct config {
 	char		 *tls_cert;		/* PEM files, or NULL */
 	char		 *tls_key;
 	struct ssl_ctx_st *tls_ctx;		/* made from them at each load */
+	struct token_list admin;		/* SPEC 15; none: no admin routes */
 };
 
 enum config_action {

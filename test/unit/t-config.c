@@ -46,7 +46,7 @@ static const char *const vars[] = {
 	"TREATY_RELAY_RETRY_BASE_MS", "TREATY_RELAY_RETRY_MAX_MS",
 	"TREATY_RELAY_PROGRESS_SECONDS", "TREATY_RELAY_LEASE_SECONDS",
 	"TREATY_RELAY_CONFIG", "TREATY_RELAY_REUSEPORT",
-	"TREATY_RELAY_CONTROL_LISTEN"
+	"TREATY_RELAY_CONTROL_LISTEN", "TREATY_RELAY_ADMIN_TOKEN_SHA256"
 };
 
 /* Every argv built by load(), freed at exit. */
@@ -1286,8 +1286,62 @@ instances(void)
 	env_clear();
 }
 
+/*
+ * TREATY_RELAY_ADMIN_TOKEN_SHA256 (SPEC 15): one hash or a list, spaces
+ * around commas, any case; a bad, repeated or shared hash is exit 78
+ * naming the variable (and the place in the list); empty means none.
+ */
+static void
+admin_tokens(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+
+	env_clear();
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_INT((int)cfg.admin.n, 0);
+	config_free(&cfg);
+	setenv("TREATY_RELAY_ADMIN_TOKEN_SHA256", HASH_A_UPPER " , " HASH_B, 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_INT((int)cfg.admin.n, 2);
+	T_ASSERT(config_token_match(&cfg.admin, HASH_A));
+	T_ASSERT(config_token_match(&cfg.admin, HASH_B));
+	config_free(&cfg);
+	T_EQ_INT(load(&cfg, &err, "--admin-token-sha256", HASH_B, NULL),
+	    CONFIG_RUN);
+	T_EQ_INT((int)cfg.admin.n, 1);
+	T_ASSERT(!config_token_match(&cfg.admin, HASH_A));
+	config_free(&cfg);
+	setenv("TREATY_RELAY_ADMIN_TOKEN_SHA256", "", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_INT((int)cfg.admin.n, 0);
+	config_free(&cfg);
+	setenv("TREATY_RELAY_ADMIN_TOKEN_SHA256", HASH_A ",abc", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "TREATY_RELAY_ADMIN_TOKEN_SHA256");
+	T_EQ_STR(err.field, "[1]");
+	config_free(&cfg);
+	setenv("TREATY_RELAY_ADMIN_TOKEN_SHA256", HASH_A "," HASH_A_UPPER, 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	T_ASSERT(strstr(err.detail, "twice") != NULL);
+	config_free(&cfg);
+	setenv("TREATY_RELAY_ADMIN_TOKEN_SHA256", HASH_A ",,", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	config_free(&cfg);
+	/* One token, one role: not a producer's. */
+	setenv("TREATY_RELAY_ADMIN_TOKEN_SHA256", HASH_B, 1);
+	setenv("TREATY_RELAY_PRODUCERS", "[{\"name\":\"p\",\"tokenSha256\":"
+	    "\"" HASH_B "\",\"subjects\":[\"evt.>\"]}]", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "TREATY_RELAY_ADMIN_TOKEN_SHA256");
+	T_ASSERT(strstr(err.detail, "producer p") != NULL);
+	config_free(&cfg);
+	env_clear();
+}
+
 static const struct t_case cases[] = {
 	{ "--reuseport and --control-listen", instances },
+	{ "admin tokens", admin_tokens },
 	{ "reload: restart-only settings kept, kinds fixed", reload_prepare },
 	{ "configuration file syntax", file_syntax },
 	{ "configuration file precedence and errors", file_precedence },
