@@ -272,3 +272,29 @@ store_admin_peek(struct bridge_job *job)
 		seq++;
 	}
 }
+
+/* Every consumer's figures from its consumer info (SPEC 15). */
+void
+store_admin_figures(struct bridge_job *job)
+{
+	struct store_figures_job *fj = BRIDGE_CONTAINER(job,
+	    struct store_figures_job, job);
+	jsConsumerInfo	*ci;
+	jsErrCode	 code;
+	int		 i;
+
+	for (i = 0; i < fj->nconsumers; i++) {
+		struct store_figures	*f = &fj->figures[i];
+
+		ci = NULL;
+		code = 0;
+		if (js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK,
+		    fj->consumers[i].name, NULL, &code) != NATS_OK)
+			continue;
+		f->ok = 1;
+		f->pending = ci->NumPending;
+		f->in_flight = (uint64_t)ci->NumAckPending;
+		f->redelivered = (uint64_t)ci->NumRedelivered;
+		jsConsumerInfo_Destroy(ci);
+	}
+}

@@ -138,6 +138,15 @@ struct store_consumers_job {
 	char			 detail[512];	/* made, changed, failed */
 };
 
+/* Every consumer's figures (store_figures). */
+struct store_figures_job {
+	struct bridge_job	 job;
+	struct store_consumer_copy *consumers;	/* in */
+	int			 nconsumers;
+	struct store_figures	*figures;	/* out, one per consumer */
+	store_figures_cb	 cb;		/* loop thread */
+};
+
 struct store_getmsg_job {
 	struct bridge_job	 job;
 	char			 consumer[128];
@@ -222,5 +231,6 @@ void	 store_admin_check(struct bridge_job *job);
 void	 store_admin_consumers(struct bridge_job *job);
 void	 store_admin_getmsg(struct bridge_job *job);
 void	 store_admin_peek(struct bridge_job *job);
+void	 store_admin_figures(struct bridge_job *job);
 
 #endif

@@ -150,6 +150,47 @@ store_consumer_copies_free(struct store_consumer_copy *c, int n)
 	free(c);
 }
 
+/* Loop thread: the figures to the one who asked. */
+static void
+figures_done(struct bridge_job *job)
+{
+	struct store_figures_job *fj = BRIDGE_CONTAINER(job,
+	    struct store_figures_job, job);
+	int			 i;
+
+	if (!store_conn.closing)
+		fj->cb(fj->figures, fj->nconsumers);
+	for (i = 0; i < fj->nconsumers; i++)
+		free(fj->figures[i].subscriber);
+	free(fj->figures);
+	store_consumer_copies_free(fj->consumers, fj->nconsumers);
+	free(fj);
+}
+
+/* Every consumer's figures; see store.h. */
+int
+store_figures(store_figures_cb cb)
+{
+	struct store_figures_job *fj;
+	const size_t		 plen = strlen(STORE_CONSUMER_PREFIX);
+	int			 i;
+
+	if (!store_conn.connected || store_conn.closing)
+		return -1;
+	fj = xcalloc(1, sizeof(*fj));
+	fj->nconsumers = store_consumer_copies(&fj->consumers);
+	fj->figures = xcalloc((size_t)fj->nconsumers + 1,
+	    sizeof(*fj->figures));
+	for (i = 0; i < fj->nconsumers; i++)
+		fj->figures[i].subscriber = xstrdup(fj->consumers[i].name +
+		    plen);
+	fj->cb = cb;
+	fj->job.work = store_admin_figures;
+	fj->job.done = figures_done;
+	bridge_run(&fj->job);
+	return 0;
+}
+
 /* Loop thread: hand a gave-up message to its consumer's callback. */
 static void
 exhausted_done(struct bridge_job *job)

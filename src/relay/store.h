@@ -189,6 +189,23 @@ const char	*store_consumer_name(const struct store_consumer *c);
  */
 void		 store_consumer_remove(struct store_consumer *c);
 /*
+ * A consumer's figures from JetStream's consumer info (SPEC 15), across
+ * every instance: stored and not yet handed out, handed out and not
+ * acknowledged, handed out more than once.
+ */
+struct store_figures {
+	char		*subscriber;	/* the subscriber's name */
+	int		 ok;		/* 0: JetStream did not answer */
+	uint64_t	 pending, in_flight, redelivered;
+};
+typedef void (*store_figures_cb)(const struct store_figures *f, int n);
+/*
+ * Ask JetStream for every consumer's figures, on the worker thread: cb
+ * gets them on the loop thread (not when the store is closing by then).
+ * -1 when it cannot ask now (not connected).
+ */
+int		 store_figures(store_figures_cb cb);
+/*
  * Shutdown: a push consumer takes no more messages here.  What nats.c
  * has queued goes to cb now, then this instance leaves the delivery
  * group, so JetStream hands the rest to the other instances (or keeps it)
