@@ -175,6 +175,9 @@ audit_drop(const char *subscriber, const struct store_msg *m,
 		yajl_gen_null(g);
 	json_gen_str(g, "error");
 	json_gen_str_or_null(g, error);
+	/* Where the event is in WORK: what a redrive reads (SPEC 15). */
+	json_gen_str(g, "sequence");
+	yajl_gen_integer(g, (long long)store_msg_seq(m));
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &buf, &len);
 	a->record = xstrndup((const char *)buf, len);
