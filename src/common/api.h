@@ -10,6 +10,7 @@
 /* The routes' path prefixes (a subject or an inbox's name follows). */
 #define API_EVENTS_PATH			"/v1/events/"
 #define API_INBOX_PATH			"/v1/inbox/"
+#define API_ADMIN_PATH			"/v1/admin/"
 /* The length of such a prefix. */
 #define API_PATH_LEN(p)			(sizeof(p) - 1)
 

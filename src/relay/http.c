@@ -35,6 +35,7 @@
 #include <event2/listener.h>
 
 #include "treaty.h"
+#include "admin.h"
 #include "config.h"
 #include "door.h"
 #include "http.h"
@@ -237,6 +238,10 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	} else if (arg == NULL && strncmp(path, API_INBOX_PATH,
 	    API_PATH_LEN(API_INBOX_PATH)) == 0) {
 		inbox_handle(req, path + API_PATH_LEN(API_INBOX_PATH));
+	} else if (strncmp(path, API_ADMIN_PATH,
+	    API_PATH_LEN(API_ADMIN_PATH)) == 0) {
+		/* Both listeners: the control one is the operator's. */
+		admin_handle(req, path + API_PATH_LEN(API_ADMIN_PATH));
 	} else if (strcmp(path, "/healthz") == 0) {
 		if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
 			http_not_allowed(req, ROUTE_HEALTHZ, "GET, HEAD");
@@ -249,7 +254,8 @@ http_request_cb(struct evhttp_request *req, void *arg)
 			http_metrics(req);
 	} else if (arg != NULL)
 		http_error(req, ROUTE_OTHER, 404, "not_found", "no such route; "
-		    "the control listener serves /healthz and /metrics");
+		    "the control listener serves /healthz, /metrics and "
+		    "/v1/admin/");
 	else
 		http_error(req, ROUTE_OTHER, 404, "not_found",
 		    "no such route; events go to POST /v1/events/<subject>");

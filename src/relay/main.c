@@ -22,6 +22,7 @@
 #include <event2/event_struct.h>
 
 #include "treaty.h"
+#include "admin.h"
 #include "audit.h"
 #include "auth.h"
 #include "config.h"
@@ -35,6 +36,7 @@
 #include "metrics.h"
 #include "notify.h"
 #include "store.h"
+#include "substatus.h"
 #include "util.h"
 
 #define READY_POLL_MS	50
@@ -336,6 +338,8 @@ main(int argc, char **argv)
 	audit_init(relay.base);
 	deliver_init(relay.base, &relay.cfg);
 	inbox_init(relay.base, &relay.cfg);
+	admin_init(&relay.cfg);
+	substatus_init(relay.base);
 	store_init(relay.base, &relay.cfg);
 
 	event_base_dispatch(relay.base);
@@ -346,6 +350,7 @@ main(int argc, char **argv)
 	ingest_free();
 	deliver_free();
 	audit_close_all();
+	substatus_free();
 	store_free();
 	event_del(&relay.tick);
 	if (usec > 0)

@@ -13,7 +13,7 @@
 #include "util.h"
 
 static const char *const route_names[ROUTE_MAX] = {
-	"events", "healthz", "metrics", "inbox", "other"
+	"events", "healthz", "metrics", "inbox", "admin", "other"
 };
 static const char *const stream_names[STREAM_MAX] = { "WORK", "AUDIT" };
 static const char *const pubfail_names[PUBFAIL_MAX] = {
@@ -78,6 +78,14 @@ struct limited_metrics {
 };
 static struct limited_metrics	*limited;
 static int			 nlimited;
+/* JetStream's figures per subscriber, push and pull (SPEC 15). */
+struct status_metrics {
+	char			 name[METRICS_NAME_MAX + 1];
+	int			 active;	/* known: shown */
+	long long		 pending, in_flight;
+};
+static struct status_metrics	*statuses;
+static int			 nstatuses;
 static long long		 loaded_at;	/* Unix seconds */
 static const struct {
 	const char	*name, *help;
@@ -224,6 +232,65 @@ metrics_rate_limited(const char *producer)
 
 	limited = v;
 	limited[i].n++;
+}
+
+/* A subscriber's figures from JetStream; see metrics.h. */
+void
+metrics_subscriber_status(const char *name, int known, long long pending,
+    long long in_flight)
+{
+	void	*v = statuses;
+	int	 i = slot_find(&v, &nstatuses, sizeof(*statuses), name);
+
+	statuses = v;
+	statuses[i].active = known;
+	statuses[i].pending = pending;
+	statuses[i].in_flight = in_flight;
+}
+
+/* Drops since the start, push or pull; see metrics.h. */
+unsigned long long
+metrics_dropped_count(const char *name)
+{
+	unsigned long long	 n = 0;
+	int			 i, r;
+
+	for (i = 0; i < nsubs; i++)
+		if (strcmp(subs[i].name, name) == 0)
+			for (r = 0; r < DROP_REASON_MAX; r++)
+				n += subs[i].dropped[r];
+	for (i = 0; i < ninboxes; i++)
+		if (strcmp(inboxes[i].name, name) == 0)
+			n += inboxes[i].counts[INBOX_DROPPED];
+	return n;
+}
+
+/* The subscribers' figures from JetStream, those known. */
+static void
+render_statuses(struct evbuffer *out)
+{
+	static const char *const names[2] = {
+		"treaty_relay_subscriber_pending",
+		"treaty_relay_subscriber_in_flight"
+	};
+	static const char *const helps[2] = {
+		"Events stored for the subscriber and not yet handed out, "
+		"across all instances (JetStream's consumer info).",
+		"Events handed out to the subscriber and not acknowledged, "
+		"across all instances (JetStream's consumer info)."
+	};
+	int	 g, i;
+
+	for (g = 0; g < 2; g++) {
+		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s gauge\n",
+		    names[g], helps[g], names[g]);
+		for (i = 0; i < nstatuses; i++)
+			if (statuses[i].active)
+				evbuffer_add_printf(out,
+				    "%s{subscriber=\"%s\"} %lld\n", names[g],
+				    statuses[i].name, g == 0 ?
+				    statuses[i].pending : statuses[i].in_flight);
+	}
 }
 
 /* A reload's outcome. */
@@ -506,4 +573,5 @@ metrics_render(struct evbuffer *out)
 		    "{producer=\"%s\"} %llu\n", limited[r].name, limited[r].n);
 	render_deliveries(out);
 	render_inboxes(out);
+	render_statuses(out);
 }

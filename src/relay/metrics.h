@@ -14,6 +14,7 @@ enum route {
 	ROUTE_HEALTHZ,
 	ROUTE_METRICS,
 	ROUTE_INBOX,
+	ROUTE_ADMIN,
 	ROUTE_OTHER,
 	ROUTE_MAX
 };
@@ -102,6 +103,15 @@ void	metrics_rate_limited(const char *producer);
 void	metrics_reload(int ok);
 /* When the configuration in use was read, Unix seconds. */
 void	metrics_config_loaded(long long when);
+/*
+ * A subscriber's figures from JetStream (SPEC 15), push or pull, by name:
+ * known 0 takes its gauges out of the exposition until they are known
+ * again (JetStream has not answered for a while).
+ */
+void	metrics_subscriber_status(const char *name, int known,
+	    long long pending, long long in_flight);
+/* Events dropped for the subscriber called name since the start. */
+unsigned long long metrics_dropped_count(const char *name);
 /* Append the whole exposition to out. */
 void	metrics_render(struct evbuffer *out);
 

@@ -1,0 +1,16 @@
+/*
+ * admin.h: the operations API under /v1/admin/ (SPEC 15): admin tokens,
+ * what each subscriber is owed.  Loop thread only.
+ */
+#ifndef ADMIN_H
+#define ADMIN_H
+
+struct evhttp_request;
+struct config;
+
+/* Keep cfg (in place: a reload refills it). */
+void	admin_init(const struct config *cfg);
+/* A request for /v1/admin/<rest>, on either listener. */
+void	admin_handle(struct evhttp_request *req, const char *rest);
+
+#endif

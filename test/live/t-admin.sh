@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The operations API (SPEC 15): admin tokens on both listeners, what each
+# subscriber is owed (JetStream's consumer info, compared here with
+# JetStream's own answer), the gauges, and the drop record's WORK sequence.
+. "$(dirname "$0")/lib.sh"
+S=test-secret-0123456789
+IT=inbox-token-0123456789
+ISHA=$(printf '%s' "$IT" | sha256sum | cut -c1-64)
+AT=admin-token-0123456789
+ASHA=$(printf '%s' "$AT" | sha256sum | cut -c1-64)
+AT2=admin-token-two-0123456789
+ASHA2=$(printf '%s' "$AT2" | sha256sum | cut -c1-64)
+RPORT=$(free_port)
+python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
+PIDS+=($!)
+wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+# stall: the receiver holds slow-* requests for 60 s, longer than this
+# test, so two stay in flight (maxInFlight 2) and the rest wait in
+# JetStream.  hook: answers by id (reject-* 400, a drop).  box: an inbox.
+export TREATY_RELAY_SUBSCRIBERS='[
+ {"name":"stall","url":"http://127.0.0.1:'$RPORT'/s","secret":"'$S'","filter":"evt.*.shop.stall.>","maxInFlight":2},
+ {"name":"hook","url":"http://127.0.0.1:'$RPORT'/h","secret":"'$S'","filter":"evt.*.shop.hook.>"},
+ {"name":"box","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.box.>"}]'
+export TREATY_RELAY_DELIVERY_TIMEOUT_MS=60000
+CPORT=$(free_port)
+start_nats && start_relay --control-listen 127.0.0.1:$CPORT ||
+    { fail start "nats-server or relay did not start"; finish; }
+
+# aget PATH [TOKEN] [BASE]: GET BASE/v1/admin/PATH; body in $T/abody,
+# prints the status (000: no answer).
+aget() {
+	rm -f "$T/abody"
+	curl -s -m 10 -o "$T/abody" -D "$T/ahdr" -w '%{http_code}' \
+	    ${2:+-H "Authorization: Bearer $2"} "${3:-$RELAY_URL}/v1/admin/$1"
+}
+abody() { cat "$T/abody" 2>/dev/null; }
+aerr() { BODY=$(abody); errcode; }
+
+TR=$ROOT/$O/treaty
+# tr_run NAME [ENV=VALUE...] -- ARGS...: treaty ARGS (bounded, 20 s), stdout
+# in $T/NAME.out, stderr in $T/NAME.err; prints the exit status.
+tr_run() {
+	local name=$1 envs=()
+	shift
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	timeout -k 2 20 env -u TREATY_TOKEN -u TREATY_URL "${envs[@]}" "$TR" "$@" \
+	    > "$T/$name.out" 2> "$T/$name.err"
+	echo $?
+}
+
+# Without TREATY_RELAY_ADMIN_TOKEN_SHA256 there is no such route.
+check "no admin token configured: 404" "404 not_found" "$(aget subscribers "$AT") $(aerr)"
+check "no admin token configured: 404 on the control listener too" "404" "$(aget subscribers "$AT" http://127.0.0.1:$CPORT)"
+check "treaty admin status: 1 when the relay has no admin token, and says so" "1 yes" \
+    "$(tr_run st404 TREATY_TOKEN=$AT -- admin status --url "$RELAY_URL") $(grep -q TREATY_RELAY_ADMIN_TOKEN_SHA256 "$T/st404.err" && echo yes)"
+
+# With two admin hashes (a rotation), restarted.
+kill -TERM $RELAY_PID; wait $RELAY_PID 2>/dev/null
+export TREATY_RELAY_ADMIN_TOKEN_SHA256="$ASHA, $ASHA2"
+start_relay --control-listen 127.0.0.1:$CPORT || { fail start "relay did not restart"; finish; }
+
+check "no token: 401 with WWW-Authenticate" "401 unauthenticated Bearer" \
+    "$(aget subscribers) $(aerr) $(sed -n 's/^WWW-Authenticate: //Ip' "$T/ahdr" | tr -d '\r')"
+check "a token nobody has: 401" "401 unauthenticated" "$(aget subscribers not-a-token) $(aerr)"
+check "a producer's token: 403" "403 forbidden" "$(aget subscribers "$TOKEN") $(aerr)"
+check "an inbox's token: 403" "403 forbidden" "$(aget subscribers "$IT") $(aerr)"
+check "the first admin token: 200" 200 "$(aget subscribers "$AT")"
+check "the second admin token: 200" 200 "$(aget subscribers "$AT2")"
+check "the control listener: 200 with the admin token" 200 "$(aget subscribers "$AT" http://127.0.0.1:$CPORT)"
+check "the control listener: 401 without" 401 "$(aget subscribers "" http://127.0.0.1:$CPORT)"
+check "POST: 405 with Allow" "405 GET, HEAD" "$(curl -s -o /dev/null -D "$T/ahdr" -w '%{http_code}' -X POST \
+    -H "Authorization: Bearer $AT" "$RELAY_URL/v1/admin/subscribers") $(sed -n 's/^Allow: //Ip' "$T/ahdr" | tr -d '\r')"
+check "an unknown admin route: 404" "404 not_found" "$(aget nothing "$AT") $(aerr)"
+check "an unknown admin route without a token: 401 (nothing shown)" 401 "$(aget nothing)"
+
+# figures NAME: "pending inFlight redelivered dropped kind filter" of one
+# subscriber in GET /v1/admin/subscribers, or "ERROR: ...".
+figures() {
+	local st
+	st=$(aget subscribers "$AT")
+	[ "$st" = 200 ] || { echo "ERROR: GET /v1/admin/subscribers: $st"; return 1; }
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = [x for x in d["subscribers"] if x["name"] == sys.argv[2]]
+if len(s) != 1 or set(s[0]) != {"name", "kind", "filter", "pending", "inFlight", "redelivered", "dropped"}:
+    print("ERROR: %s" % s); sys.exit(1)
+s = s[0]
+print(" ".join(str(s[k]) for k in ("pending", "inFlight", "redelivered", "dropped", "kind", "filter")))
+' "$T/abody" "$1" 2>&1 || echo "ERROR: not JSON: $(abody)"
+}
+# js NAME: JetStream's own "pending inFlight redelivered" for the consumer.
+js() {
+	consumer_state "relay-$1" | sed -n 's/^ack_pending=\([0-9]*\) pending=\([0-9]*\) redelivered=\([0-9]*\)$/\2 \1 \3/p'
+}
+
+check "every subscriber listed, with its kind and filter" "push evt.*.shop.stall.> push evt.*.shop.hook.> pull evt.*.shop.box.>" \
+    "$(for n in stall hook box; do figures $n | cut -d' ' -f5-; done | tr '\n' ' ' | sed 's/ $//')"
+
+# A stalled push subscriber: 5 events, 2 held in flight, 3 waiting.
+for i in 1 2 3 4 5; do post evt.acme.shop.stall.created slow-$i x; done
+wait_until 20 '[ "$(figures stall | cut -d" " -f1-2)" = "3 2" ]'
+check "a stalled push subscriber: 3 pending, 2 in flight, none dropped" "3 2 0 0" "$(figures stall | cut -d' ' -f1-4)"
+check "the same figures as JetStream's consumer info" "$(js stall)" "$(figures stall | cut -d' ' -f1-3)"
+check "gauge: treaty_relay_subscriber_pending" 3 "$(metric 'treaty_relay_subscriber_pending{subscriber="stall"}')"
+check "gauge: treaty_relay_subscriber_in_flight" 2 "$(metric 'treaty_relay_subscriber_in_flight{subscriber="stall"}')"
+
+# An unread inbox: 4 pending; one leased: 3 pending, 1 in flight.
+for i in 1 2 3 4; do post evt.acme.shop.box.created box-$i x; done
+wait_until 20 '[ "$(figures box | cut -d" " -f1-2)" = "4 0" ]'
+check "an unread inbox: 4 pending, none in flight" "4 0 0 0" "$(figures box | cut -d' ' -f1-4)"
+check "an inbox lease of one" 200 "$(curl -s -m 20 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox/box?lease=true&max=1")"
+wait_until 20 '[ "$(figures box | cut -d" " -f1-2)" = "3 1" ]'
+check "after the lease: 3 pending, 1 in flight" "3 1" "$(figures box | cut -d' ' -f1-2)"
+check "the inbox's figures as JetStream's" "$(js box)" "$(figures box | cut -d' ' -f1-3)"
+check "gauge for the inbox" 3 "$(metric 'treaty_relay_subscriber_pending{subscriber="box"}')"
+
+# The client: the same figures as a table, or the JSON.
+check "treaty admin status: exit 0" 0 "$(tr_run st TREATY_TOKEN=$AT -- admin status --url "$RELAY_URL")"
+check "treaty admin status: a header, then a line per subscriber" "NAME KIND PENDING IN-FLIGHT REDELIVERED DROPPED FILTER|stall push 3 2 0 0 evt.*.shop.stall.>|box pull 3 1 0 0 evt.*.shop.box.>" \
+    "$(tr -s ' ' < "$T/st.out" | grep -E '^(NAME|stall|box) ' | tr '\n' '|' | sed 's/|$//')"
+check "treaty admin status --json: the relay's answer" "0 3" \
+    "$(tr_run stj TREATY_TOKEN=$AT -- admin status --json --url "$RELAY_URL") $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["subscribers"]))' "$T/stj.out" 2>&1)"
+check "treaty admin status: 1 with a producer's token" 1 "$(tr_run st403 TREATY_TOKEN=$TOKEN -- admin status --url "$RELAY_URL")"
+check "treaty admin status: 75 when no relay answers, after the attempts" 75 \
+    "$(tr_run st75 TREATY_TOKEN=$AT -- admin status --attempts 2 --retry-base 10 --retry-cap 50 --url "http://127.0.0.1:$(free_port)")"
+check "treaty admin: 2 for an unknown command" 2 "$(tr_run stu TREATY_TOKEN=$AT -- admin nothing --url "$RELAY_URL")"
+
+# A drop: counted, and its record carries the event's WORK sequence.
+post evt.acme.shop.hook.created reject-1 x
+wait_until 20 '[ "$(figures hook | cut -d" " -f4)" = 1 ]'
+check "a 400: one dropped, nothing owed" "0 0 0 1" "$(figures hook | cut -d' ' -f1-4)"
+last WORK evt.acme.shop.hook.created
+wseq=$(printf '%s\n' "$HDRS" | sed -n 's/^Nats-Sequence: //p')
+[ -n "$wseq" ] || wseq=$(python3 "$ROOT/test/live/jsapi.py" "$NATS_PORT" raw '$JS.API.STREAM.MSG.GET.WORK' \
+    '{"last_by_subj":"evt.acme.shop.hook.created"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["message"]["seq"])')
+wait_until 20 '"$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null | grep -q reject-1'
+drop=$("$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null)
+check_match "the drop record carries the event's WORK sequence" "\"eventId\":\"reject-1\".*\"sequence\":$wseq[,}]" "$drop"
+
+# NATS gone: the figures become unknown (null) within 5 s, not stale.
+stop_nats
+wait_until 15 '[ "$(figures stall | cut -d" " -f1-3)" = "None None None" ]'
+check "JetStream gone: figures null after at most 5 s" "None None None" "$(figures stall | cut -d' ' -f1-3)"
+check "JetStream gone: no gauge" "" "$(metrics_text | grep '^treaty_relay_subscriber_pending{subscriber="stall"}')"
+check "still answering" 200 "$(aget subscribers "$AT")"
+finish
