@@ -65,6 +65,8 @@ int	 outbox_reject(const char *path);
 int	cmd_work(int argc, char **argv);
 /* cmd-listen.c */
 int	cmd_listen(int argc, char **argv);
+/* cmd-admin.c */
+int	cmd_admin(int argc, char **argv);
 
 /* main.c */
 void	cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
