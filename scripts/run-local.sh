@@ -158,6 +158,10 @@ printf 'demo-secret-change-me-0123\\n' > /tmp/demo.secret
 TREATY_URL=$URL TREATY_TOKEN=demo-inbox-token-change-me $PWD/$O/treaty work \\
   --secret-file /tmp/demo.secret --inbox /tmp/demo.jsonl --once --wait 5000 demo
 
+What each subscriber is owed (the operations API, treaty-relay(8)):
+
+TREATY_URL=$URL TREATY_TOKEN=demo-admin-token-change-me $PWD/$O/treaty admin status
+
 Health: curl -s $URL/healthz    Metrics: curl -s $URL/metrics
 Press Ctrl-C to stop the relay${NATS_PID:+ and nats-server}.
 
