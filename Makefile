@@ -66,6 +66,7 @@ FUZZ_BIN = $(FUZZ_SRC:test/fuzz/fz-%.c=$(O)/test/t-fuzz-%)
 all: $(O)/treaty-relay $(O)/libtreaty.a $(O)/libtreaty.so $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_BIN) \
 	$(O)/test/fault.so \
 	$(O)/bench/sink $(O)/bench/load $(O)/bench/pull $(O)/bench/verify $(O)/bench/jspub \
+	$(O)/bench/jslat \
 	$(O)/treaty
 
 $(O)/obj/%.o: %.c
