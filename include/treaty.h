@@ -80,6 +80,13 @@ int	 treaty_pct_encode(const char *value, size_t vlen, char *out,
 int	 treaty_ce_extension_name_valid(const char *name);
 /* 1 when s is an RFC 3339 date-time (e.g. 2026-01-02T03:04:05.123Z). */
 int	 treaty_rfc3339_valid(const char *s);
+/*
+ * The same, read: seconds since the Unix epoch into *unix_s and
+ * nanoseconds into *nsec (either may be NULL).  TREATY_OK, or
+ * TREATY_E_INVALID when s is not one.  A leap second (23:59:60 UTC) reads
+ * as 23:59:59.999999999; digits of the fraction past the ninth are dropped.
+ */
+int	 treaty_rfc3339_parse(const char *s, int64_t *unix_s, long *nsec);
 /* 1 when s (len bytes) is valid UTF-8. */
 int	 treaty_utf8_valid(const char *s, size_t len);
 

@@ -259,54 +259,90 @@ month_days(int y, int m)
 	return (days[m - 1]);
 }
 
+/* Days from 1970-01-01 to y-m-d, proleptic Gregorian (H. Hinnant's). */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t	 era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
 /*
- * 1 when s is an RFC 3339 section 5.6 date-time: full-date "T" full-time,
+ * An RFC 3339 section 5.6 date-time: full-date "T" full-time,
  * time-secfrac optional, offset "Z" or +hh:mm/-hh:mm; "t" and "z" in either
  * case (section 5.6 NOTE).  Second 60 is accepted only where a leap second
- * can fall, at 23:59:60 UTC (section 5.7).
+ * can fall, at 23:59:60 UTC (section 5.7), and read as the last nanosecond
+ * of second 59 (Unix time has no leap seconds).  Digits of the fraction
+ * past the ninth are dropped.
  */
 int
-treaty_rfc3339_valid(const char *s)
+treaty_rfc3339_parse(const char *s, int64_t *unix_s, long *nsec)
 {
-	int	 y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0, utc;
+	int	 y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0, utc, i;
+	long	 ns = 0;
+	int64_t	 t;
 
 	if (s == NULL)
-		return (0);
+		return (TREATY_E_INVALID);
 	if (!digits(&s, 4, &y) || !expect(&s, '-') ||
 	    !digits(&s, 2, &mo) || !expect(&s, '-') || !digits(&s, 2, &d))
-		return (0);
+		return (TREATY_E_INVALID);
 	if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, mo))
-		return (0);
+		return (TREATY_E_INVALID);
 	if (!expect(&s, 'T') && !expect(&s, 't'))
-		return (0);
+		return (TREATY_E_INVALID);
 	if (!digits(&s, 2, &h) || !expect(&s, ':') ||
 	    !digits(&s, 2, &mi) || !expect(&s, ':') || !digits(&s, 2, &sec))
-		return (0);
+		return (TREATY_E_INVALID);
 	if (h > 23 || mi > 59 || sec > 60)
-		return (0);
+		return (TREATY_E_INVALID);
 	if (expect(&s, '.')) {
 		if (*s < '0' || *s > '9')
-			return (0);
-		while (*s >= '0' && *s <= '9')
-			s++;
+			return (TREATY_E_INVALID);
+		for (i = 0; *s >= '0' && *s <= '9'; s++, i++)
+			if (i < 9)
+				ns = ns * 10 + (*s - '0');
+		for (; i < 9; i++)
+			ns *= 10;
 	}
 	if (!expect(&s, 'Z') && !expect(&s, 'z')) {
 		if (!expect(&s, '+') && !(sign = expect(&s, '-')))
-			return (0);
+			return (TREATY_E_INVALID);
 		if (!digits(&s, 2, &oh) || !expect(&s, ':') ||
 		    !digits(&s, 2, &om) || oh > 23 || om > 59)
-			return (0);
+			return (TREATY_E_INVALID);
 	}
 	if (*s != '\0')
-		return (0);
+		return (TREATY_E_INVALID);
 	if (sec == 60) {
 		/* local = UTC + offset, so UTC = local - offset. */
 		utc = h * 60 + mi + (sign ? 1 : -1) * (oh * 60 + om);
 		utc = ((utc % 1440) + 1440) % 1440;
 		if (utc != 23 * 60 + 59)
-			return (0);
+			return (TREATY_E_INVALID);
+		sec = 59;
+		ns = 999999999;
 	}
-	return (1);
+	t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	t -= (sign ? -1 : 1) * (int64_t)(oh * 3600 + om * 60);
+	if (unix_s != NULL)
+		*unix_s = t;
+	if (nsec != NULL)
+		*nsec = ns;
+	return (TREATY_OK);
+}
+
+/* 1 when s is an RFC 3339 date-time (treaty_rfc3339_parse). */
+int
+treaty_rfc3339_valid(const char *s)
+{
+	return (treaty_rfc3339_parse(s, NULL, NULL) == TREATY_OK);
 }
 
 /* 1 when s (len bytes) is well-formed UTF-8. */

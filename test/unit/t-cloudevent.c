@@ -411,6 +411,49 @@ utf8_invalid(void)
 	T_EQ_INT(treaty_utf8_valid("\xc3\xa9", 1), 0);
 }
 
+/* One date-time read: "seconds.nanoseconds", or "invalid". */
+static const char *
+parsed(const char *s)
+{
+	static char	 buf[64];
+	int64_t		 t;
+	long		 ns;
+
+	if (treaty_rfc3339_parse(s, &t, &ns) != TREATY_OK)
+		return "invalid";
+	snprintf(buf, sizeof(buf), "%lld.%09ld", (long long)t, ns);
+	return buf;
+}
+
+/*
+ * Reading a date-time: the Unix time (against values from date(1) -u +%s),
+ * offsets, fractions, the leap second, days before 1970, what is refused.
+ */
+static void
+rfc3339_parse(void)
+{
+	T_EQ_STR(parsed("1970-01-01T00:00:00Z"), "0.000000000");
+	T_EQ_STR(parsed("2026-12-02T00:31:12Z"), "1796171472.000000000");
+	T_EQ_STR(parsed("2026-12-02T00:31:12.5Z"), "1796171472.500000000");
+	T_EQ_STR(parsed("2026-12-02T00:31:12.123456789123z"),
+	    "1796171472.123456789");
+	T_EQ_STR(parsed("2026-12-02T01:31:12+01:00"), "1796171472.000000000");
+	T_EQ_STR(parsed("2026-12-01T19:01:12-05:30"), "1796171472.000000000");
+	T_EQ_STR(parsed("2024-02-29T12:00:00Z"), "1709208000.000000000");
+	T_EQ_STR(parsed("2000-03-01T00:00:00Z"), "951868800.000000000");
+	T_EQ_STR(parsed("1969-12-31T23:59:59Z"), "-1.000000000");
+	T_EQ_STR(parsed("2016-12-31T23:59:60Z"), "1483228799.999999999");
+	T_EQ_STR(parsed("2017-01-01T00:59:60+01:00"), "1483228799.999999999");
+	T_EQ_STR(parsed("2023-02-29T00:00:00Z"), "invalid");
+	T_EQ_STR(parsed("2026-12-02T00:31:60Z"), "invalid");
+	T_EQ_STR(parsed("2026-12-02 00:31:12Z"), "invalid");
+	T_EQ_STR(parsed("2026-12-02T00:31:12"), "invalid");
+	T_EQ_STR(parsed(""), "invalid");
+	T_EQ_INT(treaty_rfc3339_parse(NULL, NULL, NULL), TREATY_E_INVALID);
+	T_EQ_INT(treaty_rfc3339_parse("2026-12-02T00:31:12Z", NULL, NULL),
+	    TREATY_OK);
+}
+
 static const struct t_case cases[] = {
 	{ "decode basic", decode_basic },
 	{ "decode hex either case", decode_hex_case },
@@ -426,6 +469,7 @@ static const struct t_case cases[] = {
 	{ "rfc3339 calendar", rfc3339_calendar },
 	{ "rfc3339 clock and leap second", rfc3339_clock },
 	{ "rfc3339 syntax", rfc3339_syntax },
+	{ "rfc3339 read as Unix time", rfc3339_parse },
 	{ "utf8 valid", utf8_valid },
 	{ "utf8 invalid", utf8_invalid },
 };
