@@ -18,7 +18,6 @@
 #include "store.h"
 #include "util.h"
 
-#define DROP_SUBJECT		"audit.relay.treaty.delivery.dropped"
 #define DROP_TYPE		"dev.treaty.delivery.dropped.v1"
 #define RETRY_SECONDS		2
 
@@ -126,7 +125,7 @@ audit_publish(struct audit_drop *a)
 	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
 	p->a = a;
 	a->pub = p;
-	res = store_publish(DROP_SUBJECT, h, 6, msgid, a->record,
+	res = store_publish(STORE_DROP_SUBJECT, h, 6, msgid, a->record,
 	    strlen(a->record), audit_stored_cb, p);
 	if (res != STORE_OK) {
 		a->pub = NULL;

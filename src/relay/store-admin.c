@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "store-int.h"
+#include "util.h"
 
 /*
  * The outcome of a JetStream management call: 0, -1 for a definite
@@ -296,5 +297,118 @@ store_admin_figures(struct bridge_job *job)
 		f->in_flight = (uint64_t)ci->NumAckPending;
 		f->redelivered = (uint64_t)ci->NumRedelivered;
 		jsConsumerInfo_Destroy(ci);
+	}
+}
+
+/* Fetched at once while reading drop records. */
+#define DROPS_FETCH		256
+/* How long AUDIT keeps the reader's consumer once it is left behind. */
+#define DROPS_INACTIVE_NS	(60LL * 1000000000LL)
+
+/*
+ * One fetched message of the drop subject: a record of the subscriber
+ * asked about (its Nats-Msg-Id shows the relay wrote it) goes into the
+ * answer while there is room; the first one past it sets where the rest
+ * begins.  1 once that is known.
+ */
+static int
+drops_take(struct store_drops *d, natsMsg *m, const jsMsgMetaData *meta)
+{
+	const char	*id = NULL;
+	char		 sub[128];	/* a subscriber name is shorter */
+
+	if (natsMsgHeader_Get(m, "Nats-Msg-Id", &id) != NATS_OK ||
+	    strncmp(id, STORE_DROP_MSGID_PREFIX,
+	    strlen(STORE_DROP_MSGID_PREFIX)) != 0 ||
+	    store_wire_drop_subscriber(natsMsg_GetData(m),
+	    (size_t)natsMsg_GetDataLength(m), sub, sizeof(sub)) == -1 ||
+	    strcmp(sub, d->subscriber) != 0)
+		return 0;
+	if (d->n == d->limit) {
+		d->next_ns = meta->Timestamp;
+		return 1;
+	}
+	d->drops[d->n].record = xstrndup(natsMsg_GetData(m),
+	    (size_t)natsMsg_GetDataLength(m));
+	d->drops[d->n].time_ns = meta->Timestamp;
+	d->n++;
+	return 0;
+}
+
+/*
+ * The drop records of one subscriber from a time on, oldest first: an
+ * ephemeral pull consumer on AUDIT's drop subject that starts at that
+ * time, read until limit + 1 records match (the last one tells where the
+ * next page starts), the subject ends, or STORE_DROPS_SCAN_MAX records
+ * were looked at; the consumer is deleted before the answer.
+ */
+void
+store_admin_drops(struct bridge_job *job)
+{
+	struct store_drops	*d = BRIDGE_CONTAINER(job, struct store_drops,
+				    job);
+	natsSubscription	*sub = NULL;
+	jsConsumerInfo		*ci = NULL;
+	jsMsgMetaData		*meta;
+	jsSubOptions		 so;
+	natsMsgList		 list;
+	jsErrCode		 code = 0;
+	uint64_t		 pending;
+	int64_t			 last_ns = 0;
+	int			 scanned = 0, done = 0, i;
+	natsStatus		 s;
+
+	jsSubOptions_Init(&so);
+	so.Stream = STORE_AUDIT;
+	so.Config.DeliverPolicy = js_DeliverByStartTime;
+	/*
+	 * nats.c 3.4 writes a start time's nanoseconds without leading
+	 * zeros (.000005 goes out as .5): below a tenth of a second, start at
+	 * the whole second instead, and skip what comes before since.
+	 */
+	so.Config.OptStartTime = d->since_ns % 1000000000LL < 100000000LL ?
+	    d->since_ns - d->since_ns % 1000000000LL : d->since_ns;
+	so.Config.AckPolicy = js_AckNone;
+	so.Config.InactiveThreshold = DROPS_INACTIVE_NS;
+	if ((s = js_PullSubscribe(&sub, store_conn.js, STORE_DROP_SUBJECT,
+	    NULL, NULL, &so, &code)) != NATS_OK ||
+	    (s = natsSubscription_GetConsumerInfo(&ci, sub, NULL, &code)) !=
+	    NATS_OK)
+		goto out;
+	pending = ci->NumPending;
+	jsConsumerInfo_Destroy(ci);
+	while (pending > 0 && !done && scanned < STORE_DROPS_SCAN_MAX) {
+		memset(&list, 0, sizeof(list));
+		s = natsSubscription_Fetch(&list, sub,
+		    STORE_DROPS_SCAN_MAX - scanned < DROPS_FETCH ?
+		    STORE_DROPS_SCAN_MAX - scanned : DROPS_FETCH,
+		    STORE_API_WAIT_MS, &code);
+		if (s != NATS_OK)
+			break;
+		for (i = 0; i < list.Count && !done; i++) {
+			if (natsMsg_GetMetaData(&meta, list.Msgs[i]) != NATS_OK)
+				continue;
+			scanned++;
+			last_ns = meta->Timestamp;
+			pending = meta->NumPending;
+			if (meta->Timestamp >= d->since_ns)
+				done = drops_take(d, list.Msgs[i], meta);
+			jsMsgMetaData_Destroy(meta);
+		}
+		natsMsgList_Destroy(&list);
+	}
+	/* Looked at as many as one answer may: go on after the last. */
+	if (!done && s == NATS_OK && pending > 0)
+		d->next_ns = last_ns + 1;
+out:
+	if (s != NATS_OK) {
+		d->failed = 1;
+		snprintf(d->err, sizeof(d->err), "%s (code %d)",
+		    natsStatus_GetText(s), (int)code);
+	}
+	if (sub != NULL) {
+		/* Deletes the consumer the subscription made. */
+		natsSubscription_Unsubscribe(sub);
+		natsSubscription_Destroy(sub);
 	}
 }

@@ -147,6 +147,25 @@ struct store_figures_job {
 	store_figures_cb	 cb;		/* loop thread */
 };
 
+/* A read of drop records (store_drops). */
+struct store_drops {
+	struct bridge_job	 job;
+	/* In. */
+	char			*subscriber;
+	int64_t			 since_ns;
+	int			 limit;
+	/* Out. */
+	struct store_drop	*drops;		/* limit of them */
+	int			 n;
+	int64_t			 next_ns;
+	int			 failed;
+	char			 err[128];
+	/* Loop thread only. */
+	store_drops_cb		 cb;
+	void			*arg;
+	int			 closed;
+};
+
 struct store_getmsg_job {
 	struct bridge_job	 job;
 	char			 consumer[128];
@@ -232,5 +251,6 @@ void	 store_admin_consumers(struct bridge_job *job);
 void	 store_admin_getmsg(struct bridge_job *job);
 void	 store_admin_peek(struct bridge_job *job);
 void	 store_admin_figures(struct bridge_job *job);
+void	 store_admin_drops(struct bridge_job *job);
 
 #endif

@@ -16,6 +16,7 @@
 #include "util.h"
 
 #define PUBACK_MAX	4096	/* longer is not an acknowledgement */
+#define RECORD_MAX	65536	/* longer is not a drop record */
 #define ADVISORY_MAX	65536
 
 /* relay-<name> */
@@ -272,6 +273,31 @@ store_wire_puback(const char *status, const char *data, size_t len,
 	*dup = yajl_tree_get(root, dup_path, yajl_t_true) != NULL;
 	yajl_tree_free(root);
 	return 0;
+}
+
+/* A drop record's subscriber; see store-wire.h. */
+int
+store_wire_drop_subscriber(const char *data, size_t len, char *name,
+    size_t namelen)
+{
+	static const char *p_sub[] = { "subscriber", NULL };
+	char		*text;
+	yajl_val	 root, v;
+	int		 rc = -1;
+
+	if (data == NULL || len == 0 || len > RECORD_MAX)
+		return -1;
+	text = xstrndup(data, len);
+	root = yajl_tree_parse(text, NULL, 0);
+	free(text);
+	if (root != NULL && YAJL_IS_OBJECT(root) &&
+	    (v = yajl_tree_get(root, p_sub, yajl_t_string)) != NULL &&
+	    strlen(v->u.string) < namelen) {
+		strcpy(name, v->u.string);
+		rc = 0;
+	}
+	yajl_tree_free(root);
+	return rc;
 }
 
 /* A max-deliveries advisory; see store-wire.h. */
