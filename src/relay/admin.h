@@ -12,5 +12,7 @@ struct config;
 void	admin_init(const struct config *cfg);
 /* A request for /v1/admin/<rest>, on either listener. */
 void	admin_handle(struct evhttp_request *req, const char *rest);
+/* Shutdown: answer (503) the requests still waiting for JetStream. */
+void	admin_free(void);
 
 #endif

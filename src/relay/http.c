@@ -46,6 +46,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "store.h"
+#include "substatus.h"
 
 static struct evhttp			*http;
 static struct evhttp_bound_socket	*http_sock;
@@ -208,6 +209,7 @@ http_metrics(struct evhttp_request *req)
 {
 	struct evbuffer	*b = evbuffer_new();
 
+	substatus_age();
 	metrics_render(b);
 	http_reply(req, ROUTE_METRICS, 200, b);
 	evbuffer_free(b);

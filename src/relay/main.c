@@ -346,6 +346,7 @@ main(int argc, char **argv)
 
 	/* Every request answered before http_free; the store last. */
 	inbox_free();
+	admin_free();
 	http_free();
 	ingest_free();
 	deliver_free();

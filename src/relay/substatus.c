@@ -77,22 +77,29 @@ substatus_done(const struct store_figures *f, int n)
 	}
 }
 
-/* Every SUBSTATUS_REFRESH_MS: ask again; age what is kept. */
-static void
-substatus_tick(evutil_socket_t fd, short ev, void *arg)
+/* Figures grown too old are no longer known; see substatus.h. */
+void
+substatus_age(void)
 {
 	long long	 now = now_ms();
 	int		 i;
 
-	(void)fd;
-	(void)ev;
-	(void)arg;
 	for (i = 0; i < ss.n; i++)
 		if (ss.figs[i].st.known &&
 		    now - ss.figs[i].at_ms > SUBSTATUS_FRESH_MS) {
 			ss.figs[i].st.known = 0;
 			metrics_subscriber_status(ss.figs[i].name, 0, 0, 0);
 		}
+}
+
+/* Every SUBSTATUS_REFRESH_MS: ask again; age what is kept. */
+static void
+substatus_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	substatus_age();
 	if (!ss.running && store_figures(substatus_done) == 0)
 		ss.running = 1;
 }
@@ -113,10 +120,9 @@ substatus_get(const char *name, struct substatus *st)
 	int	 i;
 
 	memset(st, 0, sizeof(*st));
+	substatus_age();
 	for (i = 0; i < ss.n; i++)
-		if (strcmp(ss.figs[i].name, name) == 0 &&
-		    ss.figs[i].st.known &&
-		    now_ms() - ss.figs[i].at_ms <= SUBSTATUS_FRESH_MS) {
+		if (strcmp(ss.figs[i].name, name) == 0 && ss.figs[i].st.known) {
 			*st = ss.figs[i].st;
 			return;
 		}

@@ -23,6 +23,11 @@ struct substatus {
 void	substatus_init(struct event_base *base);
 /* The subscriber called name: its figures, if fresh, into *st. */
 void	substatus_get(const char *name, struct substatus *st);
+/*
+ * Take figures older than SUBSTATUS_FRESH_MS out (and their gauges):
+ * before /metrics is written, so its gauges are never older either.
+ */
+void	substatus_age(void);
 /* Stop the timer (shutdown). */
 void	substatus_free(void);
 

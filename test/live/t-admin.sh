@@ -23,6 +23,10 @@ export TREATY_RELAY_SUBSCRIBERS='[
  {"name":"box","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.box.>"}]'
 export TREATY_RELAY_DELIVERY_TIMEOUT_MS=60000
 CPORT=$(free_port)
+# alpha may also publish on the drop records' subject: a forged record
+# must not be listed as one.
+PRODUCERS='[{"name":"alpha","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.*.shop.>","audit.relay.>"]}]'
+T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 start_nats && start_relay --control-listen 127.0.0.1:$CPORT ||
     { fail start "nats-server or relay did not start"; finish; }
 
@@ -139,10 +143,54 @@ wait_until 20 '"$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dro
 drop=$("$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null)
 check_match "the drop record carries the event's WORK sequence" "\"eventId\":\"reject-1\".*\"sequence\":$wseq[,}]" "$drop"
 
+# GET /v1/admin/drops: the records of one subscriber, oldest first, paged.
+post evt.acme.shop.hook.created reject-2 x
+check "a producer's event on the drop records' subject is stored" 202 \
+    "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/audit.relay.treaty.delivery.dropped" \
+    -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H 'ce-id: forged-1' \
+    -H 'ce-source: /x' -H 'ce-type: dev.treaty.delivery.dropped.v1' -H 'Content-Type: application/json' \
+    --data-binary '{"subscriber":"hook","eventId":"forged","sequence":1}')"
+post evt.acme.shop.hook.created reject-3 x
+wait_until 20 '[ "$(figures hook | cut -d" " -f4)" = 3 ]'
+# drops QUERY: "eventId,eventId,... next" of one page, or "ERROR: ...".
+drops() {
+	local st
+	st=$(aget "drops?$1" "$AT")
+	[ "$st" = 200 ] || { echo "ERROR: GET drops?$1: $st $(abody)"; return 1; }
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(",".join(r["eventId"] for r in d["drops"]), d["next"])
+' "$T/abody" 2>&1 || echo "ERROR: not JSON: $(abody)"
+}
+check "drops: every record of the subscriber, oldest first, none forged" "reject-1,reject-2,reject-3 None" \
+    "$(drops "subscriber=hook&since=$T0")"
+page1=$(drops "subscriber=hook&since=$T0&limit=2")
+check_match "drops: a page of two, and where the rest begins" '^reject-1,reject-2 [0-9-]+T[0-9:]+\.[0-9]{9}Z$' "$page1"
+check "drops: the next page from there" "reject-3 None" "$(drops "subscriber=hook&since=${page1#* }")"
+check "drops: another subscriber's are not listed" " None" "$(drops "subscriber=stall&since=$T0")"
+check "drops: each record's data, its sequence and its time" "hook reject-1 /test evt.acme.shop.hook.created 1 400 None int time" \
+    "$(aget "drops?subscriber=hook&since=$T0&limit=1" "$AT" >/dev/null; python3 -c '
+import json, sys, datetime
+r = json.load(open(sys.argv[1]))["drops"][0]
+t = datetime.datetime.strptime(r["time"][:26] + "Z", "%Y-%m-%dT%H:%M:%S.%fZ")
+print(r["subscriber"], r["eventId"], r["source"], r["subject"], r["attempts"], r["status"], r["error"],
+      type(r["sequence"]).__name__, "time" if abs((datetime.datetime.utcnow() - t).total_seconds()) < 600 else r["time"])
+' "$T/abody" 2>&1)"
+check "drops: subscriber missing: 400" "400 bad_request" "$(aget "drops?since=$T0" "$AT") $(aerr)"
+check "drops: since not RFC 3339: 400" "400 bad_request" "$(aget "drops?subscriber=hook&since=yesterday" "$AT") $(aerr)"
+check "drops: since in the future: 400" "400 bad_request" "$(aget "drops?subscriber=hook&since=2999-01-01T00:00:00Z" "$AT") $(aerr)"
+check "drops: limit 0: 400" "400 bad_request" "$(aget "drops?subscriber=hook&since=$T0&limit=0" "$AT") $(aerr)"
+check "drops: limit 1001: 400" "400 bad_request" "$(aget "drops?subscriber=hook&since=$T0&limit=1001" "$AT") $(aerr)"
+check "drops: an unknown subscriber: 404" "404 unknown_subscriber" "$(aget "drops?subscriber=nobody&since=$T0" "$AT") $(aerr)"
+check "drops: without a token: 401" 401 "$(aget "drops?subscriber=hook&since=$T0")"
+check "drops: since after the last record: none" " None" "$(drops "subscriber=hook&since=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)")"
+
 # NATS gone: the figures become unknown (null) within 5 s, not stale.
 stop_nats
 wait_until 15 '[ "$(figures stall | cut -d" " -f1-3)" = "None None None" ]'
 check "JetStream gone: figures null after at most 5 s" "None None None" "$(figures stall | cut -d' ' -f1-3)"
 check "JetStream gone: no gauge" "" "$(metrics_text | grep '^treaty_relay_subscriber_pending{subscriber="stall"}')"
 check "still answering" 200 "$(aget subscribers "$AT")"
+check "drops with JetStream gone: 503" "503 unavailable" "$(aget "drops?subscriber=hook&since=$T0" "$AT") $(aerr)"
 finish
