@@ -4,6 +4,9 @@
  *
  *   treaty admin status    what each subscriber is owed, as a table (or
  *                          the relay's JSON with --json)
+ *   treaty admin drops     a subscriber's drop records from a time on,
+ *                          every page (or up to --limit), as a table (or
+ *                          one JSON object a line with --json)
  *
  * One GET, retried like every client request on what is worth retrying
  * (no answer, 429, 502-504) up to --attempts times: exit 0 with the
@@ -16,24 +19,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/http.h>
+#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "treaty.h"
 #include "api.h"
 #include "cli.h"
+#include "json.h"
+#include "util.h"
 
 #define ADMIN_ATTEMPTS		8
 #define ADMIN_ATTEMPTS_MAX	1000
 
+#define DROPS_PAGE		1000	/* records asked for at once: the most */
+
 #define ADMIN_USAGE							\
-	"usage: treaty admin status [--json] [--attempts N]\n" CLIENT_USAGE
+	"usage: treaty admin status [--json] [--attempts N]\n"		\
+	"       treaty admin drops --subscriber NAME --since TIME [--limit N]\n" \
+	"         [--page N] [--json] [--attempts N]\n" CLIENT_USAGE
 
 static struct {
-	const char	*path;		/* below the URL */
+	char		*path;		/* below the URL */
 	int		 json;		/* print the answer as it is */
 	int		 attempts;
 	struct retry	 retry;
 	struct client_req *req;
-	void		(*print)(const char *body, size_t len);
+	/* 0, or 1 when there is another page to ask for (path set). */
+	int		(*print)(const char *body, size_t len);
+	/* drops */
+	const char	*subscriber;
+	long long	 limit;		/* records still wanted; -1: all */
+	long long	 page;		/* records asked for at once */
+	int		 header;	/* the table's header is out */
 } ad;
 
 /* One figure of a subscriber, or "-" when the relay does not know it. */
@@ -59,27 +77,38 @@ str_of(yajl_val s, const char *key)
 	return v != NULL ? YAJL_GET_STRING(v) : "";
 }
 
+/* The relay's JSON answer, parsed (NULL and a message when it is not). */
+static yajl_val
+parse_body(const char *body, size_t len)
+{
+	char		*text = xstrndup(body, len);
+	yajl_val	 root = yajl_tree_parse(text, NULL, 0);
+
+	free(text);
+	if (root == NULL)
+		cli_err("admin: the relay's answer is not JSON");
+	return root;
+}
+
 /* GET /v1/admin/subscribers as a table, one subscriber per line. */
-static void
+static int
 print_status(const char *body, size_t len)
 {
 	const char	*path[] = { "subscribers", NULL };
-	char		*text = malloc(len + 1);
 	yajl_val	 root, list, s;
 	size_t		 i;
 	int		 w = 4;
 
-	if (text == NULL)
-		return;
-	memcpy(text, body, len);
-	text[len] = '\0';
-	root = yajl_tree_parse(text, NULL, 0);
-	free(text);
+	if (ad.json) {
+		printf("%.*s\n", (int)len, body);
+		return 0;
+	}
+	root = parse_body(body, len);
 	if ((list = yajl_tree_get(root, path, yajl_t_array)) == NULL) {
 		cli_err("admin status: the relay's answer is not a list of "
 		    "subscribers");
 		yajl_tree_free(root);
-		return;
+		return 0;
 	}
 	for (i = 0; i < list->u.array.len; i++)
 		if ((int)strlen(str_of(list->u.array.values[i], "name")) > w)
@@ -96,6 +125,122 @@ print_status(const char *body, size_t len)
 		printf("  %s\n", str_of(s, "filter"));
 	}
 	yajl_tree_free(root);
+	return 0;
+}
+
+/* A flat JSON value of the relay's into g (strings, numbers, literals). */
+static void
+gen_value(yajl_gen g, yajl_val v)
+{
+	size_t	 i;
+
+	if (YAJL_IS_STRING(v))
+		json_gen_str(g, v->u.string);
+	else if (YAJL_IS_NUMBER(v))
+		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+	else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v))
+		yajl_gen_bool(g, YAJL_IS_TRUE(v));
+	else if (YAJL_IS_OBJECT(v)) {
+		yajl_gen_map_open(g);
+		for (i = 0; i < v->u.object.len; i++) {
+			json_gen_str(g, v->u.object.keys[i]);
+			gen_value(g, v->u.object.values[i]);
+		}
+		yajl_gen_map_close(g);
+	} else
+		yajl_gen_null(g);
+}
+
+/* One record as one JSON line. */
+static void
+print_record_json(yajl_val r)
+{
+	yajl_gen		 g = yajl_gen_alloc(NULL);
+	const unsigned char	*buf;
+	size_t			 len;
+
+	gen_value(g, r);
+	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
+		printf("%.*s\n", (int)len, (const char *)buf);
+	yajl_gen_free(g);
+}
+
+/* One record as a line of the table. */
+static void
+print_record_line(yajl_val r)
+{
+	const char	*p_seq[] = { "sequence", NULL };
+	const char	*p_att[] = { "attempts", NULL };
+	const char	*p_st[] = { "status", NULL };
+	yajl_val	 v;
+
+	if (!ad.header) {
+		printf("%-30s %10s %8s %6s  %-24s %s\n", "TIME", "SEQUENCE",
+		    "ATTEMPTS", "STATUS", "EVENT-ID", "ERROR");
+		ad.header = 1;
+	}
+	printf("%-30s", str_of(r, "time"));
+	v = yajl_tree_get(r, p_seq, yajl_t_number);
+	printf(" %10s", v != NULL ? v->u.number.r : "-");
+	v = yajl_tree_get(r, p_att, yajl_t_number);
+	printf(" %8s", v != NULL ? v->u.number.r : "-");
+	v = yajl_tree_get(r, p_st, yajl_t_number);
+	printf(" %6s", v != NULL ? v->u.number.r : "-");
+	printf("  %-24s %s\n", str_of(r, "eventId"),
+	    *str_of(r, "error") != '\0' ? str_of(r, "error") : "-");
+}
+
+/* The path of a page of drops from since on. */
+static void
+drops_path(const char *since)
+{
+	char	*name = evhttp_uriencode(ad.subscriber, -1, 0);
+	char	*t = evhttp_uriencode(since, -1, 0);
+	char	 lim[24];
+	size_t	 len;
+
+	snprintf(lim, sizeof(lim), "%lld", ad.limit >= 0 &&
+	    ad.limit < ad.page ? ad.limit : ad.page);
+	free(ad.path);
+	len = strlen(API_ADMIN_PATH) + strlen(name) + strlen(t) + 64;
+	ad.path = xmalloc(len);
+	snprintf(ad.path, len, "%sdrops?subscriber=%s&since=%s&limit=%s",
+	    API_ADMIN_PATH, name, t, lim);
+	free(name);
+	free(t);
+}
+
+/* A page of GET /v1/admin/drops: printed; 1 when there is another. */
+static int
+print_drops(const char *body, size_t len)
+{
+	const char	*p_drops[] = { "drops", NULL };
+	const char	*p_next[] = { "next", NULL };
+	yajl_val	 root = parse_body(body, len), list, next;
+	size_t		 i;
+	int		 more = 0;
+
+	if ((list = yajl_tree_get(root, p_drops, yajl_t_array)) == NULL) {
+		cli_err("admin drops: the relay's answer is not a list of "
+		    "drops");
+		yajl_tree_free(root);
+		return 0;
+	}
+	for (i = 0; i < list->u.array.len && ad.limit != 0; i++) {
+		if (ad.json)
+			print_record_json(list->u.array.values[i]);
+		else
+			print_record_line(list->u.array.values[i]);
+		if (ad.limit > 0)
+			ad.limit--;
+	}
+	next = yajl_tree_get(root, p_next, yajl_t_string);
+	if (next != NULL && ad.limit != 0) {
+		drops_path(next->u.string);
+		more = 1;
+	}
+	yajl_tree_free(root);
+	return more;
 }
 
 static void	admin_send(void *arg);
@@ -109,10 +254,13 @@ admin_answer_cb(void *arg, const struct client_result *r)
 	(void)arg;
 	ad.req = NULL;
 	if (r->status == 200) {
-		if (ad.json)
-			printf("%.*s\n", (int)r->bodylen, r->body);
-		else
-			ad.print(r->body, r->bodylen);
+		if (ad.print(r->body, r->bodylen)) {
+			/* The next page: a fresh start for its retries. */
+			retry_reset(&ad.retry);
+			admin_send(NULL);
+			return;
+		}
+		fflush(stdout);
 		client_exit(EXIT_OK);
 		return;
 	}
@@ -159,6 +307,10 @@ static const struct option admin_opts[] = {
 	CLIENT_LONGOPTS,
 	{ "json", no_argument, NULL, 'j' },
 	{ "attempts", required_argument, NULL, 'n' },
+	{ "subscriber", required_argument, NULL, 's' },
+	{ "since", required_argument, NULL, 'S' },
+	{ "limit", required_argument, NULL, 'l' },
+	{ "page", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -166,26 +318,29 @@ static const struct option admin_opts[] = {
 int
 cmd_admin(int argc, char **argv)
 {
-	const char	*what;
+	const char	*what, *since = NULL;
 	long long	 v;
 	int		 c, rc;
 
 	memset(&ad, 0, sizeof(ad));
 	ad.attempts = ADMIN_ATTEMPTS;
+	ad.limit = -1;
+	ad.page = DROPS_PAGE;
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0)) {
 		puts(ADMIN_USAGE);
 		return EXIT_OK;
 	}
 	if (argc < 2 || argv[1][0] == '-') {
-		cli_err("admin: which? status\n%s", ADMIN_USAGE);
+		cli_err("admin: which? status or drops\n%s", ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
 	what = argv[1];
-	if (strcmp(what, "status") == 0) {
-		ad.path = API_ADMIN_PATH "subscribers";
+	if (strcmp(what, "status") == 0)
 		ad.print = print_status;
-	} else {
+	else if (strcmp(what, "drops") == 0)
+		ad.print = print_drops;
+	else {
 		cli_err("admin: unknown command %s\n%s", what, ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
@@ -202,6 +357,26 @@ cmd_admin(int argc, char **argv)
 			}
 			ad.attempts = (int)v;
 			break;
+		case 's':
+			ad.subscriber = optarg;
+			break;
+		case 'S':
+			since = optarg;
+			break;
+		case 'l':
+			if ((v = num_arg(optarg)) < 1) {
+				cli_err("--limit: a number of records, 1 or more");
+				return EXIT_USAGE;
+			}
+			ad.limit = v;
+			break;
+		case 'p':
+			if ((v = num_arg(optarg)) < 1 || v > DROPS_PAGE) {
+				cli_err("--page: 1 to %d records", DROPS_PAGE);
+				return EXIT_USAGE;
+			}
+			ad.page = v;
+			break;
 		case 'h':
 			puts(ADMIN_USAGE);
 			return EXIT_OK;
@@ -215,8 +390,28 @@ cmd_admin(int argc, char **argv)
 		    argv[optind + 1], ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
+	if (ad.print == print_drops) {
+		if (ad.subscriber == NULL || since == NULL) {
+			cli_err("admin drops: --subscriber NAME and --since TIME "
+			    "are required\n%s", ADMIN_USAGE);
+			return EXIT_USAGE;
+		}
+		if (!treaty_rfc3339_valid(since)) {
+			cli_err("admin drops: --since must be an RFC 3339 "
+			    "date-time, e.g. 2026-12-01T00:00:00Z");
+			return EXIT_USAGE;
+		}
+		drops_path(since);
+	} else if (ad.subscriber != NULL || since != NULL || ad.limit >= 0 ||
+	    ad.page != DROPS_PAGE) {
+		cli_err("admin %s: --subscriber, --since, --limit and --page "
+		    "are for drops\n%s", what, ADMIN_USAGE);
+		return EXIT_USAGE;
+	} else
+		ad.path = xstrdup(API_ADMIN_PATH "subscribers");
 	if ((c = client_init()) != 0) {
 		client_free();
+		free(ad.path);
 		return c == -2 ? EXIT_USAGE : EXIT_FAILED;
 	}
 	retry_init(&ad.retry, "admin", admin_send, NULL);
@@ -225,5 +420,6 @@ cmd_admin(int argc, char **argv)
 	rc = client_run();
 	retry_cancel(&ad.retry);
 	client_free();
+	free(ad.path);
 	return rc;
 }

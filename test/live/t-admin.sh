@@ -186,6 +186,18 @@ check "drops: an unknown subscriber: 404" "404 unknown_subscriber" "$(aget "drop
 check "drops: without a token: 401" 401 "$(aget "drops?subscriber=hook&since=$T0")"
 check "drops: since after the last record: none" " None" "$(drops "subscriber=hook&since=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)")"
 
+# treaty admin drops: every page, as a table or as JSON lines.
+check "treaty admin drops: exit 0" 0 "$(tr_run dr TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --url "$RELAY_URL")"
+check "treaty admin drops: a header and one line per record, oldest first" "TIME SEQUENCE ATTEMPTS STATUS EVENT-ID ERROR|1 400 reject-1 -|1 400 reject-2 -|1 400 reject-3 -" \
+    "$(tr -s ' ' < "$T/dr.out" | sed -E 's/^[0-9T:.Z-]+ [0-9]+ //' | tr '\n' '|' | sed 's/|$//')"
+check "treaty admin drops --page 1 --json: every page followed, one JSON object a line" "0 reject-1 reject-2 reject-3" \
+    "$(tr_run drj TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --page 1 --json --url "$RELAY_URL") $(python3 -c '
+import json, sys
+print(" ".join(json.loads(l)["eventId"] for l in open(sys.argv[1])))' "$T/drj.out" 2>&1)"
+check "treaty admin drops --limit 2" "0 2" "$(tr_run drl TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --limit 2 --json --url "$RELAY_URL") $(wc -l < "$T/drl.out")"
+check "treaty admin drops: an unknown subscriber is 1" 1 "$(tr_run dru TREATY_TOKEN=$AT -- admin drops --subscriber nobody --since "$T0" --url "$RELAY_URL")"
+check "treaty admin drops: --since not RFC 3339 is 2" 2 "$(tr_run drs TREATY_TOKEN=$AT -- admin drops --subscriber hook --since yesterday --url "$RELAY_URL")"
+
 # NATS gone: the figures become unknown (null) within 5 s, not stale.
 stop_nats
 wait_until 15 '[ "$(figures stall | cut -d" " -f1-3)" = "None None None" ]'
