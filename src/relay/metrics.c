@@ -265,7 +265,26 @@ metrics_dropped_count(const char *name)
 	return n;
 }
 
-/* The subscribers' figures from JetStream, those known. */
+/* 1 while a subscriber of that name is configured (push or pull). */
+static int
+configured(const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < nsubs; i++)
+		if (subs[i].active && strcmp(subs[i].name, name) == 0)
+			return 1;
+	for (i = 0; i < ninboxes; i++)
+		if (inboxes[i].active && strcmp(inboxes[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The subscribers' figures from JetStream, those known and of a
+ * subscriber still configured (a reload that removes one takes its
+ * gauges away at once, as its other metrics).
+ */
 static void
 render_statuses(struct evbuffer *out)
 {
@@ -285,7 +304,7 @@ render_statuses(struct evbuffer *out)
 		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s gauge\n",
 		    names[g], helps[g], names[g]);
 		for (i = 0; i < nstatuses; i++)
-			if (statuses[i].active)
+			if (statuses[i].active && configured(statuses[i].name))
 				evbuffer_add_printf(out,
 				    "%s{subscriber=\"%s\"} %lld\n", names[g],
 				    statuses[i].name, g == 0 ?
