@@ -354,20 +354,25 @@ store_admin_drops(struct bridge_job *job)
 	natsMsgList		 list;
 	jsErrCode		 code = 0;
 	uint64_t		 pending;
-	int64_t			 last_ns = 0;
+	int64_t			 last_ns = 0, start;
 	int			 scanned = 0, done = 0, i;
 	natsStatus		 s;
 
 	jsSubOptions_Init(&so);
 	so.Stream = STORE_AUDIT;
-	so.Config.DeliverPolicy = js_DeliverByStartTime;
 	/*
 	 * nats.c 3.4 writes a start time's nanoseconds without leading
 	 * zeros (.000005 goes out as .5): below a tenth of a second, start at
-	 * the whole second instead, and skip what comes before since.
+	 * the whole second instead, and skip what comes before since.  The
+	 * epoch's first second is every record (nats.c omits a 0 start).
 	 */
-	so.Config.OptStartTime = d->since_ns % 1000000000LL < 100000000LL ?
+	start = d->since_ns % 1000000000LL < 100000000LL ?
 	    d->since_ns - d->since_ns % 1000000000LL : d->since_ns;
+	if (start > 0) {
+		so.Config.DeliverPolicy = js_DeliverByStartTime;
+		so.Config.OptStartTime = start;
+	} else
+		so.Config.DeliverPolicy = js_DeliverAll;
 	so.Config.AckPolicy = js_AckNone;
 	so.Config.InactiveThreshold = DROPS_INACTIVE_NS;
 	if ((s = js_PullSubscribe(&sub, store_conn.js, STORE_DROP_SUBJECT,
@@ -388,11 +393,13 @@ store_admin_drops(struct bridge_job *job)
 		for (i = 0; i < list.Count && !done; i++) {
 			if (natsMsg_GetMetaData(&meta, list.Msgs[i]) != NATS_OK)
 				continue;
-			scanned++;
-			last_ns = meta->Timestamp;
 			pending = meta->NumPending;
-			if (meta->Timestamp >= d->since_ns)
+			/* Before since (the whole second above): not counted. */
+			if (meta->Timestamp >= d->since_ns) {
+				scanned++;
+				last_ns = meta->Timestamp;
 				done = drops_take(d, list.Msgs[i], meta);
+			}
 			jsMsgMetaData_Destroy(meta);
 		}
 		natsMsgList_Destroy(&list);
@@ -402,9 +409,12 @@ store_admin_drops(struct bridge_job *job)
 		d->next_ns = last_ns + 1;
 out:
 	if (s != NATS_OK) {
+		const char	*e = nats_GetLastError(NULL);
+
 		d->failed = 1;
 		snprintf(d->err, sizeof(d->err), "%s (code %d)",
-		    natsStatus_GetText(s), (int)code);
+		    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s),
+		    (int)code);
 	}
 	if (sub != NULL) {
 		/* Deletes the consumer the subscription made. */
