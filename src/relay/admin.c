@@ -2,8 +2,8 @@
  * admin.c: the operations API (SPEC 15, admin.h).  Loop thread only.
  *
  * Every route needs one of TREATY_RELAY_ADMIN_TOKEN_SHA256's tokens;
- * without the variable there is no such route (404), so a relay that has
- * not been given one shows nothing of itself.  The figures come from
+ * without the variable there is no such route (404, whose detail names
+ * the variable, and nothing else is shown).  The figures come from
  * substatus.c's copy of JetStream's consumer info, never from a request
  * to JetStream per HTTP request.
  */
@@ -34,6 +34,13 @@
 
 #define DROPS_LIMIT_DEFAULT	100
 #define DROPS_LIMIT_MAX		1000
+/*
+ * Drop listings waiting for the worker at once: each may read 10,000
+ * records there, and stream checks and inbox peeks wait behind them.
+ */
+#define DROPS_PENDING_MAX	4
+/* How far ahead of this clock a since may be (another host's clock). */
+#define SINCE_SKEW_NS		(60LL * 1000000000LL)
 
 /* A request waiting for the worker. */
 struct pending {
@@ -258,7 +265,8 @@ admin_since(struct evhttp_request *req, const char *since, int64_t *ns)
 	}
 	*ns = sec * 1000000000LL + nsec;
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (*ns > (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec) {
+	if (*ns > (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec +
+	    SINCE_SKEW_NS) {
 		admin_reject(req, 400, "bad_request", "since is in the future");
 		return -1;
 	}
@@ -273,6 +281,7 @@ admin_drops(struct evhttp_request *req, const struct evkeyvalq *q)
 	long long	 limit = http_query_int(q, "limit", 1, DROPS_LIMIT_MAX);
 	struct pending	*p;
 	int64_t		 since;
+	int		 n = 0;
 
 	if (limit == -2) {
 		admin_reject(req, 400, "bad_request", "limit must be 1-"
@@ -291,6 +300,13 @@ admin_drops(struct evhttp_request *req, const struct evkeyvalq *q)
 		    "of that name");
 		return;
 	}
+	TAILQ_FOREACH(p, &admin_pending, entry)
+		n++;
+	if (n >= DROPS_PENDING_MAX) {
+		admin_reject(req, 503, "unavailable", "too many drop listings "
+		    "at once; try again");
+		return;
+	}
 	p = xcalloc(1, sizeof(*p));
 	p->req = req;
 	if ((p->drops = store_drops(name, since, limit > 0 ? (int)limit :
@@ -305,7 +321,7 @@ admin_drops(struct evhttp_request *req, const struct evkeyvalq *q)
 
 /* Shutdown: answer what still waits for the worker. */
 void
-admin_free(void)
+admin_fail_all(void)
 {
 	struct pending	*p;
 
@@ -360,4 +376,10 @@ admin_handle(struct evhttp_request *req, const char *rest)
 	} else
 		admin_reject(req, 404, "not_found", "no such admin route");
 	evhttp_clear_headers(&q);
+}
+
+void
+admin_free(void)
+{
+	admin_fail_all();
 }

@@ -14,5 +14,7 @@ void	admin_init(const struct config *cfg);
 void	admin_handle(struct evhttp_request *req, const char *rest);
 /* Shutdown: answer (503) the requests still waiting for JetStream. */
 void	admin_free(void);
+/* While the loop still runs at shutdown: the same, so the 503s go out. */
+void	admin_fail_all(void);
 
 #endif

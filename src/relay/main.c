@@ -92,6 +92,7 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 		    inbox_in_flight());
 	/* Inbox requests still waiting are answered 503. */
 	inbox_fail_all();
+	admin_fail_all();
 	/* Deliveries still under way go back to JetStream for another try. */
 	deliver_give_back_all();
 	/*
