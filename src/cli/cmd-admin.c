@@ -45,12 +45,16 @@ static struct {
 	int		 attempts;
 	struct retry	 retry;
 	struct client_req *req;
-	/* 0, or 1 when there is another page to ask for (path set). */
+	/*
+	 * 0; 1 when there is another page to ask for (path set); -1 when
+	 * the answer is not what it should be (said why).
+	 */
 	int		(*print)(const char *body, size_t len);
 	/* drops */
 	const char	*subscriber;
 	long long	 limit;		/* records still wanted; -1: all */
 	long long	 page;		/* records asked for at once */
+	int64_t		 since_ns;	/* of the page asked for */
 	int		 header;	/* the table's header is out */
 } ad;
 
@@ -108,7 +112,7 @@ print_status(const char *body, size_t len)
 		cli_err("admin status: the relay's answer is not a list of "
 		    "subscribers");
 		yajl_tree_free(root);
-		return 0;
+		return -1;
 	}
 	for (i = 0; i < list->u.array.len; i++)
 		if ((int)strlen(str_of(list->u.array.values[i], "name")) > w)
@@ -174,11 +178,6 @@ print_record_line(yajl_val r)
 	const char	*p_st[] = { "status", NULL };
 	yajl_val	 v;
 
-	if (!ad.header) {
-		printf("%-30s %10s %8s %6s  %-24s %s\n", "TIME", "SEQUENCE",
-		    "ATTEMPTS", "STATUS", "EVENT-ID", "ERROR");
-		ad.header = 1;
-	}
 	printf("%-30s", str_of(r, "time"));
 	v = yajl_tree_get(r, p_seq, yajl_t_number);
 	printf(" %10s", v != NULL ? v->u.number.r : "-");
@@ -190,10 +189,13 @@ print_record_line(yajl_val r)
 	    *str_of(r, "error") != '\0' ? str_of(r, "error") : "-");
 }
 
-/* The path of a page of drops from since on. */
+/* The path of a page of drops from since (valid RFC 3339) on. */
 static void
 drops_path(const char *since)
 {
+	int64_t	 sec = 0;
+	long	 ns = 0;
+
 	char	*name = evhttp_uriencode(ad.subscriber, -1, 0);
 	char	*t = evhttp_uriencode(since, -1, 0);
 	char	 lim[24];
@@ -208,6 +210,8 @@ drops_path(const char *since)
 	    API_ADMIN_PATH, name, t, lim);
 	free(name);
 	free(t);
+	treaty_rfc3339_parse(since, &sec, &ns);
+	ad.since_ns = sec * 1000000000LL + ns;
 }
 
 /* A page of GET /v1/admin/drops: printed; 1 when there is another. */
@@ -217,6 +221,8 @@ print_drops(const char *body, size_t len)
 	const char	*p_drops[] = { "drops", NULL };
 	const char	*p_next[] = { "next", NULL };
 	yajl_val	 root = parse_body(body, len), list, next;
+	int64_t		 sec, prev = ad.since_ns;
+	long		 ns;
 	size_t		 i;
 	int		 more = 0;
 
@@ -224,7 +230,12 @@ print_drops(const char *body, size_t len)
 		cli_err("admin drops: the relay's answer is not a list of "
 		    "drops");
 		yajl_tree_free(root);
-		return 0;
+		return -1;
+	}
+	if (!ad.json && !ad.header) {
+		printf("%-30s %10s %8s %6s  %-24s %s\n", "TIME", "SEQUENCE",
+		    "ATTEMPTS", "STATUS", "EVENT-ID", "ERROR");
+		ad.header = 1;
 	}
 	for (i = 0; i < list->u.array.len && ad.limit != 0; i++) {
 		if (ad.json)
@@ -236,6 +247,14 @@ print_drops(const char *body, size_t len)
 	}
 	next = yajl_tree_get(root, p_next, yajl_t_string);
 	if (next != NULL && ad.limit != 0) {
+		/* A next page that does not move on would be asked for ever. */
+		if (treaty_rfc3339_parse(next->u.string, &sec, &ns) !=
+		    TREATY_OK || sec * 1000000000LL + ns <= prev) {
+			cli_err("admin drops: the relay's next page does not "
+			    "begin after this one");
+			yajl_tree_free(root);
+			return -1;
+		}
 		drops_path(next->u.string);
 		more = 1;
 	}
@@ -250,11 +269,16 @@ static void
 admin_answer_cb(void *arg, const struct client_result *r)
 {
 	char	 what[96], detail[200];
+	int	 c;
 
 	(void)arg;
 	ad.req = NULL;
 	if (r->status == 200) {
-		if (ad.print(r->body, r->bodylen)) {
+		if ((c = ad.print(r->body, r->bodylen)) == -1) {
+			client_exit(EXIT_FAILED);
+			return;
+		}
+		if (c == 1) {
 			/* The next page: a fresh start for its retries. */
 			retry_reset(&ad.retry);
 			admin_send(NULL);
