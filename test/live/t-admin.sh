@@ -185,6 +185,9 @@ check "drops: limit 1001: 400" "400 bad_request" "$(aget "drops?subscriber=hook&
 check "drops: an unknown subscriber: 404" "404 unknown_subscriber" "$(aget "drops?subscriber=nobody&since=$T0" "$AT") $(aerr)"
 check "drops: without a token: 401" 401 "$(aget "drops?subscriber=hook&since=$T0")"
 check "drops: since after the last record: none" " None" "$(drops "subscriber=hook&since=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)")"
+check "drops: since the epoch: all of them" "reject-1,reject-2,reject-3 None" "$(drops "subscriber=hook&since=1970-01-01T00:00:00Z")"
+check "drops: an offset, written %2B in a query" "reject-1,reject-2,reject-3 None" \
+    "$(drops "subscriber=hook&since=$(date -u -d "${T0%.*}Z" +%Y-%m-%dT%H:%M:%S)%2B00:00")"
 
 # treaty admin drops: every page, as a table or as JSON lines.
 check "treaty admin drops: exit 0" 0 "$(tr_run dr TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --url "$RELAY_URL")"
@@ -197,12 +200,28 @@ print(" ".join(json.loads(l)["eventId"] for l in open(sys.argv[1])))' "$T/drj.ou
 check "treaty admin drops --limit 2" "0 2" "$(tr_run drl TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --limit 2 --json --url "$RELAY_URL") $(wc -l < "$T/drl.out")"
 check "treaty admin drops: an unknown subscriber is 1" 1 "$(tr_run dru TREATY_TOKEN=$AT -- admin drops --subscriber nobody --since "$T0" --url "$RELAY_URL")"
 check "treaty admin drops: --since not RFC 3339 is 2" 2 "$(tr_run drs TREATY_TOKEN=$AT -- admin drops --subscriber hook --since yesterday --url "$RELAY_URL")"
+check "treaty admin drops: none since then: the header alone" "0 1" \
+    "$(tr_run dre TREATY_TOKEN=$AT -- admin drops --subscriber stall --since "$T0" --url "$RELAY_URL") $(grep -c '^TIME ' "$T/dre.out")"
+# An answer that is not what the relay writes: 1, not 0.
+mkdir -p "$T/fake/v1/admin"
+printf '<html>' > "$T/fake/v1/admin/subscribers"
+printf '{"drops":"nope"}' > "$T/fake/v1/admin/drops"
+FPORT=$(free_port)
+(cd "$T/fake" && exec python3 -m http.server -b 127.0.0.1 "$FPORT" >/dev/null 2>&1) &
+PIDS+=($!)
+wait_for 10 port_open "$FPORT"
+check "treaty admin status: an answer that is not a list of subscribers is 1" 1 \
+    "$(tr_run fk1 TREATY_TOKEN=$AT -- admin status --url "http://127.0.0.1:$FPORT")"
+check "treaty admin drops: an answer that is not a list of drops is 1" 1 \
+    "$(tr_run fk2 TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --url "http://127.0.0.1:$FPORT")"
 
 # NATS gone: the figures become unknown (null) within 5 s, not stale.
 stop_nats
 wait_until 15 '[ "$(figures stall | cut -d" " -f1-3)" = "None None None" ]'
 check "JetStream gone: figures null after at most 5 s" "None None None" "$(figures stall | cut -d' ' -f1-3)"
-check "JetStream gone: no gauge" "" "$(metrics_text | grep '^treaty_relay_subscriber_pending{subscriber="stall"}')"
+m=$(metrics_text)
+check "JetStream gone: no gauge (/metrics answers, without it)" "0" \
+    "$([[ $m == *"ERROR: "* ]] && echo "$m" || printf '%s\n' "$m" | grep -c '^treaty_relay_subscriber_pending{subscriber="stall"}')"
 check "still answering" 200 "$(aget subscribers "$AT")"
 check "drops with JetStream gone: 503" "503 unavailable" "$(aget "drops?subscriber=hook&since=$T0" "$AT") $(aerr)"
 finish

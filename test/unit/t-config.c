@@ -1336,6 +1336,14 @@ admin_tokens(void)
 	T_EQ_STR(err.var, "TREATY_RELAY_ADMIN_TOKEN_SHA256");
 	T_ASSERT(strstr(err.detail, "producer p") != NULL);
 	config_free(&cfg);
+	/* Nor an inbox's. */
+	unsetenv("TREATY_RELAY_PRODUCERS");
+	setenv("TREATY_RELAY_SUBSCRIBERS", "[{\"name\":\"box\",\"tokenSha256\""
+	    ":\"" HASH_B "\",\"secret\":\"" SECRET "\",\"filter\":\"evt.>\"}]", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD);
+	T_EQ_STR(err.var, "TREATY_RELAY_ADMIN_TOKEN_SHA256");
+	T_ASSERT(strstr(err.detail, "subscriber box") != NULL);
+	config_free(&cfg);
 	env_clear();
 }
 
