@@ -132,29 +132,6 @@ print_status(const char *body, size_t len)
 	return 0;
 }
 
-/* A flat JSON value of the relay's into g (strings, numbers, literals). */
-static void
-gen_value(yajl_gen g, yajl_val v)
-{
-	size_t	 i;
-
-	if (YAJL_IS_STRING(v))
-		json_gen_str(g, v->u.string);
-	else if (YAJL_IS_NUMBER(v))
-		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
-	else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v))
-		yajl_gen_bool(g, YAJL_IS_TRUE(v));
-	else if (YAJL_IS_OBJECT(v)) {
-		yajl_gen_map_open(g);
-		for (i = 0; i < v->u.object.len; i++) {
-			json_gen_str(g, v->u.object.keys[i]);
-			gen_value(g, v->u.object.values[i]);
-		}
-		yajl_gen_map_close(g);
-	} else
-		yajl_gen_null(g);
-}
-
 /* One record as one JSON line. */
 static void
 print_record_json(yajl_val r)
@@ -163,7 +140,7 @@ print_record_json(yajl_val r)
 	const unsigned char	*buf;
 	size_t			 len;
 
-	gen_value(g, r);
+	json_gen_tree(g, r);
 	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
 		printf("%.*s\n", (int)len, (const char *)buf);
 	yajl_gen_free(g);

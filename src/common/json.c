@@ -8,6 +8,7 @@
 #include <event2/buffer.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_parse.h>
+#include <yajl/yajl_tree.h>
 
 #include "treaty.h"
 #include "json.h"
@@ -455,4 +456,32 @@ json_copy(yajl_gen g, const char *s, size_t len)
 	    !json_parse_all(&none, NULL, s, len))
 		return -1;
 	return json_parse_all(&copy_cbs, g, s, len) ? 0 : -1;
+}
+
+/* A parsed value into g; see json.h. */
+void
+json_gen_tree(yajl_gen g, const struct yajl_val_s *v)
+{
+	size_t	 i;
+
+	if (YAJL_IS_STRING(v))
+		json_gen_str(g, v->u.string);
+	else if (YAJL_IS_NUMBER(v))
+		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+	else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v))
+		yajl_gen_bool(g, YAJL_IS_TRUE(v));
+	else if (YAJL_IS_OBJECT(v)) {
+		yajl_gen_map_open(g);
+		for (i = 0; i < v->u.object.len; i++) {
+			json_gen_str(g, v->u.object.keys[i]);
+			json_gen_tree(g, v->u.object.values[i]);
+		}
+		yajl_gen_map_close(g);
+	} else if (YAJL_IS_ARRAY(v)) {
+		yajl_gen_array_open(g);
+		for (i = 0; i < v->u.array.len; i++)
+			json_gen_tree(g, v->u.array.values[i]);
+		yajl_gen_array_close(g);
+	} else
+		yajl_gen_null(g);
 }

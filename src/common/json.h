@@ -88,6 +88,13 @@ void	json_gen_str(struct yajl_gen_t *g, const char *s);
 /* The same, or null when s is NULL. */
 void	json_gen_str_or_null(struct yajl_gen_t *g, const char *s);
 
+struct yajl_val_s;
+/*
+ * A parsed value (yajl's tree) into g as it was: strings through
+ * json_gen_str, numbers by their text, objects and arrays whole.  For
+ * trees of the relay's own bounded depth (yajl's parser recurses too).
+ */
+void	json_gen_tree(struct yajl_gen_t *g, const struct yajl_val_s *v);
 /*
  * Copy the JSON text s (len bytes) into the generator g as one value,
  * token by token (numbers keep their text).  0, or -1 when s is not valid

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
 #include "../../src/common/json.h"
 #include "harness.h"
@@ -156,7 +158,40 @@ accepted(void)
 	ACCEPTED("bad\xff", 0, "{\"id\":\"\",\"duplicate\":false}");
 }
 
+/* A parsed text generated again: the same text, numbers as written. */
+static void
+gen_tree(void)
+{
+	static const char *const texts[] = {
+		"{\"a\":\"x\\\"y\",\"n\":1.50,\"big\":18446744073709551615,"
+		"\"t\":true,\"f\":false,\"z\":null,\"o\":{\"k\":[1,\"2\",[]]}}",
+		"[]",
+		"\"caf\u00e9\"",
+	};
+	static const char *const want[] = {
+		"{\"a\":\"x\\\"y\",\"n\":1.50,\"big\":18446744073709551615,"
+		"\"t\":true,\"f\":false,\"z\":null,\"o\":{\"k\":[1,\"2\",[]]}}",
+		"[]",
+		"\"caf\xc3\xa9\"",
+	};
+	const unsigned char	*buf;
+	size_t			 i, len;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		yajl_val	 v = yajl_tree_parse(texts[i], NULL, 0);
+		yajl_gen	 g = yajl_gen_alloc(NULL);
+
+		T_ASSERT(v != NULL);
+		json_gen_tree(g, v);
+		yajl_gen_get_buf(g, &buf, &len);
+		T_EQ_STR((const char *)buf, want[i]);
+		yajl_gen_free(g);
+		yajl_tree_free(v);
+	}
+}
+
 static const struct t_case cases[] = {
+	{ "a parsed value generated again", gen_tree },
 	{ "arrays and whitespace", arrays },
 	{ "strings and escapes", strings },
 	{ "elements are not checked", unchecked },
