@@ -105,15 +105,28 @@ gen_figure(yajl_gen g, const char *key, int known, unsigned long long v)
 		yajl_gen_null(g);
 }
 
+/* Answer 200 with what g holds, and free g. */
+static void
+admin_reply_gen(struct evhttp_request *req, yajl_gen g)
+{
+	struct evbuffer		*b = evbuffer_new();
+	const unsigned char	*buf;
+	size_t			 len;
+
+	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
+		evbuffer_add(b, buf, len);
+	yajl_gen_free(g);
+	http_reply(req, ROUTE_ADMIN, 200, b);
+	evbuffer_free(b);
+}
+
 /* GET /v1/admin/subscribers */
 static void
 admin_subscribers(struct evhttp_request *req)
 {
 	yajl_gen		 g = yajl_gen_alloc(NULL);
-	struct evbuffer		*b = evbuffer_new();
-	const unsigned char	*buf;
 	struct substatus	 st;
-	size_t			 i, len;
+	size_t			 i;
 
 	yajl_gen_map_open(g);
 	json_gen_str(g, "subscribers");
@@ -137,11 +150,7 @@ admin_subscribers(struct evhttp_request *req)
 	}
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
-	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
-		evbuffer_add(b, buf, len);
-	yajl_gen_free(g);
-	http_reply(req, ROUTE_ADMIN, 200, b);
-	evbuffer_free(b);
+	admin_reply_gen(req, g);
 }
 
 /* t (Unix ns) as RFC 3339 in UTC with nanoseconds, into buf (40 bytes). */
@@ -158,11 +167,7 @@ time_text(int64_t t, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * One record's data as an object of its own, with its time added: the
- * records are flat objects of strings, numbers and nulls (audit.c); any
- * nested value is copied as it is.
- */
+/* One record's data as an object of its own, with its time added. */
 static void
 gen_record(yajl_gen g, const struct store_drop *d)
 {
@@ -173,20 +178,10 @@ gen_record(yajl_gen g, const struct store_drop *d)
 	yajl_gen_map_open(g);
 	for (i = 0; root != NULL && YAJL_IS_OBJECT(root) &&
 	    i < root->u.object.len; i++) {
-		yajl_val	 v = root->u.object.values[i];
-
 		if (strcmp(root->u.object.keys[i], "time") == 0)
 			continue;
 		json_gen_str(g, root->u.object.keys[i]);
-		if (YAJL_IS_STRING(v))
-			json_gen_str(g, v->u.string);
-		else if (YAJL_IS_NUMBER(v))
-			yajl_gen_number(g, v->u.number.r,
-			    strlen(v->u.number.r));
-		else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v))
-			yajl_gen_bool(g, YAJL_IS_TRUE(v));
-		else
-			yajl_gen_null(g);
+		json_gen_tree(g, root->u.object.values[i]);
 	}
 	json_gen_str(g, "time");
 	json_gen_str(g, time_text(d->time_ns, t, sizeof(t)));
@@ -202,9 +197,6 @@ admin_drops_cb(void *arg, int ok, const struct store_drop *d, int n,
 	struct pending		*p = arg;
 	struct evhttp_request	*req = p->req;
 	yajl_gen		 g;
-	struct evbuffer		*b;
-	const unsigned char	*buf;
-	size_t			 len;
 	char			 t[40];
 	int			 i;
 
@@ -216,7 +208,6 @@ admin_drops_cb(void *arg, int ok, const struct store_drop *d, int n,
 		return;
 	}
 	g = yajl_gen_alloc(NULL);
-	b = evbuffer_new();
 	yajl_gen_map_open(g);
 	json_gen_str(g, "drops");
 	yajl_gen_array_open(g);
@@ -227,11 +218,7 @@ admin_drops_cb(void *arg, int ok, const struct store_drop *d, int n,
 	json_gen_str_or_null(g, next_ns > 0 ?
 	    time_text(next_ns, t, sizeof(t)) : NULL);
 	yajl_gen_map_close(g);
-	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
-		evbuffer_add(b, buf, len);
-	yajl_gen_free(g);
-	http_reply(req, ROUTE_ADMIN, 200, b);
-	evbuffer_free(b);
+	admin_reply_gen(req, g);
 }
 
 /* The configured subscriber called name, or NULL. */
