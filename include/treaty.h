@@ -87,6 +87,16 @@ int	 treaty_rfc3339_valid(const char *s);
  * as 23:59:59.999999999; digits of the fraction past the ninth are dropped.
  */
 int	 treaty_rfc3339_parse(const char *s, int64_t *unix_s, long *nsec);
+/*
+ * The other way: unix_s seconds and nsec nanoseconds since the epoch as
+ * an RFC 3339 date-time in UTC with digits (0-9) digits of fraction,
+ * truncated, into out (TREATY_RFC3339_MAX bytes is enough).  Returns
+ * the length, TREATY_E_INVALID (before 1970, nsec out of range) or
+ * TREATY_E_SPACE.
+ */
+#define TREATY_RFC3339_MAX	40
+int	 treaty_rfc3339_format(int64_t unix_s, long nsec, int digits,
+	    char *out, size_t outsz);
 /* 1 when s (len bytes) is valid UTF-8. */
 int	 treaty_utf8_valid(const char *s, size_t len);
 

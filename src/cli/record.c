@@ -24,6 +24,7 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "treaty.h"
 #include "cevent.h"
 #include "cli.h"
 #include "log.h"
@@ -300,16 +301,14 @@ record_append(struct record_file *f, const struct cevent *ev,
 	size_t			 len, n;
 	char			 ts[64], *line;
 	struct timespec		 now;
-	struct tm		 tm;
 	int			 rc = 0;
 
 	if (f->npending >= PENDING_MAX - 2 && record_sync(f) == -1)
 		return -1;
 	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000);
+	if (treaty_rfc3339_format(now.tv_sec, now.tv_nsec, 3, ts,
+	    sizeof(ts)) < 0)
+		ts[0] = '\0';
 	yajl_gen_clear(f->g);
 	yajl_gen_reset(f->g, NULL);
 	yajl_gen_map_open(f->g);

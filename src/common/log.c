@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 
+#include "treaty.h"
 #include "log.h"
 
 int		 log_level_debug;	/* log.h: log_debug */
@@ -45,8 +46,7 @@ static int
 log_prefix(char *buf, size_t len, const char *level)
 {
 	struct timespec	 ts;
-	struct tm	 tm;
-	char		 t[32];
+	char		 t[TREATY_RFC3339_MAX];
 	int		 pri;
 
 	if (log_stamp == STAMP_JOURNAL) {
@@ -57,9 +57,9 @@ log_prefix(char *buf, size_t len, const char *level)
 	if (log_stamp == STAMP_NONE)
 		return buf[0] = '\0', 0;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
-	return snprintf(buf, len, "time=%s.%03ldZ ", t, ts.tv_nsec / 1000000);
+	if (treaty_rfc3339_format(ts.tv_sec, ts.tv_nsec, 3, t, sizeof(t)) < 0)
+		t[0] = '\0';
+	return snprintf(buf, len, "time=%s ", t);
 }
 
 /* Set whether debug lines are written. */

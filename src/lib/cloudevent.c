@@ -7,7 +7,9 @@
  */
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "treaty.h"
 
@@ -336,6 +338,35 @@ treaty_rfc3339_parse(const char *s, int64_t *unix_s, long *nsec)
 	if (nsec != NULL)
 		*nsec = ns;
 	return (TREATY_OK);
+}
+
+/*
+ * Unix time as an RFC 3339 date-time in UTC with digits (0-9) digits of
+ * fraction, e.g. 2026-12-01T10:00:00.123Z; see treaty.h.
+ */
+int
+treaty_rfc3339_format(int64_t unix_s, long nsec, int digits, char *out,
+    size_t outsz)
+{
+	struct tm	 tm;
+	time_t		 t = (time_t)unix_s;
+	char		 frac[11] = "";
+	long		 f = nsec;
+	int		 i, n;
+
+	if (digits < 0 || digits > 9 || nsec < 0 || nsec > 999999999L ||
+	    unix_s < 0 || gmtime_r(&t, &tm) == NULL)
+		return (TREATY_E_INVALID);
+	for (i = digits; i < 9; i++)
+		f /= 10;
+	if (digits > 0)
+		snprintf(frac, sizeof(frac), ".%0*ld", digits, f);
+	n = snprintf(out, outsz, "%04d-%02d-%02dT%02d:%02d:%02d%sZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, frac);
+	if (n < 0 || (size_t)n >= outsz)
+		return (TREATY_E_SPACE);
+	return (n);
 }
 
 /* 1 when s is an RFC 3339 date-time (treaty_rfc3339_parse). */

@@ -153,17 +153,13 @@ admin_subscribers(struct evhttp_request *req)
 	admin_reply_gen(req, g);
 }
 
-/* t (Unix ns) as RFC 3339 in UTC with nanoseconds, into buf (40 bytes). */
+/* t (Unix ns) as RFC 3339 in UTC with nanoseconds, into buf. */
 static const char *
 time_text(int64_t t, char *buf, size_t len)
 {
-	time_t		 sec = (time_t)(t / 1000000000LL);
-	struct tm	 tm;
-	char		 day[24];
-
-	gmtime_r(&sec, &tm);
-	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%09lldZ", day, (long long)(t % 1000000000LL));
+	if (treaty_rfc3339_format(t / 1000000000LL, (long)(t % 1000000000LL),
+	    9, buf, len) < 0)
+		buf[0] = '\0';
 	return buf;
 }
 
@@ -172,7 +168,7 @@ static void
 gen_record(yajl_gen g, const struct store_drop *d)
 {
 	yajl_val	 root = yajl_tree_parse(d->record, NULL, 0);
-	char		 t[40];
+	char		 t[TREATY_RFC3339_MAX];
 	size_t		 i;
 
 	yajl_gen_map_open(g);
@@ -197,7 +193,7 @@ admin_drops_cb(void *arg, int ok, const struct store_drop *d, int n,
 	struct pending		*p = arg;
 	struct evhttp_request	*req = p->req;
 	yajl_gen		 g;
-	char			 t[40];
+	char			 t[TREATY_RFC3339_MAX];
 	int			 i;
 
 	TAILQ_REMOVE(&admin_pending, p, entry);

@@ -454,6 +454,33 @@ rfc3339_parse(void)
 	    TREATY_OK);
 }
 
+/* Writing one: what the reader reads back, fraction digits, refusals. */
+static void
+rfc3339_format(void)
+{
+	char	 b[TREATY_RFC3339_MAX];
+
+	T_EQ_INT(treaty_rfc3339_format(0, 0, 0, b, sizeof(b)), 20);
+	T_EQ_STR(b, "1970-01-01T00:00:00Z");
+	T_EQ_INT(treaty_rfc3339_format(1796171472, 5000, 9, b, sizeof(b)),
+	    30);
+	T_EQ_STR(b, "2026-12-02T00:31:12.000005000Z");
+	T_EQ_STR(parsed(b), "1796171472.000005000");
+	treaty_rfc3339_format(1796171472, 123999999, 3, b, sizeof(b));
+	T_EQ_STR(b, "2026-12-02T00:31:12.123Z");
+	treaty_rfc3339_format(1709208000, 999999999, 9, b, sizeof(b));
+	T_EQ_STR(b, "2024-02-29T12:00:00.999999999Z");
+	treaty_rfc3339_format(951868800, 1, 1, b, sizeof(b));
+	T_EQ_STR(b, "2000-03-01T00:00:00.0Z");
+	T_EQ_INT(treaty_rfc3339_format(-1, 0, 3, b, sizeof(b)),
+	    TREATY_E_INVALID);
+	T_EQ_INT(treaty_rfc3339_format(0, 1000000000L, 3, b, sizeof(b)),
+	    TREATY_E_INVALID);
+	T_EQ_INT(treaty_rfc3339_format(0, 0, 10, b, sizeof(b)),
+	    TREATY_E_INVALID);
+	T_EQ_INT(treaty_rfc3339_format(0, 0, 0, b, 20), TREATY_E_SPACE);
+}
+
 static const struct t_case cases[] = {
 	{ "decode basic", decode_basic },
 	{ "decode hex either case", decode_hex_case },
@@ -470,6 +497,7 @@ static const struct t_case cases[] = {
 	{ "rfc3339 clock and leap second", rfc3339_clock },
 	{ "rfc3339 syntax", rfc3339_syntax },
 	{ "rfc3339 read as Unix time", rfc3339_parse },
+	{ "rfc3339 written from Unix time", rfc3339_format },
 	{ "utf8 valid", utf8_valid },
 	{ "utf8 invalid", utf8_invalid },
 };
