@@ -82,6 +82,21 @@ json_gen_str_or_null(yajl_gen g, const char *s)
 		json_gen_str(g, s);
 }
 
+/* What g holds, as a string of its own; g is freed. */
+char *
+json_gen_take(yajl_gen g)
+{
+	const unsigned char	*buf;
+	size_t			 len;
+	char			*out;
+
+	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
+		len = 0;
+	out = xstrndup(len > 0 ? (const char *)buf : "", len);
+	yajl_gen_free(g);
+	return out;
+}
+
 /* Make the generator for replies, validating UTF-8 (at start). */
 void
 json_init(void)

@@ -88,6 +88,9 @@ void	json_gen_str(struct yajl_gen_t *g, const char *s);
 /* The same, or null when s is NULL. */
 void	json_gen_str_or_null(struct yajl_gen_t *g, const char *s);
 
+/* What g holds, as a malloc'd string; g is freed. */
+char	*json_gen_take(struct yajl_gen_t *g);
+
 struct yajl_val_s;
 /*
  * A parsed value (yajl's tree) into g as it was: strings through

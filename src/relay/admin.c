@@ -24,10 +24,12 @@
 #include "api.h"
 #include "auth.h"
 #include "config.h"
+#include "evmem.h"
 #include "http.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
+#include "replay.h"
 #include "store.h"
 #include "substatus.h"
 #include "util.h"
@@ -42,10 +44,17 @@
 /* How far ahead of this clock a since may be (another host's clock). */
 #define SINCE_SKEW_NS		(60LL * 1000000000LL)
 
-/* A request waiting for the worker. */
+/*
+ * Replay requests waiting for the worker at once (each a few JetStream
+ * calls; a redrive's start reads its drop records).
+ */
+#define REPLAYS_PENDING_MAX	16
+
+/* A request waiting for the worker: a drop listing, or a replay's. */
 struct pending {
 	struct evhttp_request	*req;
 	struct store_drops	*drops;
+	struct store_replay_job	*rj;
 	TAILQ_ENTRY(pending)	 entry;
 };
 
@@ -105,9 +114,9 @@ gen_figure(yajl_gen g, const char *key, int known, unsigned long long v)
 		yajl_gen_null(g);
 }
 
-/* Answer 200 with what g holds, and free g. */
+/* Answer status with what g holds, and free g. */
 static void
-admin_reply_gen(struct evhttp_request *req, yajl_gen g)
+admin_reply_gen(struct evhttp_request *req, int status, yajl_gen g)
 {
 	struct evbuffer		*b = evbuffer_new();
 	const unsigned char	*buf;
@@ -116,7 +125,7 @@ admin_reply_gen(struct evhttp_request *req, yajl_gen g)
 	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
 		evbuffer_add(b, buf, len);
 	yajl_gen_free(g);
-	http_reply(req, ROUTE_ADMIN, 200, b);
+	http_reply(req, ROUTE_ADMIN, status, b);
 	evbuffer_free(b);
 }
 
@@ -150,7 +159,7 @@ admin_subscribers(struct evhttp_request *req)
 	}
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
-	admin_reply_gen(req, g);
+	admin_reply_gen(req, 200, g);
 }
 
 /* t (Unix ns) as RFC 3339 in UTC with nanoseconds, into buf. */
@@ -214,7 +223,7 @@ admin_drops_cb(void *arg, int ok, const struct store_drop *d, int n,
 	json_gen_str_or_null(g, next_ns > 0 ?
 	    time_text(next_ns, t, sizeof(t)) : NULL);
 	yajl_gen_map_close(g);
-	admin_reply_gen(req, g);
+	admin_reply_gen(req, 200, g);
 }
 
 /* The configured subscriber called name, or NULL. */
@@ -284,7 +293,7 @@ admin_drops(struct evhttp_request *req, const struct evkeyvalq *q)
 		return;
 	}
 	TAILQ_FOREACH(p, &admin_pending, entry)
-		n++;
+		n += p->drops != NULL;
 	if (n >= DROPS_PENDING_MAX) {
 		admin_reject(req, 503, "unavailable", "too many drop listings "
 		    "at once; try again");
@@ -302,6 +311,221 @@ admin_drops(struct evhttp_request *req, const struct evkeyvalq *q)
 	TAILQ_INSERT_TAIL(&admin_pending, p, entry);
 }
 
+/*
+ * Replays.
+ */
+
+/* A pending replay request, or NULL after answering 503 (too many). */
+static struct pending *
+replay_pending(struct evhttp_request *req)
+{
+	struct pending	*p;
+	int		 n = 0;
+
+	TAILQ_FOREACH(p, &admin_pending, entry)
+		n += p->rj != NULL;
+	if (n >= REPLAYS_PENDING_MAX) {
+		admin_reject(req, 503, "unavailable", "too many replay "
+		    "requests at once; try again");
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->req = req;
+	return p;
+}
+
+/* Queue p for rj, or answer 503 when the job could not start. */
+static void
+replay_wait(struct pending *p, struct store_replay_job *rj)
+{
+	if (rj == NULL) {
+		admin_reject(p->req, 503, "unavailable", "JetStream is not "
+		    "available; try again");
+		free(p);
+		return;
+	}
+	p->rj = rj;
+	TAILQ_INSERT_TAIL(&admin_pending, p, entry);
+}
+
+/*
+ * The request a replay job answers, taken off the list; NULL after
+ * answering 503 or 404 when the job did not succeed.
+ */
+static struct evhttp_request *
+replay_answered(struct pending *p, const struct store_replay_answer *a)
+{
+	struct evhttp_request	*req = p->req;
+
+	TAILQ_REMOVE(&admin_pending, p, entry);
+	free(p);
+	if (a->result == STORE_REPLAY_NONE) {
+		admin_reject(req, 404, "unknown_replay", "no replay with that "
+		    "id");
+		return NULL;
+	}
+	if (a->result != 0 || a->n != 1) {
+		log_warnx("replay request failed", "error=%s", log_q(a->err));
+		admin_reject(req, 503, "unavailable", "JetStream did not "
+		    "answer; try again");
+		return NULL;
+	}
+	return req;
+}
+
+/* The worker's answer to POST .../replay: 202 with the id. */
+static void
+admin_replay_started(void *arg, struct store_replay_answer *a)
+{
+	struct evhttp_request	*req;
+	const struct store_replay *r;
+	yajl_gen		 g;
+	char			 loc[96];
+
+	if ((req = replay_answered(arg, a)) == NULL)
+		return;
+	r = &a->replays[0];
+	log_info("replay started", "replay=%s sub=%s dropped_only=%d "
+	    "matched=%lld end=%llu", r->id, r->subscriber, r->dropped,
+	    (long long)r->matched, (unsigned long long)r->end);
+	replay_poke();
+	g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	json_gen_str(g, "replay");
+	json_gen_str(g, r->id);
+	gen_figure(g, "matched", r->matched >= 0,
+	    (unsigned long long)r->matched);
+	yajl_gen_map_close(g);
+	snprintf(loc, sizeof(loc), "/v1/admin/replays/%s", r->id);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Location",
+	    loc);
+	admin_reply_gen(req, 202, g);
+}
+
+/* POST /v1/admin/subscribers/<name>/replay?since=..[&dropped=true] */
+static void
+admin_replay_start(struct evhttp_request *req, const char *name,
+    const struct evkeyvalq *q)
+{
+	const struct subscriber	*s = admin_subscriber(name);
+	int			 dropped = http_query_bool(q, "dropped");
+	struct pending		*p;
+	int64_t			 since;
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "POST");
+		admin_reject(req, 405, "method_not_allowed", "use POST");
+		return;
+	}
+	if (dropped == -2) {
+		admin_reject(req, 400, "bad_request", "dropped must be true or "
+		    "false");
+		return;
+	}
+	if (admin_since(req, evhttp_find_header(q, "since"), &since) == -1)
+		return;
+	if (s == NULL) {
+		admin_reject(req, 404, "unknown_subscriber", "no subscriber "
+		    "of that name");
+		return;
+	}
+	if (s->kind != SUB_PUSH) {
+		admin_reject(req, 501, "not_implemented", "replay to a pull "
+		    "inbox is not available yet");
+		return;
+	}
+	if ((p = replay_pending(req)) != NULL)
+		replay_wait(p, replay_start(s, since, dropped,
+		    admin_replay_started, p));
+}
+
+/* The worker's answer to GET /v1/admin/replays/<id>. */
+static void
+admin_replay_report(void *arg, struct store_replay_answer *a)
+{
+	static const char *const states[] = { "running", "done", "cancelled" };
+	struct evhttp_request	*req;
+	const struct store_replay *r;
+	yajl_gen		 g;
+	uint64_t		 left = 0, done;
+	char			 t[TREATY_RFC3339_MAX];
+
+	if ((req = replay_answered(arg, a)) == NULL)
+		return;
+	r = &a->replays[0];
+	done = r->delivered + r->dropped_n;
+	if (r->state == STORE_REPLAY_RUNNING && r->matched >= 0 &&
+	    (uint64_t)r->matched > done)
+		left = (uint64_t)r->matched - done;
+	g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	json_gen_str(g, "id");
+	json_gen_str(g, r->id);
+	json_gen_str(g, "subscriber");
+	json_gen_str(g, r->subscriber);
+	json_gen_str(g, "state");
+	json_gen_str(g, states[r->state]);
+	gen_figure(g, "matched", r->matched >= 0,
+	    (unsigned long long)r->matched);
+	gen_figure(g, "delivered", 1, r->delivered);
+	gen_figure(g, "dropped", 1, r->dropped_n);
+	gen_figure(g, "remaining", r->matched >= 0 ||
+	    r->state != STORE_REPLAY_RUNNING, left);
+	json_gen_str(g, "since");
+	json_gen_str(g, time_text(r->since_ns, t, sizeof(t)));
+	json_gen_str(g, "onlyDropped");
+	yajl_gen_bool(g, r->dropped);
+	yajl_gen_map_close(g);
+	admin_reply_gen(req, 200, g);
+}
+
+/* The worker's answer to DELETE /v1/admin/replays/<id>. */
+static void
+admin_replay_cancelled(void *arg, struct store_replay_answer *a)
+{
+	struct evhttp_request	*req;
+
+	if ((req = replay_answered(arg, a)) == NULL)
+		return;
+	log_info("replay cancelled", "replay=%s state=%d", a->replays[0].id,
+	    (int)a->replays[0].state);
+	replay_poke();
+	http_reply(req, ROUTE_ADMIN, 204, NULL);
+}
+
+/* GET or DELETE /v1/admin/replays/<id> */
+static void
+admin_replay(struct evhttp_request *req, const char *id)
+{
+	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
+	struct pending		*p;
+	size_t			 i, n = strlen(id);
+
+	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD &&
+	    m != EVHTTP_REQ_DELETE) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "GET, HEAD, DELETE");
+		admin_reject(req, 405, "method_not_allowed", "use GET or "
+		    "DELETE");
+		return;
+	}
+	for (i = 0; i < n && strchr("0123456789abcdef", id[i]) != NULL; i++)
+		;
+	if (n != STORE_REPLAY_ID_LEN || i != n) {
+		admin_reject(req, 404, "unknown_replay", "no replay with that "
+		    "id");
+		return;
+	}
+	if ((p = replay_pending(req)) == NULL)
+		return;
+	if (m == EVHTTP_REQ_DELETE)
+		replay_wait(p, replay_cancel(id, admin_replay_cancelled, p));
+	else
+		replay_wait(p, store_replay_report(id, admin_replay_report,
+		    p));
+}
+
 /* Shutdown: answer what still waits for the worker. */
 void
 admin_fail_all(void)
@@ -310,7 +534,9 @@ admin_fail_all(void)
 
 	while ((p = TAILQ_FIRST(&admin_pending)) != NULL) {
 		TAILQ_REMOVE(&admin_pending, p, entry);
-		store_drops_close(p->drops);
+		if (p->drops != NULL)
+			store_drops_close(p->drops);
+		store_replay_close(p->rj);
 		http_error(p->req, ROUTE_ADMIN, 503, "unavailable", "the "
 		    "relay is shutting down");
 		free(p);
@@ -331,11 +557,32 @@ admin_get_only(struct evhttp_request *req)
 	return 0;
 }
 
+/*
+ * The name in "<name><tail>" (the part of the path after a route's
+ * prefix), percent-decoded by libevent (evmem_free_returned frees it);
+ * NULL when the path is not that.
+ */
+static char *
+admin_path_name(const char *path, const char *tail)
+{
+	size_t	 n = strlen(path), tl = strlen(tail);
+	char	*seg, *name;
+
+	if (n <= tl || strcmp(path + n - tl, tail) != 0 ||
+	    memchr(path, '/', n - tl) != NULL)
+		return NULL;
+	seg = xstrndup(path, n - tl);
+	name = evhttp_uridecode(seg, 0, NULL);
+	free(seg);
+	return name;
+}
+
 void
 admin_handle(struct evhttp_request *req, const char *rest)
 {
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	struct evkeyvalq	 q;
+	char			*name;
 
 	if (admin_cfg->admin.n == 0) {
 		http_error(req, ROUTE_OTHER, 404, "not_found", "no such route; "
@@ -356,6 +603,12 @@ admin_handle(struct evhttp_request *req, const char *rest)
 	} else if (strcmp(rest, "drops") == 0) {
 		if (admin_get_only(req))
 			admin_drops(req, &q);
+	} else if (strncmp(rest, "replays/", 8) == 0)
+		admin_replay(req, rest + 8);
+	else if (strncmp(rest, "subscribers/", 12) == 0 &&
+	    (name = admin_path_name(rest + 12, "/replay")) != NULL) {
+		admin_replay_start(req, name, &q);
+		evmem_free_returned(name);
 	} else
 		admin_reject(req, 404, "not_found", "no such admin route");
 	evhttp_clear_headers(&q);

@@ -47,6 +47,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "outbound.h"
+#include "replay.h"
 #include "resolve.h"
 #include "store.h"
 #include "util.h"
@@ -116,6 +117,7 @@ struct delivery {
 	char			*id;		/* decoded ce-id */
 	char			*source;	/* decoded ce-source */
 	char			 subject[TREATY_SUBJECT_MAX + 1];
+	char			 replay[STORE_REPLAY_ID_LEN + 1];	/* or "" */
 	uint64_t		 attempt;
 	TAILQ_ENTRY(delivery)	 entry;
 };
@@ -208,6 +210,8 @@ deliver_dropped_cb(void *arg, int stored)
 	}
 	store_msg_term(d->m);
 	d->m = NULL;
+	if (d->replay[0] != '\0')
+		replay_counted(d->replay, 0);
 	delivery_close(d, "dropped");
 }
 
@@ -279,6 +283,8 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 		metrics_delivery(d->s->idx, DELIVERY_OK, r->ms, d->attempt > 1);
 		store_msg_ack(d->m);
 		d->m = NULL;
+		if (d->replay[0] != '\0')
+			replay_counted(d->replay, 1);
 		delivery_close(d, "delivered");
 	} else if (r->status >= 400 && r->status < 500 && r->status != 408 &&
 	    r->status != 429)
@@ -413,11 +419,10 @@ delivery_new(struct dsub *s, struct store_msg *m)
 	return d;
 }
 
-/* A message from a subscriber's consumer. */
+/* A message for s, from its consumer or from a replay's (replay: its id). */
 static void
-deliver_msg_cb(void *arg, struct store_msg *m)
+deliver_start(struct dsub *s, struct store_msg *m, const char *replay)
 {
-	struct dsub	*s = arg;
 	struct delivery	*d;
 	const char	*spec;
 
@@ -433,6 +438,8 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 		return;
 	}
 	d = delivery_new(s, m);
+	if (replay != NULL)
+		snprintf(d->replay, sizeof(d->replay), "%s", replay);
 	spec = store_msg_header(m, "ce-specversion");
 	if (d->id == NULL || d->source == NULL ||
 	    store_msg_header(m, "ce-type") == NULL || spec == NULL ||
@@ -444,6 +451,13 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 	d->op.rr = resolve_host(outbound_target_host(d->t->t),
 	    outbound_target_port(d->t->t), s->allow_private,
 	    delivery_resolved_cb, d);
+}
+
+/* A message from a subscriber's consumer. */
+static void
+deliver_msg_cb(void *arg, struct store_msg *m)
+{
+	deliver_start(arg, m, NULL);
 }
 
 /*
@@ -473,13 +487,41 @@ dsub_find(const char *name)
 	return NULL;
 }
 
+/* 1 when name is a push subscriber here; see deliver.h. */
+int
+deliver_has(const char *name)
+{
+	return !dl.stopping && dsub_find(name) != NULL;
+}
+
+/* A replay's message for push subscriber name; see deliver.h. */
+int
+deliver_replay_msg(const char *name, const char *replay, struct store_msg *m,
+    int exhausted)
+{
+	struct dsub	*s = dsub_find(name);
+	struct delivery	*d;
+
+	if (s == NULL)
+		return -1;
+	if (!exhausted) {
+		deliver_start(s, m, replay);
+		return 0;
+	}
+	d = delivery_new(s, m);
+	snprintf(d->replay, sizeof(d->replay), "%s", replay);
+	delivery_drop(d, DROP_EXHAUSTED, 0,
+	    "last attempt unfinished (relay stopped or lost)", -1);
+	return 0;
+}
+
 /* Its consumer's settings. */
 static struct store_consumer_spec
 dsub_spec(const struct dsub *s)
 {
 	return (struct store_consumer_spec){ s->cfg->name, STORE_PUSH,
 	    s->cfg->filter, s->cfg->max_deliver, s->cfg->max_in_flight,
-	    dl.cfg->ack_wait_seconds };
+	    dl.cfg->ack_wait_seconds, NULL };
 }
 
 /*

@@ -23,6 +23,18 @@ void	deliver_init(struct event_base *base, const struct config *cfg);
  * way finish; the JetStream consumer stays), counted into ch.
  */
 void	deliver_reload(struct sub_changes *ch);
+/* 1 when name is a push subscriber of this instance (and it is not stopping). */
+int	deliver_has(const char *name);
+struct store_msg;
+/*
+ * A message of replay (its id) for push subscriber name: delivered like
+ * one of the subscriber's own (signed, retried, maxDeliver, drop records,
+ * metrics), its outcome counted with replay_counted.  exhausted: JetStream
+ * gave up on it (as the subscriber's consumer's exhausted callback).  -1
+ * when name is not a push subscriber here (m is the caller's still).
+ */
+int	deliver_replay_msg(const char *name, const char *replay,
+	    struct store_msg *m, int exhausted);
 /* Deliveries under way. */
 int	deliver_in_flight(void);
 /*

@@ -36,6 +36,7 @@
 #include "metrics.h"
 #include "notify.h"
 #include "store.h"
+#include "replay.h"
 #include "substatus.h"
 #include "util.h"
 
@@ -124,6 +125,7 @@ relay_signal_cb(evutil_socket_t sig, short ev, void *arg)
 	notify_send("STOPPING=1");
 	http_stop_accepting();
 	deliver_stop();
+	replay_stop();
 	inbox_stop();
 }
 
@@ -338,6 +340,7 @@ main(int argc, char **argv)
 	ingest_init(&relay.cfg);
 	audit_init(relay.base);
 	deliver_init(relay.base, &relay.cfg);
+	replay_init(relay.base, &relay.cfg);
 	inbox_init(relay.base, &relay.cfg);
 	admin_init(&relay.cfg);
 	substatus_init(relay.base);
@@ -350,6 +353,7 @@ main(int argc, char **argv)
 	admin_free();
 	http_free();
 	ingest_free();
+	replay_free();
 	deliver_free();
 	audit_close_all();
 	substatus_free();

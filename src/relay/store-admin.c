@@ -312,16 +312,12 @@ store_admin_figures(struct bridge_job *job)
  * begins.  1 once that is known.
  */
 static int
-drops_take(struct store_drops *d, natsMsg *m, const jsMsgMetaData *meta)
+drops_take(void *arg, natsMsg *m, const jsMsgMetaData *meta)
 {
-	const char	*id = NULL;
-	char		 sub[128];	/* a subscriber name is shorter */
+	struct store_drops	*d = arg;
+	char			 sub[128];	/* a subscriber name is shorter */
 
-	if (natsMsgHeader_Get(m, "Nats-Msg-Id", &id) != NATS_OK ||
-	    strncmp(id, STORE_DROP_MSGID_PREFIX,
-	    strlen(STORE_DROP_MSGID_PREFIX)) != 0 ||
-	    store_wire_drop_subscriber(natsMsg_GetData(m),
-	    (size_t)natsMsg_GetDataLength(m), sub, sizeof(sub)) == -1 ||
+	if (store_admin_drop_record(m, sub, sizeof(sub), NULL) == -1 ||
 	    strcmp(sub, d->subscriber) != 0)
 		return 0;
 	if (d->n == d->limit) {
@@ -335,18 +331,30 @@ drops_take(struct store_drops *d, natsMsg *m, const jsMsgMetaData *meta)
 	return 0;
 }
 
-/*
- * The drop records of one subscriber from a time on, oldest first: an
- * ephemeral pull consumer on AUDIT's drop subject that starts at that
- * time, read until limit + 1 records match (the last one tells where the
- * next page starts), the subject ends, or STORE_DROPS_SCAN_MAX records
- * were looked at; the consumer is deleted before the answer.
- */
-void
-store_admin_drops(struct bridge_job *job)
+/* A drop record the relay wrote: its subscriber and sequence; see store-int.h. */
+int
+store_admin_drop_record(natsMsg *m, char *name, size_t namelen,
+    uint64_t *seq)
 {
-	struct store_drops	*d = BRIDGE_CONTAINER(job, struct store_drops,
-				    job);
+	const char	*id = NULL;
+
+	if (natsMsgHeader_Get(m, "Nats-Msg-Id", &id) != NATS_OK ||
+	    strncmp(id, STORE_DROP_MSGID_PREFIX,
+	    strlen(STORE_DROP_MSGID_PREFIX)) != 0)
+		return -1;
+	return store_wire_drop_record(natsMsg_GetData(m),
+	    (size_t)natsMsg_GetDataLength(m), name, namelen, seq);
+}
+
+/*
+ * Read the drop subject of AUDIT from a time on; see store-int.h.  An
+ * ephemeral pull consumer that starts at that time, deleted at the end.
+ */
+natsStatus
+store_admin_drops_scan(int64_t since_ns, int max,
+    int (*visit)(void *, natsMsg *, const jsMsgMetaData *), void *arg,
+    int64_t *resume_ns, char *err, size_t errlen)
+{
 	natsSubscription	*sub = NULL;
 	jsConsumerInfo		*ci = NULL;
 	jsMsgMetaData		*meta;
@@ -358,6 +366,7 @@ store_admin_drops(struct bridge_job *job)
 	int			 scanned = 0, done = 0, i;
 	natsStatus		 s;
 
+	*resume_ns = 0;
 	jsSubOptions_Init(&so);
 	so.Stream = STORE_AUDIT;
 	/*
@@ -366,8 +375,8 @@ store_admin_drops(struct bridge_job *job)
 	 * the whole second instead, and skip what comes before since.  The
 	 * epoch's first second is every record (nats.c omits a 0 start).
 	 */
-	start = d->since_ns % 1000000000LL < 100000000LL ?
-	    d->since_ns - d->since_ns % 1000000000LL : d->since_ns;
+	start = since_ns % 1000000000LL < 100000000LL ?
+	    since_ns - since_ns % 1000000000LL : since_ns;
 	if (start > 0) {
 		so.Config.DeliverPolicy = js_DeliverByStartTime;
 		so.Config.OptStartTime = start;
@@ -382,11 +391,10 @@ store_admin_drops(struct bridge_job *job)
 		goto out;
 	pending = ci->NumPending;
 	jsConsumerInfo_Destroy(ci);
-	while (pending > 0 && !done && scanned < STORE_DROPS_SCAN_MAX) {
+	while (pending > 0 && !done && scanned < max) {
 		memset(&list, 0, sizeof(list));
-		s = natsSubscription_Fetch(&list, sub,
-		    STORE_DROPS_SCAN_MAX - scanned < DROPS_FETCH ?
-		    STORE_DROPS_SCAN_MAX - scanned : DROPS_FETCH,
+		s = natsSubscription_Fetch(&list, sub, max - scanned <
+		    DROPS_FETCH ? max - scanned : DROPS_FETCH,
 		    STORE_API_WAIT_MS, &code);
 		if (s != NATS_OK)
 			break;
@@ -395,30 +403,49 @@ store_admin_drops(struct bridge_job *job)
 				continue;
 			pending = meta->NumPending;
 			/* Before since (the whole second above): not counted. */
-			if (meta->Timestamp >= d->since_ns) {
+			if (meta->Timestamp >= since_ns) {
 				scanned++;
 				last_ns = meta->Timestamp;
-				done = drops_take(d, list.Msgs[i], meta);
+				done = visit(arg, list.Msgs[i], meta);
 			}
 			jsMsgMetaData_Destroy(meta);
 		}
 		natsMsgList_Destroy(&list);
 	}
-	/* Looked at as many as one answer may: go on after the last. */
+	/* Looked at as many as one reading may: go on after the last. */
 	if (!done && s == NATS_OK && pending > 0)
-		d->next_ns = last_ns + 1;
+		*resume_ns = last_ns + 1;
 out:
 	if (s != NATS_OK) {
 		const char	*e = nats_GetLastError(NULL);
 
-		d->failed = 1;
-		snprintf(d->err, sizeof(d->err), "%s (code %d)",
-		    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s),
-		    (int)code);
+		snprintf(err, errlen, "%s (code %d)", e != NULL && e[0] !=
+		    '\0' ? e : natsStatus_GetText(s), (int)code);
 	}
 	if (sub != NULL) {
 		/* Deletes the consumer the subscription made. */
 		natsSubscription_Unsubscribe(sub);
 		natsSubscription_Destroy(sub);
 	}
+	return s;
+}
+
+/*
+ * The drop records of one subscriber from a time on, oldest first: read
+ * until limit + 1 records match (the last one tells where the next page
+ * starts), the subject ends, or STORE_DROPS_SCAN_MAX records were looked
+ * at.
+ */
+void
+store_admin_drops(struct bridge_job *job)
+{
+	struct store_drops	*d = BRIDGE_CONTAINER(job, struct store_drops,
+				    job);
+	int64_t			 resume;
+
+	if (store_admin_drops_scan(d->since_ns, STORE_DROPS_SCAN_MAX,
+	    drops_take, d, &resume, d->err, sizeof(d->err)) != NATS_OK)
+		d->failed = 1;
+	else if (d->next_ns == 0)
+		d->next_ns = resume;
 }

@@ -81,6 +81,7 @@ struct store_consumer {
 	char			*deliver;	/* push: deliver subject */
 	char			*filter;
 	enum store_consumer_kind kind;
+	int			 replay;	/* a replay's (store_replay_start's) */
 	int			 max_deliver;
 	int			 max_ack_pending;
 	int			 ack_wait_s;
@@ -252,5 +253,21 @@ void	 store_admin_getmsg(struct bridge_job *job);
 void	 store_admin_peek(struct bridge_job *job);
 void	 store_admin_figures(struct bridge_job *job);
 void	 store_admin_drops(struct bridge_job *job);
+/*
+ * Read AUDIT's drop subject from since_ns on, oldest first, calling
+ * visit with each message and its metadata until it returns 1, the
+ * subject ends, or max records were looked at: then *resume_ns is where
+ * the rest begins (else 0).  NATS_OK, or the failure with err written.
+ */
+natsStatus store_admin_drops_scan(int64_t since_ns, int max,
+	    int (*visit)(void *, natsMsg *, const jsMsgMetaData *), void *arg,
+	    int64_t *resume_ns, char *err, size_t errlen);
+/*
+ * m is a drop record the relay wrote (its Nats-Msg-Id says so): its
+ * subscriber into name and its WORK sequence into *seq (when not NULL).
+ * 0, or -1 when it is not one.
+ */
+int	 store_admin_drop_record(natsMsg *m, char *name, size_t namelen,
+	    uint64_t *seq);
 
 #endif

@@ -50,9 +50,18 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 {
 	struct store_consumer	*c = xcalloc(1, sizeof(*c));
 
-	c->name = store_wire_consumer(spec->name);
-	if (spec->kind == STORE_PUSH)
-		c->deliver = store_wire_deliver(spec->name);
+	if (spec->replay != NULL) {
+		/* Made by store_replay_start, left alone by the checks. */
+		c->replay = 1;
+		c->name = xjoin(STORE_REPLAY_PREFIX, "", spec->replay);
+		if (spec->kind == STORE_PUSH)
+			c->deliver = xjoin(STORE_REPLAY_DELIVER, "",
+			    spec->replay);
+	} else {
+		c->name = store_wire_consumer(spec->name);
+		if (spec->kind == STORE_PUSH)
+			c->deliver = store_wire_deliver(spec->name);
+	}
 	c->kind = spec->kind;
 	consumer_set(c, spec);
 	c->cb = cb;
@@ -63,7 +72,8 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 	/* Added by a reload: subscribe now, and have JetStream make it. */
 	if (store_conn.connected && !store_conn.closing) {
 		store_sub_init();
-		store_check_consumers();
+		if (!c->replay)
+			store_check_consumers();
 	}
 	return c;
 }
@@ -112,7 +122,7 @@ consumer_find(const char *name)
 	return NULL;
 }
 
-/* Copies of every consumer's settings, for the worker; their count. */
+/* Copies of every subscriber's consumer's settings, for the worker; their count. */
 int
 store_consumer_copies(struct store_consumer_copy **out)
 {
@@ -124,6 +134,8 @@ store_consumer_copies(struct store_consumer_copy **out)
 	*out = n > 0 ? xcalloc((size_t)n, sizeof(**out)) : NULL;
 	n = 0;
 	TAILQ_FOREACH(c, &cs.list, entry) {
+		if (c->replay)
+			continue;
 		(*out)[n].name = xstrdup(c->name);
 		(*out)[n].deliver = c->deliver != NULL ? xstrdup(c->deliver) :
 		    NULL;

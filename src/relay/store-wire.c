@@ -275,16 +275,19 @@ store_wire_puback(const char *status, const char *data, size_t len,
 	return 0;
 }
 
-/* A drop record's subscriber; see store-wire.h. */
+/* A drop record's subscriber and sequence; see store-wire.h. */
 int
-store_wire_drop_subscriber(const char *data, size_t len, char *name,
-    size_t namelen)
+store_wire_drop_record(const char *data, size_t len, char *name,
+    size_t namelen, uint64_t *seq)
 {
 	static const char *p_sub[] = { "subscriber", NULL };
+	static const char *p_seq[] = { "sequence", NULL };
 	char		*text;
 	yajl_val	 root, v;
 	int		 rc = -1;
 
+	if (seq != NULL)
+		*seq = 0;
 	if (data == NULL || len == 0 || len > RECORD_MAX)
 		return -1;
 	text = xstrndup(data, len);
@@ -295,6 +298,10 @@ store_wire_drop_subscriber(const char *data, size_t len, char *name,
 	    strlen(v->u.string) < namelen) {
 		strcpy(name, v->u.string);
 		rc = 0;
+		if (seq != NULL && (v = yajl_tree_get(root, p_seq,
+		    yajl_t_number)) != NULL && YAJL_IS_INTEGER(v) &&
+		    YAJL_GET_INTEGER(v) > 0)
+			*seq = (uint64_t)YAJL_GET_INTEGER(v);
 	}
 	yajl_tree_free(root);
 	return rc;

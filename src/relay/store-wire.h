@@ -81,11 +81,13 @@ int	 store_wire_pull_body(char *buf, size_t len, int batch,
 int	 store_wire_puback(const char *status, const char *data, size_t len,
 	    int *dup, int *code, char *desc, size_t dlen);
 /*
- * The "subscriber" of a drop record's data, into name: 0, or -1 when the
- * data is not a JSON object with that string (or it does not fit).
+ * The "subscriber" of a drop record's data, into name, and its
+ * "sequence" into *seq when seq is not NULL (0 when absent: a record from
+ * before the relay wrote one).  0, or -1 when the data is not a JSON
+ * object with that string (or it does not fit).
  */
-int	 store_wire_drop_subscriber(const char *data, size_t len, char *name,
-	    size_t namelen);
+int	 store_wire_drop_record(const char *data, size_t len, char *name,
+	    size_t namelen, uint64_t *seq);
 /*
  * Read a max-deliveries advisory: the consumer's name (into name), the
  * stream sequence and the deliveries (0 when absent).  -1 when it is not

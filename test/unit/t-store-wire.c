@@ -215,6 +215,41 @@ advisory(void)
 	    -1);
 }
 
+static int
+drop(const char *json, char *name, size_t nlen, uint64_t *seq)
+{
+	return store_wire_drop_record(json, strlen(json), name, nlen, seq);
+}
+
+/* A drop record's subscriber and WORK sequence. */
+static void
+drop_record(void)
+{
+	char		 name[16];
+	uint64_t	 seq;
+
+	T_EQ_INT(drop("{\"subscriber\":\"billing\",\"attempts\":3,"
+	    "\"sequence\":42}", name, sizeof(name), &seq), 0);
+	T_EQ_STR(name, "billing");
+	T_EQ_INT(seq, 42);
+	/* From before the sequence was written, or not a number: 0. */
+	T_EQ_INT(drop("{\"subscriber\":\"a\"}", name, sizeof(name), &seq), 0);
+	T_EQ_INT(seq, 0);
+	T_EQ_INT(drop("{\"subscriber\":\"a\",\"sequence\":\"7\"}", name,
+	    sizeof(name), &seq), 0);
+	T_EQ_INT(seq, 0);
+	T_EQ_INT(drop("{\"subscriber\":\"a\",\"sequence\":-7}", name,
+	    sizeof(name), &seq), 0);
+	T_EQ_INT(seq, 0);
+	T_EQ_INT(drop("{\"subscriber\":\"a\",\"sequence\":7}", name,
+	    sizeof(name), NULL), 0);
+	T_EQ_INT(drop("{\"sequence\":7}", name, sizeof(name), &seq), -1);
+	T_EQ_INT(drop("{\"subscriber\":\"a-long-name-here\"}", name,
+	    sizeof(name), &seq), -1);
+	T_EQ_INT(drop("[1]", name, sizeof(name), &seq), -1);
+	T_EQ_INT(store_wire_drop_record(NULL, 0, name, sizeof(name), &seq), -1);
+}
+
 static const struct t_case cases[] = {
 	{ "acknowledgement verbs", verbs },
 	{ "consumer and deliver names", names },
@@ -224,6 +259,7 @@ static const struct t_case cases[] = {
 	{ "pull requests", pull },
 	{ "publish acknowledgements", puback },
 	{ "max-deliveries advisory", advisory },
+	{ "drop records", drop_record },
 };
 
 int

@@ -1,0 +1,494 @@
+/*
+ * replay.c: replays on this instance (replay.h).  Loop thread only.
+ *
+ * Every REPLAY_LIST_MS the instance lists the replays in JetStream (a
+ * worker job) and brings its part in each up to date:
+ *
+ *   - a push subscriber's replay that this instance has the subscriber
+ *     of: join its delivery group (a redrive reads its sequences from
+ *     AUDIT first), so every instance shares its work as it shares the
+ *     subscriber's;
+ *   - a replay no longer listed (ended, or cancelled by any instance):
+ *     leave it;
+ *   - a replay whose consumer has answered everything up to its end, in
+ *     two listings in a row: end it as done.  Two, so that every instance
+ *     has recorded its last counts (every REPLAY_PROGRESS_MS) by then.
+ *
+ * A replay's message past its end (stored after it started), or, for a
+ * redrive, of an event without a drop record, is acknowledged without a
+ * delivery.  The rest go to deliver.c like the subscriber's own.
+ *
+ * Each instance records its counts per replay on
+ * audit.relay.treaty.replay.<id>.<instance>, the instance being a random
+ * name per process, so a restarted relay starts new counts instead of
+ * overwriting its predecessor's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <event2/event_struct.h>
+#include <openssl/rand.h>
+
+#include "config.h"
+#include "deliver.h"
+#include "log.h"
+#include "replay.h"
+#include "util.h"
+
+struct replay {
+	struct store_replay	 r;		/* as last listed */
+	struct store_consumer	*c;		/* taken up here, or NULL */
+	uint64_t		*seqs;		/* a redrive's, sorted */
+	size_t			 nseqs;
+	int			 loaded;	/* seqs read */
+	struct store_replay_job	*seqs_job;
+	struct store_replay_job	*end_job;
+	uint64_t		 delivered, dropped;	/* by this instance */
+	uint64_t		 rec_delivered, rec_dropped;	/* recorded */
+	struct replay_rec	*rec;		/* a record being stored */
+	int			 done_seen;	/* listings in a row */
+	int			 listed;
+	TAILQ_ENTRY(replay)	 entry;
+};
+TAILQ_HEAD(replay_list, replay);
+
+/* A progress record on its way to AUDIT. */
+struct replay_rec {
+	struct replay		*rp;		/* NULL once it is gone */
+	uint64_t		 delivered, dropped;
+};
+
+static struct {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct event		 tick;
+	struct replay_list	 list;
+	struct store_replay_job	*list_job;
+	long long		 listed_ms;
+	char			 instance[STORE_INSTANCE_LEN + 1];
+	int			 stopping;
+	unsigned		 recs;		/* Nats-Msg-Id serial */
+} rs = { .list = TAILQ_HEAD_INITIALIZER(rs.list) };
+
+static void	replay_list_cb(void *, struct store_replay_answer *);
+
+/* Random hex digits into buf (len digits and a NUL). */
+static void
+random_hex(char *buf, size_t len)
+{
+	unsigned char	 b[32];
+	size_t		 i;
+
+	if (len / 2 > sizeof(b) || RAND_bytes(b, (int)(len / 2)) != 1)
+		fatalx("no random bytes for a replay", NULL);
+	for (i = 0; i < len / 2; i++)
+		snprintf(buf + 2 * i, 3, "%02x", b[i]);
+}
+
+/* The replay called id here, or NULL. */
+static struct replay *
+replay_find(const char *id)
+{
+	struct replay	*rp;
+
+	TAILQ_FOREACH(rp, &rs.list, entry)
+		if (strcmp(rp->r.id, id) == 0)
+			return rp;
+	return NULL;
+}
+
+/* JetStream's answer to a progress record. */
+static void
+replay_rec_cb(void *arg, enum store_result res, int dup)
+{
+	struct replay_rec	*rec = arg;
+
+	(void)dup;
+	if (rec->rp != NULL) {
+		rec->rp->rec = NULL;
+		if (res == STORE_OK) {
+			rec->rp->rec_delivered = rec->delivered;
+			rec->rp->rec_dropped = rec->dropped;
+		}
+	}
+	free(rec);
+}
+
+/*
+ * Record this instance's counts for rp in AUDIT when they changed.  Its
+ * answer comes back to rp, unless detach (rp is going).
+ */
+static void
+replay_record(struct replay *rp, int detach)
+{
+	struct store_header	 h[6];
+	struct replay_rec	*rec;
+	char			 subj[128], msgid[128], *data;
+
+	if ((rp->rec != NULL && !detach) || (rp->delivered == rp->rec_delivered &&
+	    rp->dropped == rp->rec_dropped))
+		return;
+	rec = xcalloc(1, sizeof(*rec));
+	rec->rp = detach ? NULL : rp;
+	rec->delivered = rp->delivered;
+	rec->dropped = rp->dropped;
+	snprintf(subj, sizeof(subj), "%s.%s.%s", STORE_REPLAY_SUBJECT,
+	    rp->r.id, rs.instance);
+	snprintf(msgid, sizeof(msgid), "%s%s-%s-%u", STORE_REPLAY_MSGID_PREFIX,
+	    rp->r.id, rs.instance, ++rs.recs);
+	h[0] = (struct store_header){ "ce-specversion", "1.0" };
+	h[1] = (struct store_header){ "ce-id", msgid + strlen("relay!") };
+	h[2] = (struct store_header){ "ce-source", "/treaty-relay" };
+	h[3] = (struct store_header){ "ce-type",
+	    "dev.treaty.replay.progress.v1" };
+	h[4] = (struct store_header){ "content-type", "application/json" };
+	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
+	data = store_replay_progress_json(rp->delivered, rp->dropped);
+	if (store_publish(subj, h, 6, msgid, data, strlen(data),
+	    replay_rec_cb, rec) == STORE_OK) {
+		if (!detach)
+			rp->rec = rec;
+	} else
+		free(rec);		/* tried again with the next tick */
+	free(data);
+}
+
+/* Leave rp's delivery group here (its deliveries under way finish). */
+static void
+replay_leave(struct replay *rp)
+{
+	if (rp->c != NULL) {
+		store_consumer_remove(rp->c);
+		rp->c = NULL;
+	}
+}
+
+/*
+ * Forget rp: its counts recorded one last time (unless the store is
+ * gone), its jobs closed.
+ */
+static void
+replay_forget(struct replay *rp, int record)
+{
+	replay_leave(rp);
+	if (rp->rec != NULL)
+		rp->rec->rp = NULL;
+	if (record)
+		replay_record(rp, 1);
+	store_replay_close(rp->seqs_job);
+	store_replay_close(rp->end_job);
+	TAILQ_REMOVE(&rs.list, rp, entry);
+	store_replay_free(&rp->r);
+	free(rp->seqs);
+	free(rp);
+}
+
+/* 1 when seq is one of rp's (before its end; a redrive's sequences). */
+static int
+replay_wants(const struct replay *rp, uint64_t seq)
+{
+	size_t	 lo = 0, hi = rp->nseqs, mid;
+
+	if (seq > rp->r.end)
+		return 0;
+	if (!rp->r.dropped)
+		return 1;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (rp->seqs[mid] == seq)
+			return 1;
+		if (rp->seqs[mid] < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* A message of rp's consumer. */
+static void
+replay_msg_cb(void *arg, struct store_msg *m)
+{
+	struct replay	*rp = arg;
+
+	if (!replay_wants(rp, store_msg_seq(m))) {
+		store_msg_ack(m);
+		return;
+	}
+	if (deliver_replay_msg(rp->r.subscriber, rp->r.id, m, 0) == -1)
+		store_msg_give_back(m);
+}
+
+/* JetStream gave up on one of rp's messages (the last try was lost). */
+static void
+replay_exhausted_cb(void *arg, struct store_msg *m)
+{
+	struct replay	*rp = arg;
+
+	if (!replay_wants(rp, store_msg_seq(m)) ||
+	    deliver_replay_msg(rp->r.subscriber, rp->r.id, m, 1) == -1)
+		store_msg_free(m);
+}
+
+/* Join rp's delivery group. */
+static void
+replay_join(struct replay *rp)
+{
+	struct store_consumer_spec	 spec;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.name = rp->r.subscriber;
+	spec.kind = STORE_PUSH;
+	spec.filter = rp->r.filter;
+	spec.max_deliver = rp->r.max_deliver;
+	spec.max_ack_pending = rp->r.max_ack_pending;
+	spec.ack_wait_s = rp->r.ack_wait_s;
+	spec.replay = rp->r.id;
+	rp->c = store_consumer_add(&spec, replay_msg_cb, replay_exhausted_cb,
+	    rp);
+	log_info("replay taken up", "replay=%s sub=%s matched=%lld",
+	    rp->r.id, rp->r.subscriber, (long long)rp->r.matched);
+}
+
+/* A redrive's sequences were read. */
+static void
+replay_seqs_cb(void *arg, struct store_replay_answer *a)
+{
+	struct replay	*rp = arg;
+
+	rp->seqs_job = NULL;
+	if (a->result != 0) {
+		log_warnx("redrive's drop records not read; trying again",
+		    "replay=%s error=%s", rp->r.id, log_q(a->err));
+		return;
+	}
+	rp->seqs = a->seqs;
+	rp->nseqs = a->nseqs;
+	a->seqs = NULL;
+	rp->loaded = 1;
+	if (!rs.stopping && rp->c == NULL && deliver_has(rp->r.subscriber))
+		replay_join(rp);
+}
+
+/* The replay was ended (done) by this instance. */
+static void
+replay_end_cb(void *arg, struct store_replay_answer *a)
+{
+	struct replay	*rp = arg;
+
+	rp->end_job = NULL;
+	if (a->result == STORE_REPLAY_FAILED) {
+		log_warnx("replay not ended yet; trying again", "replay=%s "
+		    "error=%s", rp->r.id, log_q(a->err));
+		return;
+	}
+	if (a->result == 0 && a->n == 1)
+		log_info("replay done", "replay=%s sub=%s matched=%lld "
+		    "delivered=%llu dropped=%llu", rp->r.id, rp->r.subscriber,
+		    (long long)a->replays[0].matched,
+		    (unsigned long long)a->replays[0].delivered,
+		    (unsigned long long)a->replays[0].dropped_n);
+	/* Its counts are in the end record. */
+	rp->rec_delivered = rp->delivered;
+	rp->rec_dropped = rp->dropped;
+	replay_forget(rp, 0);
+}
+
+/*
+ * 1 when everything rp hands out has been answered: the consumer's ack
+ * floor reached the end, or nothing is pending or in flight up to it.
+ */
+static int
+replay_finished(const struct store_replay *r)
+{
+	return r->ack_floor_seq >= r->end || (r->num_ack_pending == 0 &&
+	    (r->num_pending == 0 || r->delivered_seq >= r->end));
+}
+
+/* Bring this instance's part in rp up to date after a listing. */
+static void
+replay_update(struct replay *rp)
+{
+	int	 here = !rs.stopping && rp->r.push &&
+		    deliver_has(rp->r.subscriber);
+
+	if (replay_finished(&rp->r)) {
+		if (++rp->done_seen >= 2 && rp->end_job == NULL &&
+		    !rs.stopping)
+			rp->end_job = store_replay_end(rp->r.id,
+			    STORE_REPLAY_DONE, rs.instance, rp->delivered,
+			    rp->dropped, replay_end_cb, rp);
+	} else
+		rp->done_seen = 0;
+	if (!here) {
+		replay_leave(rp);
+		return;
+	}
+	if (rp->c != NULL)
+		return;
+	if (rp->r.dropped && !rp->loaded) {
+		if (rp->seqs_job == NULL)
+			rp->seqs_job = store_replay_seqs(&rp->r,
+			    replay_seqs_cb, rp);
+		return;
+	}
+	replay_join(rp);
+}
+
+/* The replays in JetStream. */
+static void
+replay_list_cb(void *arg, struct store_replay_answer *a)
+{
+	struct replay	*rp, *next;
+	int		 i;
+
+	(void)arg;
+	rs.list_job = NULL;
+	if (a->result != 0) {
+		log_warnx("replays not listed", "error=%s", log_q(a->err));
+		return;
+	}
+	TAILQ_FOREACH(rp, &rs.list, entry)
+		rp->listed = 0;
+	for (i = 0; i < a->n; i++) {
+		if ((rp = replay_find(a->replays[i].id)) == NULL) {
+			rp = xcalloc(1, sizeof(*rp));
+			TAILQ_INSERT_TAIL(&rs.list, rp, entry);
+		}
+		store_replay_free(&rp->r);
+		rp->r = a->replays[i];
+		/* Taken: the answer's copy must not free them. */
+		a->replays[i].subscriber = a->replays[i].filter = NULL;
+		rp->listed = 1;
+	}
+	for (rp = TAILQ_FIRST(&rs.list); rp != NULL; rp = next) {
+		next = TAILQ_NEXT(rp, entry);
+		if (!rp->listed) {
+			if (rp->end_job == NULL)
+				replay_forget(rp, 1);
+			continue;
+		}
+		replay_update(rp);
+	}
+}
+
+/* Timer: counts recorded; the replays listed every REPLAY_LIST_MS. */
+static void
+replay_tick_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct replay	*rp;
+	long long	 now = now_ms();
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	TAILQ_FOREACH(rp, &rs.list, entry)
+		replay_record(rp, 0);
+	if (rs.stopping || rs.list_job != NULL ||
+	    now - rs.listed_ms < REPLAY_LIST_MS)
+		return;
+	rs.listed_ms = now;
+	rs.list_job = store_replay_list(replay_list_cb, NULL);
+}
+
+void
+replay_init(struct event_base *base, const struct config *cfg)
+{
+	struct timeval	 tv = { REPLAY_PROGRESS_MS / 1000,
+			    (REPLAY_PROGRESS_MS % 1000) * 1000 };
+
+	rs.base = base;
+	rs.cfg = cfg;
+	random_hex(rs.instance, STORE_INSTANCE_LEN);
+	event_assign(&rs.tick, base, -1, EV_PERSIST, replay_tick_cb, NULL);
+	event_add(&rs.tick, &tv);
+}
+
+/* Start a replay; see replay.h. */
+struct store_replay_job *
+replay_start(const struct subscriber *s, int64_t since_ns, int dropped,
+    store_replay_cb cb, void *arg)
+{
+	struct store_replay	 r;
+	struct store_replay_job	*j;
+	struct timespec		 now;
+
+	memset(&r, 0, sizeof(r));
+	random_hex(r.id, STORE_REPLAY_ID_LEN);
+	r.subscriber = xstrdup(s->name);
+	r.filter = xstrdup(s->filter);
+	r.push = s->kind == SUB_PUSH;
+	r.dropped = dropped;
+	r.since_ns = since_ns;
+	clock_gettime(CLOCK_REALTIME, &now);
+	r.created_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	r.max_deliver = s->max_deliver;
+	r.max_ack_pending = s->max_in_flight;
+	r.ack_wait_s = r.push ? rs.cfg->ack_wait_seconds :
+	    rs.cfg->lease_seconds;
+	j = store_replay_start(&r, cb, arg);
+	store_replay_free(&r);
+	return j;
+}
+
+/* Cancel a replay; see replay.h. */
+struct store_replay_job *
+replay_cancel(const char *id, store_replay_cb cb, void *arg)
+{
+	struct replay	*rp = replay_find(id);
+
+	return store_replay_end(id, STORE_REPLAY_CANCELLED, rs.instance,
+	    rp != NULL ? rp->delivered : 0, rp != NULL ? rp->dropped : 0, cb,
+	    arg);
+}
+
+/* List at the next tick. */
+void
+replay_poke(void)
+{
+	rs.listed_ms = 0;
+}
+
+/* An outcome of one of replay id's deliveries here. */
+void
+replay_counted(const char *id, int delivered)
+{
+	struct replay	*rp = replay_find(id);
+
+	if (rp == NULL)
+		return;
+	if (delivered)
+		rp->delivered++;
+	else
+		rp->dropped++;
+}
+
+/* Shutdown: leave every delivery group, record the counts. */
+void
+replay_stop(void)
+{
+	struct replay	*rp;
+
+	rs.stopping = 1;
+	TAILQ_FOREACH(rp, &rs.list, entry) {
+		if (rp->c != NULL)
+			store_consumer_stop(rp->c);
+		replay_record(rp, 0);
+	}
+}
+
+void
+replay_free(void)
+{
+	struct replay	*rp;
+
+	event_del(&rs.tick);
+	store_replay_close(rs.list_job);
+	/* After the loop: nothing is recorded any more. */
+	while ((rp = TAILQ_FIRST(&rs.list)) != NULL)
+		replay_forget(rp, 0);
+}

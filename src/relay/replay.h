@@ -1,0 +1,48 @@
+/*
+ * replay.h: replays and redrives (SPEC 15) on this instance: starting
+ * one, finding the ones any instance started, taking part in their
+ * delivery, counting what this instance delivered and dropped for each,
+ * and ending one when it is done or cancelled.  The replay itself lives
+ * in JetStream (store.h, "Replays").  Loop thread only.
+ */
+#ifndef REPLAY_H
+#define REPLAY_H
+
+#include <stdint.h>
+
+#include "store.h"
+
+struct event_base;
+struct config;
+struct subscriber;
+
+/* How often this instance lists the replays and records its counts. */
+#define REPLAY_LIST_MS		2000
+#define REPLAY_PROGRESS_MS	1000
+
+/* Start the timers (cfg stays in place; a reload refills it). */
+void	replay_init(struct event_base *base, const struct config *cfg);
+/*
+ * Start a replay of subscriber s's events stored at or after since_ns
+ * (dropped: only those with a drop record for s from since_ns on): cb
+ * gets the started replay (its id and matched), or the failure.  NULL
+ * when JetStream cannot be asked now.
+ */
+struct store_replay_job *replay_start(const struct subscriber *s,
+	    int64_t since_ns, int dropped, store_replay_cb cb, void *arg);
+/*
+ * Cancel replay id: its end record (with this instance's counts) and its
+ * consumer deleted, whichever instance runs it; see store_replay_end.
+ */
+struct store_replay_job *replay_cancel(const char *id, store_replay_cb cb,
+	    void *arg);
+/* Look for replays now instead of at the next listing. */
+void	replay_poke(void);
+/* deliver.c: one of replay id's events was delivered (1) or dropped (0). */
+void	replay_counted(const char *id, int delivered);
+/* Shutdown: take no more replay messages here; record the counts. */
+void	replay_stop(void);
+/* Free everything (after the loop). */
+void	replay_free(void);
+
+#endif

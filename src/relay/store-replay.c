@@ -1,0 +1,928 @@
+/*
+ * store-replay.c: replays in JetStream (SPEC 15; store.h says what they
+ * are made of).  The calls that ask are on the loop thread; the work of
+ * each (replay_*_work) is a bridge job on the worker thread, since it
+ * waits on JetStream, and reads nothing but its job and the JetStream
+ * context.
+ *
+ * A replay's consumer is made with a request of our own rather than
+ * js_AddConsumer: nats.c 3.4 writes a start time's nanoseconds without
+ * leading zeros (.000005 goes out as .5), and a replay must start exactly
+ * at its since.  Its description holds what it will hand out, counted
+ * before it is made, and nats-server 2.9 refuses to update a consumer
+ * that has a start time: so the count comes from a probe, an ephemeral
+ * consumer with the same start and filter that hands nothing out, whose
+ * num_pending is read between two identical readings of WORK's last
+ * sequence, which is the replay's end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "treaty.h"
+#include "json.h"
+#include "log.h"
+#include "store-int.h"
+#include "util.h"
+
+/* Readings of WORK around the count before giving up on an exact one. */
+#define COUNT_TRIES		5
+/* Instances whose counts are added up at most. */
+#define PROGRESS_MAX		64
+/* A redrive's sequences at most (8 bytes each). */
+#define SEQS_MAX		(4 * 1024 * 1024)
+
+struct store_replay_job {
+	struct bridge_job	 job;
+	/* In. */
+	struct store_replay	 r;
+	enum store_replay_state	 state;		/* end */
+	char			 instance[STORE_INSTANCE_LEN + 1];
+	uint64_t		 delivered, dropped;
+	/* Out. */
+	struct store_replay_answer a;
+	char			 err[160];
+	/* Loop thread only. */
+	store_replay_cb		 cb;
+	void			*arg;
+	int			 closed;
+};
+
+/* Free what a replay's description holds. */
+void
+store_replay_free(struct store_replay *r)
+{
+	if (r == NULL)
+		return;
+	free(r->subscriber);
+	free(r->filter);
+	r->subscriber = r->filter = NULL;
+}
+
+/* A copy of r's strings into dst (the rest copied as it is). */
+static void
+replay_copy(struct store_replay *dst, const struct store_replay *r)
+{
+	*dst = *r;
+	dst->subscriber = r->subscriber != NULL ? xstrdup(r->subscriber) :
+	    NULL;
+	dst->filter = r->filter != NULL ? xstrdup(r->filter) : NULL;
+}
+
+/*
+ * Wire formats.  The description and the records are JSON objects;
+ * "onlyDropped" is the redrive flag ("dropped" is a count in reports).
+ */
+
+/*
+ * r's parameters as its consumer's description (end and matched once
+ * started), or as its end record (state not NULL: with the totals).
+ */
+static char *
+replay_description(const struct store_replay *r, int started,
+    const char *state)
+{
+	yajl_gen	 g = yajl_gen_alloc(NULL);
+	char		*out;
+
+	yajl_gen_map_open(g);
+	json_gen_str(g, "subscriber");
+	json_gen_str(g, r->subscriber);
+	json_gen_str(g, "since");
+	yajl_gen_integer(g, r->since_ns);
+	json_gen_str(g, "onlyDropped");
+	yajl_gen_bool(g, r->dropped);
+	json_gen_str(g, "created");
+	yajl_gen_integer(g, r->created_ns);
+	if (started) {
+		json_gen_str(g, "end");
+		yajl_gen_integer(g, (long long)r->end);
+		json_gen_str(g, "auditEnd");
+		yajl_gen_integer(g, (long long)r->audit_end);
+		json_gen_str(g, "matched");
+		if (r->matched >= 0)
+			yajl_gen_integer(g, r->matched);
+		else
+			yajl_gen_null(g);
+	}
+	if (state != NULL) {
+		json_gen_str(g, "state");
+		json_gen_str(g, state);
+		json_gen_str(g, "delivered");
+		yajl_gen_integer(g, (long long)r->delivered);
+		json_gen_str(g, "dropped");
+		yajl_gen_integer(g, (long long)r->dropped_n);
+	}
+	yajl_gen_map_close(g);
+	out = json_gen_take(g);
+	return out;
+}
+
+/* A non-negative integer member of obj, or def. */
+static long long
+json_int(yajl_val obj, const char *key, long long def)
+{
+	const char	*path[] = { key, NULL };
+	yajl_val	 v = yajl_tree_get(obj, path, yajl_t_number);
+
+	return v != NULL && YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0 ?
+	    YAJL_GET_INTEGER(v) : def;
+}
+
+/*
+ * A description or end record into r: 0, or -1 when it is not one of a
+ * started replay (no end yet: it is still being made).
+ */
+static int
+replay_parse(const char *text, struct store_replay *r)
+{
+	static const char *p_sub[] = { "subscriber", NULL };
+	static const char *p_only[] = { "onlyDropped", NULL };
+	static const char *p_state[] = { "state", NULL };
+	yajl_val	 root = text != NULL ? yajl_tree_parse(text, NULL, 0) :
+			    NULL;
+	yajl_val	 sub;
+	int		 rc = -1;
+
+	if (root != NULL && YAJL_IS_OBJECT(root) &&
+	    (sub = yajl_tree_get(root, p_sub, yajl_t_string)) != NULL &&
+	    json_int(root, "end", -1) >= 0) {
+		free(r->subscriber);
+		r->subscriber = xstrdup(sub->u.string);
+		r->since_ns = json_int(root, "since", 0);
+		r->created_ns = json_int(root, "created", 0);
+		r->dropped = yajl_tree_get(root, p_only, yajl_t_true) != NULL;
+		r->end = (uint64_t)json_int(root, "end", 0);
+		r->audit_end = (uint64_t)json_int(root, "auditEnd", 0);
+		r->matched = json_int(root, "matched", -1);
+		r->delivered = (uint64_t)json_int(root, "delivered", 0);
+		r->dropped_n = (uint64_t)json_int(root, "dropped", 0);
+		r->state = STORE_REPLAY_RUNNING;
+		if ((sub = yajl_tree_get(root, p_state, yajl_t_string)) != NULL)
+			r->state = strcmp(sub->u.string, "done") == 0 ?
+			    STORE_REPLAY_DONE : strcmp(sub->u.string,
+			    "cancelled") == 0 ? STORE_REPLAY_CANCELLED :
+			    STORE_REPLAY_RUNNING;
+		rc = 0;
+	}
+	yajl_tree_free(root);
+	return rc;
+}
+
+/* This instance's counts, for its progress record; see store.h. */
+char *
+store_replay_progress_json(uint64_t delivered, uint64_t dropped)
+{
+	yajl_gen	 g = yajl_gen_alloc(NULL);
+
+	yajl_gen_map_open(g);
+	json_gen_str(g, "delivered");
+	yajl_gen_integer(g, (long long)delivered);
+	json_gen_str(g, "dropped");
+	yajl_gen_integer(g, (long long)dropped);
+	yajl_gen_map_close(g);
+	return json_gen_take(g);
+}
+
+/*
+ * Worker thread from here to the loop functions.
+ */
+
+/* A failure's text into the job (the first one stays). */
+static void
+job_fail(struct store_replay_job *j, int result, natsStatus s, jsErrCode code,
+    const char *what)
+{
+	const char	*e = nats_GetLastError(NULL);
+
+	j->a.result = result;
+	if (j->err[0] == '\0')
+		snprintf(j->err, sizeof(j->err), "%s: %s (code %d)", what,
+		    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s),
+		    (int)code);
+}
+
+/* A stream's first and last sequences: NATS_OK or the failure. */
+static natsStatus
+stream_seqs(const char *stream, uint64_t *first, uint64_t *last,
+    jsErrCode *code)
+{
+	jsStreamInfo	*si = NULL;
+	natsStatus	 s;
+
+	if ((s = js_GetStreamInfo(&si, store_conn.js, stream, NULL, code)) !=
+	    NATS_OK)
+		return s;
+	if (first != NULL)
+		*first = si->State.FirstSeq;
+	*last = si->State.LastSeq;
+	jsStreamInfo_Destroy(si);
+	return NATS_OK;
+}
+
+/*
+ * Create replay r's consumer, started (its description whole), or, with
+ * probe not NULL, an ephemeral pull consumer with the same start and
+ * filter that hands out nothing, whose name goes to probe (its count is
+ * what the replay will hand out).  NATS_OK, or the failure (JetStream's
+ * own text in err).
+ */
+static natsStatus
+consumer_put(const struct store_replay *r, char *probe, size_t probelen,
+    char *err, size_t errlen)
+{
+	static const char *p_err[] = { "error", NULL };
+	static const char *p_desc[] = { "error", "description", NULL };
+	static const char *p_name[] = { "name", NULL };
+	yajl_gen	 g = yajl_gen_alloc(NULL);
+	char		 name[64], subj[160], deliver[64], t[TREATY_RFC3339_MAX];
+	char		*desc;
+	const unsigned char *buf;
+	size_t		 len;
+	natsMsg		*reply = NULL;
+	natsStatus	 s;
+	yajl_val	 root, v;
+
+	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, r->id);
+	if (probe != NULL)
+		snprintf(subj, sizeof(subj), "$JS.API.CONSUMER.CREATE.%s",
+		    STORE_WORK);
+	else
+		snprintf(subj, sizeof(subj),
+		    "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", STORE_WORK, name);
+	snprintf(deliver, sizeof(deliver), "%s%s", STORE_REPLAY_DELIVER, r->id);
+	yajl_gen_map_open(g);
+	json_gen_str(g, "stream_name");
+	json_gen_str(g, STORE_WORK);
+	json_gen_str(g, "config");
+	yajl_gen_map_open(g);
+	json_gen_str(g, "deliver_policy");
+	if (r->dropped) {
+		json_gen_str(g, "by_start_sequence");
+		json_gen_str(g, "opt_start_seq");
+		yajl_gen_integer(g, (long long)r->start_seq);
+	} else if (r->since_ns > 0) {
+		treaty_rfc3339_format(r->since_ns / 1000000000LL,
+		    (long)(r->since_ns % 1000000000LL), 9, t, sizeof(t));
+		json_gen_str(g, "by_start_time");
+		json_gen_str(g, "opt_start_time");
+		json_gen_str(g, t);
+	} else
+		json_gen_str(g, "all");
+	json_gen_str(g, "filter_subject");
+	json_gen_str(g, r->filter);
+	json_gen_str(g, "replay_policy");
+	json_gen_str(g, "instant");
+	if (probe != NULL) {
+		json_gen_str(g, "ack_policy");
+		json_gen_str(g, "none");
+		/* Gone on its own if this instance dies before deleting it. */
+		json_gen_str(g, "inactive_threshold");
+		yajl_gen_integer(g, 60LL * 1000000000LL);
+	} else {
+		desc = replay_description(r, 1, NULL);
+		json_gen_str(g, "durable_name");
+		json_gen_str(g, name);
+		json_gen_str(g, "description");
+		json_gen_str(g, desc);
+		free(desc);
+		json_gen_str(g, "ack_policy");
+		json_gen_str(g, "explicit");
+		json_gen_str(g, "ack_wait");
+		yajl_gen_integer(g, (long long)r->ack_wait_s * 1000000000LL);
+		json_gen_str(g, "max_deliver");
+		yajl_gen_integer(g, r->max_deliver);
+		json_gen_str(g, "max_ack_pending");
+		yajl_gen_integer(g, r->max_ack_pending);
+		if (r->push) {
+			json_gen_str(g, "deliver_subject");
+			json_gen_str(g, deliver);
+			json_gen_str(g, "deliver_group");
+			json_gen_str(g, name);
+		}
+	}
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &len);
+	s = natsConnection_Request(&reply, store_conn.nc, subj, buf, (int)len,
+	    STORE_API_WAIT_MS);
+	yajl_gen_free(g);
+	if (s != NATS_OK) {
+		snprintf(err, errlen, "consumer %s: %s", name,
+		    natsStatus_GetText(s));
+		return s;
+	}
+	root = yajl_tree_parse(natsMsg_GetData(reply) != NULL ?
+	    natsMsg_GetData(reply) : "", NULL, 0);
+	if (root == NULL || !YAJL_IS_OBJECT(root) ||
+	    yajl_tree_get(root, p_err, yajl_t_any) != NULL ||
+	    (probe != NULL && ((v = yajl_tree_get(root, p_name,
+	    yajl_t_string)) == NULL || strlen(v->u.string) >= probelen))) {
+		v = root != NULL ? yajl_tree_get(root, p_desc, yajl_t_string) :
+		    NULL;
+		snprintf(err, errlen, "consumer %s: %s", name, v != NULL ?
+		    v->u.string : "unreadable answer");
+		s = NATS_ERR;
+	} else if (probe != NULL)
+		strcpy(probe, v->u.string);
+	yajl_tree_free(root);
+	natsMsg_Destroy(reply);
+	return s;
+}
+
+/* Delete replay id's consumer (it may be gone already). */
+static void
+consumer_delete(const char *id)
+{
+	char		 name[64];
+	jsErrCode	 code = 0;
+
+	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, id);
+	js_DeleteConsumer(store_conn.js, STORE_WORK, name, NULL, &code);
+}
+
+/* A redrive's sequences as they are read. */
+struct seqs_scan {
+	const struct store_replay *r;
+	uint64_t		*v;
+	size_t			 n, cap;
+	int			 full;
+};
+
+/* One drop record: the sequence, when it is one of the redrive's. */
+static int
+seqs_take(void *arg, natsMsg *m, const jsMsgMetaData *meta)
+{
+	struct seqs_scan	*sc = arg;
+	char			 sub[128];
+	uint64_t		 seq;
+
+	/* Recorded after the redrive started (its own drops among them). */
+	if (meta->Sequence.Stream > sc->r->audit_end)
+		return 1;
+	if (store_admin_drop_record(m, sub, sizeof(sub), &seq) == -1 ||
+	    seq == 0 || seq > sc->r->end || strcmp(sub, sc->r->subscriber) != 0)
+		return 0;
+	if (sc->n == sc->cap) {
+		if (sc->cap == SEQS_MAX) {
+			sc->full = 1;
+			return 1;
+		}
+		sc->cap = sc->cap == 0 ? 256 : sc->cap * 2;
+		sc->v = xrealloc(sc->v, sc->cap * sizeof(*sc->v));
+	}
+	sc->v[sc->n++] = seq;
+	return 0;
+}
+
+static int
+seq_cmp(const void *a, const void *b)
+{
+	uint64_t	 x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Read the redrive's sequences into j->a.seqs, sorted, each once (an
+ * event dropped, redriven and dropped again has two records).
+ */
+static int
+seqs_read(struct store_replay_job *j)
+{
+	struct seqs_scan	 sc = { &j->r, NULL, 0, 0, 0 };
+	int64_t			 resume;
+	size_t			 i, n = 0;
+
+	if (store_admin_drops_scan(j->r.since_ns, 1 << 30, seqs_take, &sc,
+	    &resume, j->err, sizeof(j->err)) != NATS_OK || sc.full) {
+		if (sc.full)
+			snprintf(j->err, sizeof(j->err), "more than %d dropped "
+			    "events", SEQS_MAX);
+		free(sc.v);
+		j->a.result = STORE_REPLAY_FAILED;
+		return -1;
+	}
+	if (sc.n > 0)
+		qsort(sc.v, sc.n, sizeof(*sc.v), seq_cmp);
+	for (i = 0; i < sc.n; i++)
+		if (n == 0 || sc.v[i] != sc.v[n - 1])
+			sc.v[n++] = sc.v[i];
+	j->a.seqs = sc.v;
+	j->a.nseqs = n;
+	return 0;
+}
+
+/* The subject of replay id's end record, or of an instance's counts. */
+static void
+record_subject(char *buf, size_t len, const char *id, const char *instance)
+{
+	snprintf(buf, len, "%s.%s%s%s", STORE_REPLAY_SUBJECT, id,
+	    instance != NULL ? "." : "", instance != NULL ? instance : "");
+}
+
+/* 1 when m's Nats-Msg-Id shows the relay wrote it. */
+static int
+ours(natsMsg *m)
+{
+	const char	*id = NULL;
+
+	return natsMsgHeader_Get(m, "Nats-Msg-Id", &id) == NATS_OK &&
+	    strncmp(id, STORE_REPLAY_MSGID_PREFIX,
+	    strlen(STORE_REPLAY_MSGID_PREFIX)) == 0;
+}
+
+/*
+ * Every instance's counts for replay id, except skip's (NULL: none),
+ * added to *delivered and *dropped.
+ */
+static natsStatus
+progress_sum(const char *id, const char *skip, uint64_t *delivered,
+    uint64_t *dropped, jsErrCode *code)
+{
+	jsStreamInfo	*si = NULL;
+	jsOptions	 o;
+	natsMsg		*m;
+	char		 filter[128], mine[128];
+	struct store_replay r;
+	natsStatus	 s;
+	int		 i;
+
+	record_subject(filter, sizeof(filter), id, "*");
+	record_subject(mine, sizeof(mine), id, skip != NULL ? skip : "-");
+	jsOptions_Init(&o);
+	o.Stream.Info.SubjectsFilter = filter;
+	if ((s = js_GetStreamInfo(&si, store_conn.js, STORE_AUDIT, &o,
+	    code)) != NATS_OK)
+		return s;
+	for (i = 0; si->State.Subjects != NULL &&
+	    i < si->State.Subjects->Count && i < PROGRESS_MAX; i++) {
+		const char	*subj = si->State.Subjects->List[i].Subject;
+
+		if (strcmp(subj, mine) == 0)
+			continue;
+		m = NULL;
+		if ((s = js_GetLastMsg(&m, store_conn.js, STORE_AUDIT, subj,
+		    NULL, code)) != NATS_OK)
+			break;
+		memset(&r, 0, sizeof(r));
+		if (ours(m) && natsMsg_GetDataLength(m) > 0) {
+			char	*text = xstrndup(natsMsg_GetData(m),
+			    (size_t)natsMsg_GetDataLength(m));
+			yajl_val root = yajl_tree_parse(text, NULL, 0);
+
+			if (root != NULL && YAJL_IS_OBJECT(root)) {
+				*delivered += (uint64_t)json_int(root,
+				    "delivered", 0);
+				*dropped += (uint64_t)json_int(root, "dropped",
+				    0);
+			}
+			yajl_tree_free(root);
+			free(text);
+		}
+		natsMsg_Destroy(m);
+	}
+	jsStreamInfo_Destroy(si);
+	return s;
+}
+
+/*
+ * Replay r's end record (its parameters, state and totals) in AUDIT,
+ * stored once whoever writes it: the same Nats-Msg-Id from every instance.
+ */
+static natsStatus
+end_record(const struct store_replay *r, enum store_replay_state st,
+    jsErrCode *code)
+{
+	char		*data = replay_description(r, 1, st == STORE_REPLAY_DONE ?
+			    "done" : "cancelled");
+	char		 subj[128], msgid[96];
+	jsPubOptions	 po;
+	jsPubAck	*pa = NULL;
+	natsMsg		*m = NULL;
+	natsStatus	 s;
+
+	record_subject(subj, sizeof(subj), r->id, NULL);
+	snprintf(msgid, sizeof(msgid), "%s%s-end", STORE_REPLAY_MSGID_PREFIX,
+	    r->id);
+	if ((s = natsMsg_Create(&m, subj, NULL, data, (int)strlen(data))) ==
+	    NATS_OK) {
+		natsMsgHeader_Set(m, "ce-specversion", "1.0");
+		natsMsgHeader_Set(m, "ce-id", msgid + strlen("relay!"));
+		natsMsgHeader_Set(m, "ce-source", "/treaty-relay");
+		natsMsgHeader_Set(m, "ce-type", "dev.treaty.replay.ended.v1");
+		natsMsgHeader_Set(m, "content-type", "application/json");
+		natsMsgHeader_Set(m, "Treaty-Producer", "treaty-relay");
+		jsPubOptions_Init(&po);
+		po.MsgId = msgid;
+		po.MaxWait = STORE_API_WAIT_MS;
+		s = js_PublishMsg(&pa, store_conn.js, m, &po, code);
+		jsPubAck_Destroy(pa);
+		natsMsg_Destroy(m);
+	}
+	free(data);
+	return s;
+}
+
+/*
+ * Start a replay: its end and count, then its consumer (see the top of
+ * the file).
+ */
+static void
+replay_start_work(struct bridge_job *job)
+{
+	struct store_replay_job *j = BRIDGE_CONTAINER(job,
+	    struct store_replay_job, job);
+	struct store_replay	*r = &j->r;
+	jsConsumerInfo		*ci;
+	jsErrCode		 code = 0;
+	uint64_t		 first, e1, e2;
+	natsStatus		 s;
+	size_t			 i, n = 0;
+	char			 probe[64];
+	int			 tries;
+
+	j->a.replays = r;
+	j->a.n = 1;
+	if ((s = stream_seqs(STORE_WORK, &first, &r->end, &code)) != NATS_OK) {
+		job_fail(j, STORE_REPLAY_FAILED, s, code, "WORK");
+		return;
+	}
+	if (r->dropped) {
+		if ((s = stream_seqs(STORE_AUDIT, NULL, &r->audit_end,
+		    &code)) != NATS_OK) {
+			job_fail(j, STORE_REPLAY_FAILED, s, code, "AUDIT");
+			return;
+		}
+		if (seqs_read(j) == -1)
+			return;
+		/* What WORK no longer holds is not handed out. */
+		for (i = 0; i < j->a.nseqs; i++)
+			if (j->a.seqs[i] >= first && n++ == 0)
+				r->start_seq = j->a.seqs[i];
+		r->matched = (int64_t)n;
+		if (n == 0) {
+			/* Nothing to redrive: done as it starts. */
+			r->state = STORE_REPLAY_DONE;
+			if ((s = end_record(r, STORE_REPLAY_DONE, &code)) !=
+			    NATS_OK)
+				job_fail(j, STORE_REPLAY_FAILED, s, code,
+				    "end record");
+			return;
+		}
+		if ((s = consumer_put(r, NULL, 0, j->err, sizeof(j->err))) !=
+		    NATS_OK) {
+			j->a.result = STORE_REPLAY_FAILED;
+			consumer_delete(r->id);
+		}
+		return;
+	}
+	if ((s = consumer_put(r, probe, sizeof(probe), j->err,
+	    sizeof(j->err))) != NATS_OK) {
+		j->a.result = STORE_REPLAY_FAILED;
+		return;
+	}
+	/*
+	 * The probe hands nothing out: its num_pending is what the replay
+	 * will hand out up to WORK's last sequence, if that did not move
+	 * while it was read.
+	 */
+	r->matched = -1;
+	for (tries = 0; tries < COUNT_TRIES; tries++) {
+		ci = NULL;
+		if ((s = stream_seqs(STORE_WORK, NULL, &e1, &code)) !=
+		    NATS_OK || (s = js_GetConsumerInfo(&ci, store_conn.js,
+		    STORE_WORK, probe, NULL, &code)) != NATS_OK ||
+		    (s = stream_seqs(STORE_WORK, NULL, &e2, &code)) !=
+		    NATS_OK) {
+			jsConsumerInfo_Destroy(ci);
+			js_DeleteConsumer(store_conn.js, STORE_WORK, probe,
+			    NULL, &code);
+			job_fail(j, STORE_REPLAY_FAILED, s, code, "count");
+			return;
+		}
+		r->end = e2;
+		if (e1 == e2)
+			r->matched = (int64_t)ci->NumPending;
+		jsConsumerInfo_Destroy(ci);
+		if (e1 == e2)
+			break;
+	}
+	js_DeleteConsumer(store_conn.js, STORE_WORK, probe, NULL, &code);
+	if ((s = consumer_put(r, NULL, 0, j->err, sizeof(j->err))) !=
+	    NATS_OK) {
+		j->a.result = STORE_REPLAY_FAILED;
+		consumer_delete(r->id);
+	}
+}
+
+/* A listed consumer's settings and state into r. */
+static void
+replay_from_info(struct store_replay *r, const jsConsumerInfo *ci)
+{
+	const jsConsumerConfig	*c = ci->Config;
+
+	snprintf(r->id, sizeof(r->id), "%s", ci->Name +
+	    strlen(STORE_REPLAY_PREFIX));
+	r->filter = xstrdup(c->FilterSubject != NULL ? c->FilterSubject : "");
+	r->push = c->DeliverSubject != NULL && c->DeliverSubject[0] != '\0';
+	r->max_deliver = (int)c->MaxDeliver;
+	r->max_ack_pending = (int)c->MaxAckPending;
+	r->ack_wait_s = (int)(c->AckWait / 1000000000LL);
+	r->num_pending = ci->NumPending;
+	r->num_ack_pending = (uint64_t)ci->NumAckPending;
+	r->delivered_seq = ci->Delivered.Stream;
+	r->ack_floor_seq = ci->AckFloor.Stream;
+	r->state = STORE_REPLAY_RUNNING;
+}
+
+/* 1 when name is a replay's consumer. */
+static int
+replay_name(const char *name)
+{
+	return name != NULL && strncmp(name, STORE_REPLAY_PREFIX,
+	    strlen(STORE_REPLAY_PREFIX)) == 0 && strlen(name) ==
+	    strlen(STORE_REPLAY_PREFIX) + STORE_REPLAY_ID_LEN;
+}
+
+/* Every started replay's consumer on WORK. */
+static void
+replay_list_work(struct bridge_job *job)
+{
+	struct store_replay_job *j = BRIDGE_CONTAINER(job,
+	    struct store_replay_job, job);
+	jsConsumerInfoList	*list = NULL;
+	jsErrCode		 code = 0;
+	natsStatus		 s;
+	int			 i;
+
+	if ((s = js_Consumers(&list, store_conn.js, STORE_WORK, NULL,
+	    &code)) != NATS_OK) {
+		if (s == NATS_NOT_FOUND)
+			return;		/* no consumers at all */
+		job_fail(j, STORE_REPLAY_FAILED, s, code, "list");
+		return;
+	}
+	j->a.replays = xcalloc((size_t)list->Count + 1,
+	    sizeof(*j->a.replays));
+	for (i = 0; i < list->Count; i++) {
+		const jsConsumerInfo	*ci = list->List[i];
+		struct store_replay	*r = &j->a.replays[j->a.n];
+
+		if (!replay_name(ci->Name) || ci->Config == NULL ||
+		    replay_parse(ci->Config->Description, r) == -1) {
+			store_replay_free(r);
+			continue;
+		}
+		replay_from_info(r, ci);
+		j->a.n++;
+	}
+	jsConsumerInfoList_Destroy(list);
+}
+
+/* A redrive's sequences. */
+static void
+replay_seqs_work(struct bridge_job *job)
+{
+	struct store_replay_job *j = BRIDGE_CONTAINER(job,
+	    struct store_replay_job, job);
+
+	seqs_read(j);
+}
+
+/*
+ * Replay j->r.id as it stands: from its consumer while it runs, else
+ * from its end record.  1 when found (in j->r), 0 when neither exists,
+ * -1 when JetStream did not answer.
+ */
+static int
+replay_find(struct store_replay_job *j)
+{
+	struct store_replay	*r = &j->r;
+	jsConsumerInfo		*ci = NULL;
+	jsErrCode		 code = 0;
+	natsMsg			*m = NULL;
+	natsStatus		 s;
+	char			 name[64], subj[128], *text;
+	int			 rc = 0;
+
+	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, r->id);
+	s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK, name, NULL,
+	    &code);
+	if (s == NATS_OK) {
+		rc = ci->Config != NULL && replay_parse(ci->Config->Description,
+		    r) == 0;
+		if (rc)
+			replay_from_info(r, ci);
+		jsConsumerInfo_Destroy(ci);
+		return rc;
+	}
+	if (s != NATS_NOT_FOUND && code != JSConsumerNotFoundErr) {
+		job_fail(j, STORE_REPLAY_FAILED, s, code, name);
+		return -1;
+	}
+	record_subject(subj, sizeof(subj), r->id, NULL);
+	code = 0;
+	s = js_GetLastMsg(&m, store_conn.js, STORE_AUDIT, subj, NULL, &code);
+	if (s == NATS_OK) {
+		text = xstrndup(natsMsg_GetData(m) != NULL ?
+		    natsMsg_GetData(m) : "", (size_t)natsMsg_GetDataLength(m));
+		rc = ours(m) && replay_parse(text, r) == 0 &&
+		    r->state != STORE_REPLAY_RUNNING;
+		free(text);
+		natsMsg_Destroy(m);
+		return rc;
+	}
+	if (s != NATS_NOT_FOUND && code != JSNoMessageFoundErr) {
+		job_fail(j, STORE_REPLAY_FAILED, s, code, subj);
+		return -1;
+	}
+	return 0;
+}
+
+/* A replay's report: as found, with every instance's counts if running. */
+static void
+replay_report_work(struct bridge_job *job)
+{
+	struct store_replay_job *j = BRIDGE_CONTAINER(job,
+	    struct store_replay_job, job);
+	jsErrCode		 code = 0;
+	natsStatus		 s;
+	int			 rc;
+
+	if ((rc = replay_find(j)) == -1)
+		return;
+	if (rc == 0) {
+		j->a.result = STORE_REPLAY_NONE;
+		return;
+	}
+	if (j->r.state == STORE_REPLAY_RUNNING && (s = progress_sum(j->r.id,
+	    NULL, &j->r.delivered, &j->r.dropped_n, &code)) != NATS_OK) {
+		job_fail(j, STORE_REPLAY_FAILED, s, code, "counts");
+		return;
+	}
+	j->a.replays = &j->r;
+	j->a.n = 1;
+}
+
+/* End a running replay: its end record, then its consumer deleted. */
+static void
+replay_end_work(struct bridge_job *job)
+{
+	struct store_replay_job *j = BRIDGE_CONTAINER(job,
+	    struct store_replay_job, job);
+	jsErrCode		 code = 0;
+	natsStatus		 s;
+	int			 rc;
+
+	if ((rc = replay_find(j)) == -1)
+		return;
+	if (rc == 0) {
+		j->a.result = STORE_REPLAY_NONE;
+		return;
+	}
+	j->a.replays = &j->r;
+	j->a.n = 1;
+	if (j->r.state != STORE_REPLAY_RUNNING)
+		return;			/* it had ended: as it was */
+	j->r.delivered = j->delivered;
+	j->r.dropped_n = j->dropped;
+	if ((s = progress_sum(j->r.id, j->instance, &j->r.delivered,
+	    &j->r.dropped_n, &code)) != NATS_OK ||
+	    (s = end_record(&j->r, j->state, &code)) != NATS_OK) {
+		job_fail(j, STORE_REPLAY_FAILED, s, code, "end");
+		return;
+	}
+	j->r.state = j->state;
+	consumer_delete(j->r.id);
+}
+
+/*
+ * Loop thread from here on.
+ */
+
+/* The answer to the one who asked, unless it went away; the job freed. */
+static void
+replay_job_done(struct bridge_job *job)
+{
+	struct store_replay_job *j = BRIDGE_CONTAINER(job,
+	    struct store_replay_job, job);
+	int			 i;
+
+	if (!j->closed && !store_conn.closing) {
+		j->a.err = j->err[0] != '\0' ? j->err : NULL;
+		j->cb(j->arg, &j->a);
+	}
+	if (j->a.replays != NULL && j->a.replays != &j->r) {
+		for (i = 0; i < j->a.n; i++)
+			store_replay_free(&j->a.replays[i]);
+		free(j->a.replays);
+	}
+	store_replay_free(&j->r);
+	free(j->a.seqs);
+	free(j);
+}
+
+/* A job with work, or NULL when JetStream cannot be asked now. */
+static struct store_replay_job *
+replay_job(void (*work)(struct bridge_job *), const struct store_replay *r,
+    store_replay_cb cb, void *arg)
+{
+	struct store_replay_job	*j;
+
+	if (!store_conn.connected || store_conn.closing)
+		return NULL;
+	j = xcalloc(1, sizeof(*j));
+	if (r != NULL)
+		replay_copy(&j->r, r);
+	j->cb = cb;
+	j->arg = arg;
+	j->job.work = work;
+	j->job.done = replay_job_done;
+	return j;
+}
+
+struct store_replay_job *
+store_replay_start(const struct store_replay *r, store_replay_cb cb,
+    void *arg)
+{
+	struct store_replay_job	*j = replay_job(replay_start_work, r, cb, arg);
+
+	if (j != NULL)
+		bridge_run(&j->job);
+	return j;
+}
+
+struct store_replay_job *
+store_replay_list(store_replay_cb cb, void *arg)
+{
+	struct store_replay_job	*j = replay_job(replay_list_work, NULL, cb,
+				    arg);
+
+	if (j != NULL)
+		bridge_run(&j->job);
+	return j;
+}
+
+struct store_replay_job *
+store_replay_seqs(const struct store_replay *r, store_replay_cb cb, void *arg)
+{
+	struct store_replay_job	*j = replay_job(replay_seqs_work, r, cb, arg);
+
+	if (j != NULL)
+		bridge_run(&j->job);
+	return j;
+}
+
+/* A job about replay id alone. */
+static struct store_replay_job *
+replay_id_job(void (*work)(struct bridge_job *), const char *id,
+    store_replay_cb cb, void *arg)
+{
+	struct store_replay_job	*j;
+
+	if (strlen(id) != STORE_REPLAY_ID_LEN ||
+	    (j = replay_job(work, NULL, cb, arg)) == NULL)
+		return NULL;
+	memcpy(j->r.id, id, STORE_REPLAY_ID_LEN + 1);
+	return j;
+}
+
+struct store_replay_job *
+store_replay_report(const char *id, store_replay_cb cb, void *arg)
+{
+	struct store_replay_job	*j = replay_id_job(replay_report_work, id,
+				    cb, arg);
+
+	if (j != NULL)
+		bridge_run(&j->job);
+	return j;
+}
+
+struct store_replay_job *
+store_replay_end(const char *id, enum store_replay_state state,
+    const char *instance, uint64_t delivered, uint64_t dropped,
+    store_replay_cb cb, void *arg)
+{
+	struct store_replay_job	*j = replay_id_job(replay_end_work, id, cb,
+				    arg);
+
+	if (j == NULL)
+		return NULL;
+	j->state = state;
+	snprintf(j->instance, sizeof(j->instance), "%s", instance);
+	j->delivered = delivered;
+	j->dropped = dropped;
+	bridge_run(&j->job);
+	return j;
+}
+
+void
+store_replay_close(struct store_replay_job *j)
+{
+	if (j != NULL)
+		j->closed = 1;
+}
