@@ -75,6 +75,7 @@ static struct {
 } rs = { .list = TAILQ_HEAD_INITIALIZER(rs.list) };
 
 static void	replay_list_cb(void *, struct store_replay_answer *);
+static void	replay_record(struct replay *, int);
 
 /* Random hex digits into buf (len digits and a NUL). */
 static void
@@ -114,6 +115,9 @@ replay_rec_cb(void *arg, enum store_result res, int dup)
 			rec->rp->rec_delivered = rec->delivered;
 			rec->rp->rec_dropped = rec->dropped;
 		}
+		/* Stopping: what changed meanwhile at once, not at a tick. */
+		if (rs.stopping)
+			replay_record(rec->rp, 0);
 	}
 	free(rec);
 }
@@ -465,6 +469,12 @@ replay_counted(const char *id, int delivered)
 		rp->delivered++;
 	else
 		rp->dropped++;
+	/*
+	 * Stopping: recorded now, so the relay waits for it with its other
+	 * publishes before it closes the connection.
+	 */
+	if (rs.stopping)
+		replay_record(rp, 0);
 }
 
 /* Shutdown: leave every delivery group, record the counts. */

@@ -9,6 +9,8 @@ line (time, headers, body) and answers by the event id's prefix:
   slow-...      never answers within the test (sleeps 60 s)
   hold1-...     the first attempt sleeps 60 s, later ones 204 at once
   delay1-...    204 after 1 s
+  d50-...       204 after 50 ms
+  once400-...   400 the first time at each path, then 204
 
 Usage: receiver.py PORT LOGFILE [CERT KEY]   (with CERT and KEY: https)
 """
@@ -36,6 +38,8 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             attempts[cid] = attempts.get(cid, 0) + 1
             k = attempts[cid]
+            attempts[(self.path, cid)] = attempts.get((self.path, cid), 0) + 1
+            kp = attempts[(self.path, cid)]
             with open(LOG, "a") as f:
                 f.write(json.dumps({"t": time.time(), "attempt": k, "path": self.path,
                                     "headers": {h.lower(): v for h, v in self.headers.items()},
@@ -53,6 +57,10 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(60)
         elif cid.startswith("delay1-"):
             time.sleep(1)
+        elif cid.startswith("d50-"):
+            time.sleep(0.05)
+        elif cid.startswith("once400-") and kp == 1:
+            status = 400
         self.send_response(status)
         for h, v in extra.items():
             self.send_header(h, v)
