@@ -15,10 +15,12 @@ wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
 # hook: answers by id (once400-* 400 the first time: a drop).  other: a
 # second push subscriber, which a replay of hook must leave alone.  stall:
 # holds slow-* for 60 s, one at a time, so its replay stays running.
+# one: one delivery at a time (delay1-* take 1 s each).
 # box: an inbox.
 export TREATY_RELAY_SUBSCRIBERS='[
  {"name":"hook","url":"http://127.0.0.1:'$RPORT'/h","secret":"'$S'","filter":"evt.*.shop.hook.>","maxInFlight":4,"maxDeliver":2},
  {"name":"other","url":"http://127.0.0.1:'$RPORT'/o","secret":"'$S'","filter":"evt.*.shop.>"},
+ {"name":"one","url":"http://127.0.0.1:'$RPORT'/1","secret":"'$S'","filter":"evt.*.shop.one.>","maxInFlight":1},
  {"name":"stall","url":"http://127.0.0.1:'$RPORT'/s","secret":"'$S'","filter":"evt.*.shop.stall.>","maxInFlight":1},
  {"name":"box","tokenSha256":"'$TOKEN_SHA'0","secret":"'$S'","filter":"evt.*.shop.box.>"}]'
 export TREATY_RELAY_SUBSCRIBERS=${TREATY_RELAY_SUBSCRIBERS/\"tokenSha256\":\"${TOKEN_SHA}0\"/\"tokenSha256\":\"$(printf x | sha256sum | cut -c1-64)\"}
@@ -119,5 +121,88 @@ check "DELETE of a replay that does not exist: 404" "404 unknown_replay" "$(areq
 check "PUT on a replay: 405" "405" "$(areq PUT "replays/$RID")"
 check "no token: 401" "401" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/admin/subscribers/hook/replay?since=$T0")"
 check "a producer's token: 403" "403" "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" "$RELAY_URL/v1/admin/subscribers/hook/replay?since=$T0")"
+
+# Two instances: a replay started on A, reported by B, going on when A
+# stops mid-replay and comes back.  one takes 1 s per delay1-* event.
+T3=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+for i in $(seq 1 5); do post evt.acme.shop.one.created delay1-$i x; done
+wait_until 30 '[ "$(received /1 delay1-5)" = 1 ]'
+A_URL=$RELAY_URL A_PID=$RELAY_PID A_LOG=$RELAY_LOG
+start_relay || { fail start "second relay did not start"; finish; }
+B_URL=$RELAY_URL B_PID=$RELAY_PID
+check "POST replay on A: matched 5" "202 5" "$(areq POST "subscribers/one/replay?since=$T3" "$A_URL") $(field matched)"
+RID4=$(field replay)
+check "B reports the replay A started" "running 5" "$(report $RID4 "$B_URL" | cut -d' ' -f1-2)"
+replayed() { for i in $(seq 1 5); do received /1 delay1-$i; done | grep -c '^2$'; }
+wait_until 30 '[ "$(replayed)" -ge 1 ]'
+check "A stops while the replay runs" "running" "$(report $RID4 "$B_URL" | cut -d' ' -f1)"
+kill -TERM $A_PID; wait $A_PID 2>/dev/null
+start_relay || { fail start "A did not come back"; finish; }
+A_URL=$RELAY_URL
+wait_until 60 "replay_done $RID4"
+check "the replay ends, every event delivered again (A's count kept across its restart)" "done 5 5 0 0" "$(report $RID4 "$A_URL")"
+check "each event delivered again at least once" 5 "$(for i in $(seq 1 5); do received /1 delay1-$i; done | awk '$1 >= 2' | wc -l)"
+check "both instances took part" "yes yes" "$(grep -q "replay taken up.*replay=$RID4" "$A_LOG" && echo yes) $(grep -lq "replay taken up.*replay=$RID4" "$T"/relay.*.log && [ "$(grep -l "replay taken up.*replay=$RID4" "$T"/relay.*.log | wc -l)" -ge 2 ] && echo yes)"
+
+# A replay under a steady flow of new events to the same subscriber: 400
+# stored events (d50-*: 50 ms each at the receiver, 4 at a time, so the
+# replay takes about 5 s), then new events at 20/s while it runs.  The new
+# events go through the subscriber's own consumer beside the replay's:
+# they are not held up behind it.
+B_T=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+for b in 0 1 2 3; do
+	python3 -c '
+import json, sys
+b = int(sys.argv[1])
+print(json.dumps([{"specversion": "1.0", "id": "d50-%d" % (b * 100 + i), "source": "/test",
+    "type": "dev.shop.hook.created.v1", "data": "x"} for i in range(100)]))' $b > "$T/batch"
+	curl -s -o /dev/null -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/cloudevents-batch+json' \
+	    --data-binary @"$T/batch" "$RELAY_URL/v1/events/evt.acme.shop.hook.created"
+done
+nd50() { grep -F '"path": "/h"' "$T/deliveries" | grep -c '"ce-id": "d50-'; }
+wait_until 60 '[ "$(nd50)" -ge 400 ]'
+check "400 events stored and delivered once" 400 "$(nd50)"
+check "POST replay of the 400: matched 400" "202 400" "$(areq POST "subscribers/hook/replay?since=$B_T") $(field matched)"
+RID5=$(field replay)
+python3 - "$RELAY_URL" "$TOKEN" "$T/sent" <<'PY'
+import http.client, sys, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1]); out = open(sys.argv[3], "w")
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+for i in range(60):
+    t = time.time()
+    c.request("POST", "/v1/events/evt.acme.shop.hook.created", body=b"x", headers={
+        "Authorization": "Bearer " + sys.argv[2], "ce-specversion": "1.0", "ce-id": "new-%d" % i,
+        "ce-source": "/test", "ce-type": "dev.shop.hook.created.v1", "Content-Type": "text/plain"})
+    r = c.getresponse(); r.read()
+    out.write("new-%d %f %d\n" % (i, t, r.status)); out.flush()
+    time.sleep(max(0, t + 0.05 - time.time()))
+PY
+RUNNING_AFTER=$(report $RID5 | cut -d' ' -f1)
+wait_until 60 '[ "$(received /h new-59)" = 1 ]'
+wait_until 60 "replay_done $RID5"
+check "the replay of 400 is done" "done 400 400 0 0" "$(report $RID5)"
+lat=$(python3 - "$T/sent" "$T/deliveries" <<'PY'
+import json, sys
+sent = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[1])}
+got, last_replay = {}, 0
+for l in open(sys.argv[2]):
+    d = json.loads(l)
+    if d["path"] != "/h":
+        continue
+    cid = d["headers"]["ce-id"]
+    if cid in sent and cid not in got:
+        got[cid] = d["t"] - sent[cid]
+    if cid.startswith("d50-") and d["attempt"] >= 2:
+        last_replay = max(last_replay, d["t"])
+during = sum(1 for c in got if sent[c] + got[c] < last_replay)
+v = sorted(got.values())
+print(len(v), during, "%.0f %.0f" % (v[len(v) // 2] * 1000, v[int(len(v) * 0.99) - 1] * 1000) if v else "- -")
+PY
+)
+echo "# new events during a replay of 400: delivered, delivered before the replay's last delivery, p50 ms, p99 ms: $lat"
+check "the replay was still running when the new events had all been sent" running "$RUNNING_AFTER"
+check "every new event delivered" 60 "$(echo "$lat" | cut -d' ' -f1)"
+check "new events delivered while the replay ran, not after it" yes "$([ "$(echo "$lat" | cut -d' ' -f2)" -ge 30 ] && echo yes)"
+check "new events' p99 latency under 1 s during the replay" yes "$([ "$(echo "$lat" | cut -d' ' -f4)" -lt 1000 ] && echo yes)"
 
 finish
