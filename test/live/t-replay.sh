@@ -25,6 +25,8 @@ export TREATY_RELAY_SUBSCRIBERS='[
  {"name":"box","tokenSha256":"'$TOKEN_SHA'0","secret":"'$S'","filter":"evt.*.shop.box.>"}]'
 export TREATY_RELAY_SUBSCRIBERS=${TREATY_RELAY_SUBSCRIBERS/\"tokenSha256\":\"${TOKEN_SHA}0\"/\"tokenSha256\":\"$(printf x | sha256sum | cut -c1-64)\"}
 export TREATY_RELAY_RETRY_BASE_MS=50 TREATY_RELAY_RETRY_MAX_MS=200
+# slow-* deliveries hold for 60 s: a shutdown gives them back after 2 s.
+export TREATY_RELAY_GRACE_SECONDS=2
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
 # areq METHOD PATH [BASE]: the admin API; body in $T/abody, prints the status.
