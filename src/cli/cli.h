@@ -65,8 +65,28 @@ int	 outbox_reject(const char *path);
 int	cmd_work(int argc, char **argv);
 /* cmd-listen.c */
 int	cmd_listen(int argc, char **argv);
-/* cmd-admin.c */
+/*
+ * cmd-admin.c: treaty admin (SPEC 15), and what its commands share.
+ */
+#define ADMIN_ATTEMPTS		8
+#define ADMIN_ATTEMPTS_MAX	1000
+#define ADMIN_USAGE							\
+	"usage: treaty admin status [--json] [--attempts N]\n"		\
+	"       treaty admin drops --subscriber NAME --since TIME [--limit N]\n" \
+	"         [--page N] [--json] [--attempts N]\n" CLIENT_USAGE
+struct yajl_val_s;
 int	cmd_admin(int argc, char **argv);
+/* The value of --attempts (1 to ADMIN_ATTEMPTS_MAX), or -1 after a message. */
+int	admin_attempts(const char *arg);
+/* s percent-encoded for a path segment or a query value (malloc'd). */
+char	*admin_encode(const char *s);
+/* The relay's JSON answer parsed, or NULL after a message. */
+struct yajl_val_s *admin_parse(const char *body, size_t len);
+/* A parsed value printed again as one JSON line. */
+void	admin_print_json(struct yajl_val_s *v);
+/* Say why the relay refused for good (what: "admin", "admin replay"). */
+struct client_result;
+void	admin_refused(const char *what, const struct client_result *r);
 
 /* main.c */
 void	cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -8,6 +8,8 @@
  *                          every page (or up to --limit), as a table (or
  *                          one JSON object a line with --json)
  *
+ * The helpers the admin commands share are declared in cli.h.
+ *
  * One GET, retried like every client request on what is worth retrying
  * (no answer, 429, 502-504) up to --attempts times: exit 0 with the
  * answer, 1 when the relay refuses for good (a wrong token: 401 or 403;
@@ -29,15 +31,7 @@
 #include "json.h"
 #include "util.h"
 
-#define ADMIN_ATTEMPTS		8
-#define ADMIN_ATTEMPTS_MAX	1000
-
 #define DROPS_PAGE		1000	/* records asked for at once: the most */
-
-#define ADMIN_USAGE							\
-	"usage: treaty admin status [--json] [--attempts N]\n"		\
-	"       treaty admin drops --subscriber NAME --since TIME [--limit N]\n" \
-	"         [--page N] [--json] [--attempts N]\n" CLIENT_USAGE
 
 static struct {
 	char		*path;		/* below the URL */
@@ -82,8 +76,8 @@ str_of(yajl_val s, const char *key)
 }
 
 /* The relay's JSON answer, parsed (NULL and a message when it is not). */
-static yajl_val
-parse_body(const char *body, size_t len)
+yajl_val
+admin_parse(const char *body, size_t len)
 {
 	char		*text = xstrndup(body, len);
 	yajl_val	 root = yajl_tree_parse(text, NULL, 0);
@@ -107,7 +101,7 @@ print_status(const char *body, size_t len)
 		printf("%.*s\n", (int)len, body);
 		return 0;
 	}
-	root = parse_body(body, len);
+	root = admin_parse(body, len);
 	if ((list = yajl_tree_get(root, path, yajl_t_array)) == NULL) {
 		cli_err("admin status: the relay's answer is not a list of "
 		    "subscribers");
@@ -132,9 +126,9 @@ print_status(const char *body, size_t len)
 	return 0;
 }
 
-/* One record as one JSON line. */
-static void
-print_record_json(yajl_val r)
+/* A parsed value as one JSON line (a record, a replay's answer). */
+void
+admin_print_json(yajl_val r)
 {
 	yajl_gen		 g = yajl_gen_alloc(NULL);
 	const unsigned char	*buf;
@@ -166,6 +160,23 @@ print_record_line(yajl_val r)
 	    *str_of(r, "error") != '\0' ? str_of(r, "error") : "-");
 }
 
+/*
+ * s percent-encoded for a path segment or a query value: everything but
+ * RFC 3986's unreserved characters, so a '+' of a time's offset is %2B
+ * (a '+' in a query would be read as a space) and a '/' is %2F.
+ */
+char *
+admin_encode(const char *s)
+{
+	char	*e;
+
+	if ((e = evhttp_uriencode(s, -1, 0)) == NULL) {
+		cli_err("out of memory");
+		abort();
+	}
+	return e;
+}
+
 /* The path of a page of drops from since (valid RFC 3339) on. */
 static void
 drops_path(const char *since)
@@ -173,8 +184,8 @@ drops_path(const char *since)
 	int64_t	 sec = 0;
 	long	 ns = 0;
 
-	char	*name = evhttp_uriencode(ad.subscriber, -1, 0);
-	char	*t = evhttp_uriencode(since, -1, 0);
+	char	*name = admin_encode(ad.subscriber);
+	char	*t = admin_encode(since);
 	char	 lim[24];
 	size_t	 len;
 
@@ -197,7 +208,7 @@ print_drops(const char *body, size_t len)
 {
 	const char	*p_drops[] = { "drops", NULL };
 	const char	*p_next[] = { "next", NULL };
-	yajl_val	 root = parse_body(body, len), list, next;
+	yajl_val	 root = admin_parse(body, len), list, next;
 	int64_t		 sec, prev = ad.since_ns;
 	long		 ns;
 	size_t		 i;
@@ -216,7 +227,7 @@ print_drops(const char *body, size_t len)
 	}
 	for (i = 0; i < list->u.array.len && ad.limit != 0; i++) {
 		if (ad.json)
-			print_record_json(list->u.array.values[i]);
+			admin_print_json(list->u.array.values[i]);
 		else
 			print_record_line(list->u.array.values[i]);
 		if (ad.limit > 0)
@@ -239,13 +250,29 @@ print_drops(const char *body, size_t len)
 	return more;
 }
 
+/*
+ * A refusal for good, said once: the status, the relay's detail, and
+ * which token was used when it was the token's fault.
+ */
+void
+admin_refused(const char *what, const struct client_result *r)
+{
+	char	 st[96], detail[200];
+
+	client_detail(r, detail, sizeof(detail));
+	cli_err("%s: %s%s%s%s", what, client_what(r, st, sizeof(st)),
+	    detail[0] != '\0' ? ": " : "", detail,
+	    r->status == 401 || r->status == 403 ? " (the token of "
+	    "--token-file or TREATY_TOKEN)" : "");
+}
+
 static void	admin_send(void *arg);
 
 /* The relay's answer. */
 static void
 admin_answer_cb(void *arg, const struct client_result *r)
 {
-	char	 what[96], detail[200];
+	char	 what[96];
 	int	 c;
 
 	(void)arg;
@@ -275,11 +302,7 @@ admin_answer_cb(void *arg, const struct client_result *r)
 		client_exit(EXIT_TEMPFAIL);
 		return;
 	}
-	client_detail(r, detail, sizeof(detail));
-	cli_err("admin: %s%s%s%s", client_what(r, what, sizeof(what)),
-	    detail[0] != '\0' ? ": " : "", detail,
-	    r->status == 401 || r->status == 403 ? " (the token of "
-	    "--token-file or TREATY_TOKEN)" : "");
+	admin_refused("admin", r);
 	client_exit(EXIT_FAILED);
 }
 
@@ -302,6 +325,19 @@ admin_stop_cb(void *arg)
 	ad.req = NULL;
 	retry_cancel(&ad.retry);
 	client_exit(EXIT_TEMPFAIL);
+}
+
+/* The value of --attempts, or -1 after saying why not. */
+int
+admin_attempts(const char *arg)
+{
+	long long	 v;
+
+	if ((v = num_arg(arg)) < 1 || v > ADMIN_ATTEMPTS_MAX) {
+		cli_err("--attempts: 1 to %d", ADMIN_ATTEMPTS_MAX);
+		return -1;
+	}
+	return (int)v;
 }
 
 static const struct option admin_opts[] = {
@@ -352,11 +388,8 @@ cmd_admin(int argc, char **argv)
 			ad.json = 1;
 			break;
 		case 'n':
-			if ((v = num_arg(optarg)) < 1 || v > ADMIN_ATTEMPTS_MAX) {
-				cli_err("--attempts: 1 to %d", ADMIN_ATTEMPTS_MAX);
+			if ((ad.attempts = admin_attempts(optarg)) == -1)
 				return EXIT_USAGE;
-			}
-			ad.attempts = (int)v;
 			break;
 		case 's':
 			ad.subscriber = optarg;
