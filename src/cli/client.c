@@ -478,6 +478,7 @@ const char *
 client_detail(const struct client_result *r, char *buf, size_t len)
 {
 	static const char	*dpath[] = { "detail", NULL };
+	static const char	*epath[] = { "error", NULL };
 	yajl_val		 root, v;
 	char			*text;
 
@@ -487,8 +488,8 @@ client_detail(const struct client_result *r, char *buf, size_t len)
 	text = xstrndup(r->body, r->bodylen);
 	root = yajl_tree_parse(text, NULL, 0);
 	free(text);
-	if (root != NULL && (v = yajl_tree_get(root, dpath, yajl_t_string))
-	    != NULL)
+	if (root != NULL && ((v = yajl_tree_get(root, dpath, yajl_t_string))
+	    != NULL || (v = yajl_tree_get(root, epath, yajl_t_string)) != NULL))
 		snprintf(buf, len, "%s", YAJL_GET_STRING(v));
 	yajl_tree_free(root);
 	return buf;
