@@ -168,6 +168,7 @@ struct client_result {
 	int		 status;	/* HTTP status, 0 when none */
 	const char	*error;		/* why there is none ("ETIMEDOUT", ...) */
 	int		 permanent;	/* no answer and never will be (bad name) */
+	int		 not_sent;	/* no answer: the request never left */
 	const char	*retry_after;
 	const char	*body;		/* valid during the callback */
 	size_t		 bodylen;

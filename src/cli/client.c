@@ -340,6 +340,7 @@ client_sent_cb(void *arg, const struct outbound_result *o)
 	res.status = o->status;
 	res.error = o->timed_out ? "ETIMEDOUT" : o->error;
 	res.retry_after = o->retry_after;
+	res.not_sent = o->not_sent;
 	res.body = o->body;
 	res.bodylen = o->bodylen;
 	creq_free(r);
@@ -372,6 +373,7 @@ creq_fail(struct client_req *r, const char *why, int permanent)
 
 	snprintf(r->why, sizeof(r->why), "%s", why);
 	r->early.permanent = permanent;
+	r->early.not_sent = 1;
 	evtimer_add(&r->fail, &tv);
 }
 
