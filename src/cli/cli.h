@@ -73,7 +73,11 @@ int	cmd_listen(int argc, char **argv);
 #define ADMIN_USAGE							\
 	"usage: treaty admin status [--json] [--attempts N]\n"		\
 	"       treaty admin drops --subscriber NAME --since TIME [--limit N]\n" \
-	"         [--page N] [--json] [--attempts N]\n" CLIENT_USAGE
+	"         [--page N] [--json] [--attempts N]\n"			\
+	"       treaty admin replay --subscriber NAME --since TIME [--dropped]\n" \
+	"         [--wait] [--json] [--attempts N]\n"			\
+	"       treaty admin replay --status ID [--wait] [--json] [--attempts N]\n" \
+	"       treaty admin replay --cancel ID [--attempts N]\n" CLIENT_USAGE
 struct yajl_val_s;
 int	cmd_admin(int argc, char **argv);
 /* The value of --attempts (1 to ADMIN_ATTEMPTS_MAX), or -1 after a message. */
@@ -87,6 +91,8 @@ void	admin_print_json(struct yajl_val_s *v);
 /* Say why the relay refused for good (what: "admin", "admin replay"). */
 struct client_result;
 void	admin_refused(const char *what, const struct client_result *r);
+/* cmd-replay.c: treaty admin replay (argv[0] is "replay"). */
+int	cmd_admin_replay(int argc, char **argv);
 
 /* main.c */
 void	cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

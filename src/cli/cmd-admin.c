@@ -7,8 +7,7 @@
  *   treaty admin drops     a subscriber's drop records from a time on,
  *                          every page (or up to --limit), as a table (or
  *                          one JSON object a line with --json)
- *
- * The helpers the admin commands share are declared in cli.h.
+ *   treaty admin replay    start, follow or cancel a replay: cmd-replay.c
  *
  * One GET, retried like every client request on what is worth retrying
  * (no answer, 429, 502-504) up to --attempts times: exit 0 with the
@@ -369,10 +368,13 @@ cmd_admin(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc < 2 || argv[1][0] == '-') {
-		cli_err("admin: which? status or drops\n%s", ADMIN_USAGE);
+		cli_err("admin: which? status, drops or replay\n%s",
+		    ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
 	what = argv[1];
+	if (strcmp(what, "replay") == 0)
+		return cmd_admin_replay(argc - 1, argv + 1);
 	if (strcmp(what, "status") == 0)
 		ad.print = print_status;
 	else if (strcmp(what, "drops") == 0)
