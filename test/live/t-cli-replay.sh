@@ -22,7 +22,7 @@ U=http://127.0.0.1:$(cat "$T/rp.port")
 # --url in ARGS wins) with the admin token in TREATY_TOKEN (bounded, 30 s);
 # stdout in $T/NAME.out, stderr in $T/NAME.err; prints the exit status.
 rr() {
-	local name=$1 envs=(TREATY_TOKEN=$AT)
+	local name=$1 envs=("TREATY_TOKEN=$AT")
 	shift
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
@@ -192,7 +192,7 @@ follow_bg() {
 	shift
 	env TREATY_TOKEN=$AT "$TR" admin replay "$@" --url "$U" > "$T/$name.out" 2> "$T/$name.err" &
 	BG=$!
-	PIDS+=($BG)
+	PIDS+=("$BG")
 }
 # stopped_with NAME SIG: send SIG to BG once NAME reported twice; sets SW
 # to its exit status (or "ERROR: ...").
