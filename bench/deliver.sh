@@ -11,6 +11,11 @@
 #   c  fixed rate: BENCH_RATE events/s; publish-to-receipt p50/p99
 #   d  memory: the sink holds every request open; the relay's VmHWM/VmRSS
 #      once BENCH_HOLD deliveries are in flight
+#   e  replay (SPEC 15): BENCH_EVENTS stored and delivered, then new events
+#      at BENCH_REPLAY_RATE/s for BENCH_REPLAY_SECONDS, once alone and once
+#      while a replay hands all BENCH_EVENTS to the same subscriber again:
+#      the replay's deliveries/s, and the new events' publish-to-receipt
+#      beside the same without a replay (not in the default phases)
 #
 # Environment (defaults in brackets): BENCH_EVENTS [50000], BENCH_RATE
 # [2000], BENCH_MAX_IN_FLIGHT [64] (the subscriber's maxInFlight in a-c:
@@ -24,6 +29,7 @@
 # BENCH_PROFILE=prefix (perf profiles of the relay in a, b and c, written to
 # prefix.a, prefix.b and prefix.c, if perf is installed; also each relay
 # thread's CPU),
+# BENCH_REPLAY_RATE [1000], BENCH_REPLAY_SECONDS [20],
 # BENCH_KEEP=1 (keep the temporary folder with the logs).
 set -u
 cd "$(dirname "$0")/.."
@@ -62,6 +68,8 @@ stop() {
 
 export BENCH_TOKEN=bench-token-0123456789
 SHA=$(printf '%s' "$BENCH_TOKEN" | sha256sum | cut -c1-64)
+ADMIN=bench-admin-0123456789
+ADMIN_SHA=$(printf '%s' "$ADMIN" | sha256sum | cut -c1-64)
 PRODUCERS='[{"name":"bench","tokenSha256":"'$SHA'","subjects":["evt.bench.>"]}]'
 SUBJECT=evt.bench.shop.order.created
 
@@ -83,6 +91,7 @@ start_relay() {	# $1: log name, $2: subscribers JSON
 	NATS_URL=nats://127.0.0.1:$NP PORT=$RP TREATY_RELAY_LISTEN=127.0.0.1 \
 	    TREATY_RELAY_PRODUCERS="$PRODUCERS" TREATY_RELAY_SUBSCRIBERS="$2" \
 	    TREATY_RELAY_GRACE_SECONDS=1 \
+	    TREATY_RELAY_ADMIN_TOKEN_SHA256=$ADMIN_SHA \
 	    "$T/treaty-relay" > "$T/relay-$1.log" 2>&1 & RELAY=$!; PIDS+=($RELAY)
 	for _ in $(seq 100); do
 		[ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$RP/healthz)" = 200 ] && return 0
@@ -253,10 +262,56 @@ phase_d() {
 	end_phase
 }
 
+phase_e() {
+	local rate=${BENCH_REPLAY_RATE:-1000} secs=${BENCH_REPLAY_SECONDS:-20}
+	local n t0 id st r0 r1 n0 n1
+	n=$((rate * secs))
+	echo "## e. replay: $EVENTS events stored and delivered; then $n new events at $rate/s," \
+	    "alone, and during a replay of the $EVENTS to the same subscriber"
+	begin_phase e
+	start_sink e1 -n $n -p new1
+	start_relay e "$(subscriber $MIF)"
+	# The new events alone.
+	"$O/bench/load" -p $RP -n $n -r $rate -c 4 -s $SUBJECT -i new1 > "$T/load-e1.txt"
+	wait $SINK
+	echo "without a replay: $(sed 's/.*\(p50_ms=[^ ]*\).*\(p99_ms=[^ ]*\).*\(max_ms=[^ ]*\).*/\1 \2 \3/' "$T/sink-e1.txt")"
+	E_P99_0=$(kv p99_ms "$T/sink-e1.txt")
+	# The events to replay, delivered once (the sink reuses the port).
+	t0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+	start_sink e0 -n $EVENTS
+	"$O/bench/load" -p $RP -n $EVENTS -c $CONNS -s $SUBJECT -i old > "$T/load-e0.txt"
+	wait $SINK
+	echo "stored and delivered: $(kv distinct "$T/sink-e0.txt") events"
+	# The same during a replay of everything since t0.
+	start_sink e2 -n $n -p new2
+	r0=$(cpu $RELAY); n0=$(cpu $NATS)
+	st=$(curl -s -o "$T/replay.json" -w '%{http_code}' -X POST -H "Authorization: Bearer $ADMIN" \
+	    "http://127.0.0.1:$RP/v1/admin/subscribers/sink/replay?since=$t0")
+	id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["replay"])' "$T/replay.json" 2>/dev/null)
+	echo "replay started: $st $(cat "$T/replay.json")"
+	"$O/bench/load" -p $RP -n $n -r $rate -c 4 -s $SUBJECT -i new2 > "$T/load-e2.txt"
+	wait $SINK
+	r1=$(cpu $RELAY); n1=$(cpu $NATS)
+	echo "during the replay: $(sed 's/.*\(p50_ms=[^ ]*\).*\(p99_ms=[^ ]*\).*\(max_ms=[^ ]*\).*\(other=.*\)/\1 \2 \3 \4/' "$T/sink-e2.txt")"
+	E_P99_1=$(kv p99_ms "$T/sink-e2.txt")
+	E_RATE=$(kv other_per_s "$T/sink-e2.txt"); E_N=$(kv other "$T/sink-e2.txt")
+	awk -v r=$((r1 - r0)) -v nn=$((n1 - n0)) -v hz=$HZ 'BEGIN {
+	    printf "CPU seconds during the replay phase: relay %.2f, nats-server %.2f\n", r / hz, nn / hz }'
+	for _ in $(seq 100); do
+		curl -s -o "$T/report.json" -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$RP/v1/admin/replays/$id"
+		grep -q '"state":"done"' "$T/report.json" && break
+		sleep 0.2
+	done
+	echo "replay report: $(cat "$T/report.json")"
+	relay_report e
+	end_phase
+}
+
 A_RATE=-; B_RATE=-; B_P50=-; B_P99=-; C_P50=-; C_P99=-; D_INFLIGHT=-; D_HWM=
+E_RATE=; E_N=; E_P99_0=; E_P99_1=
 for ph in $PHASES; do
 	case $ph in
-	a|b|c|d) phase_$ph ;;
+	a|b|c|d|e) phase_$ph ;;
 	*) echo "bench: unknown phase $ph"; exit 2 ;;
 	esac
 done
@@ -265,6 +320,8 @@ echo "## summary (targets for a 2-core machine)"
 printf '%-32s %s\n' "deliveries/s, backlog drain:" "$A_RATE (target >= 10000)" \
     "deliveries/s, full speed:" "$B_RATE (target >= 10000), p50 $B_P50 ms, p99 $B_P99 ms" \
     "latency at $RATE/s:" "p50 $C_P50 ms, p99 $C_P99 ms (target p99 < 20 ms)"
+[ -n "$E_RATE" ] && printf '%-32s %s\n' "replay of $EVENTS:" \
+    "$E_RATE deliveries/s ($E_N received before the new events ended); new events' p99 $E_P99_1 ms during it, $E_P99_0 ms without"
 [ -n "$D_HWM" ] && awk -v h="$D_HWM" -v f="$D_INFLIGHT" 'BEGIN {
     printf "%-32s %.1f MiB (target < 64 MiB)\n", "peak RSS, " f " held:", h / 1024 }'
 exit 0

@@ -2,7 +2,7 @@
  * sink: a small libevent HTTP server for the benchmarks that stores
  * nothing.  One thread, one event_base.
  *
- *   sink [-H] [-b backlog] [-n count] port [status]
+ *   sink [-H] [-b backlog] [-n count [-p prefix]] port [status]
  *
  * Plain (bench/run.sh): answer every request with status (default 202)
  * and a small JSON body; the HTTP ceiling of the ingest benchmark.
@@ -18,6 +18,11 @@
  * -H: hold every request open and never answer, so that the relay keeps
  * its deliveries in flight (its memory with many of them).  SIGINT or
  * SIGTERM prints how many are held.
+ *
+ * -p prefix (with -n): only events whose ce-id begins with prefix are
+ * counted and timed; the others (a replay's, bench/deliver.sh phase e) are
+ * counted apart, with their rate from the first to the last (other=,
+ * other_per_s=).
  *
  * -b backlog: the listen(2) backlog, libevent's 128 by default.  A client
  * that opens connections in bursts overflows a short one, and each SYN
@@ -62,6 +67,9 @@ static struct {
 	char			**ids;		/* open addressing, power of 2 */
 	size_t			 idcap;
 	long			 held;		/* hold mode: requests */
+	const char		*prefix;	/* -p: the ids counted */
+	long			 other;		/* the rest */
+	long long		 other_first_ns, other_last_ns;
 	int			 sig;		/* the signal that stopped us */
 } sk = { .status = 202 };
 
@@ -130,14 +138,15 @@ sink_stats(void)
 	printf("sink: received=%ld distinct=%ld duplicates=%ld complete=%s "
 	    "first_to_last_s=%.3f deliveries_per_s=%.0f "
 	    "p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f max_ms=%.2f no_t=%ld "
-	    "conns=%ld cpu_s=%.2f\n",
+	    "conns=%ld cpu_s=%.2f other=%ld other_per_s=%.0f\n",
 	    sk.received, sk.distinct, sk.received - sk.distinct,
 	    sk.distinct >= sk.expect ? "yes" : "no", secs,
 	    secs > 0 ? (double)(sk.distinct - 1) / secs : 0,
 	    pct_ms(sk.lat, sk.nlat, 50), pct_ms(sk.lat, sk.nlat, 90),
 	    pct_ms(sk.lat, sk.nlat, 99),
 	    sk.nlat ? (double)sk.lat[sk.nlat - 1] / 1e6 : 0, sk.no_t,
-	    sk.conns, cpu_s());
+	    sk.conns, cpu_s(), sk.other, sk.other > 1 ? (double)(sk.other - 1) /
+	    ((double)(sk.other_last_ns - sk.other_first_ns) / 1e9) : 0);
 	fflush(stdout);
 }
 
@@ -172,12 +181,20 @@ sink_count(struct evhttp_request *req, long long now)
 	const char	*id;
 	long long	 t;
 
+	id = evhttp_find_header(evhttp_request_get_input_headers(req),
+	    "ce-id");
+	if (sk.prefix != NULL && (id == NULL ||
+	    strncmp(id, sk.prefix, strlen(sk.prefix)) != 0)) {
+		/* Not one of ours: counted apart (duplicates too). */
+		if (sk.other++ == 0)
+			sk.other_first_ns = now;
+		sk.other_last_ns = now;
+		return;
+	}
 	sk.received++;
 	if (sk.first_ns == 0)
 		sk.first_ns = now;
 	sk.last_ns = now;
-	id = evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "ce-id");
 	if (!id_add(id != NULL ? id : ""))
 		return;			/* a redelivery */
 	sk.distinct++;
@@ -256,8 +273,8 @@ sink_signal_cb(evutil_socket_t sig, short ev, void *arg)
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: sink [-H] [-b backlog] [-n count] port "
-	    "[status]\n");
+	fprintf(stderr, "usage: sink [-H] [-b backlog] [-n count [-p prefix]] "
+	    "port [status]\n");
 	exit(2);
 }
 
@@ -271,7 +288,7 @@ main(int argc, char **argv)
 	struct sockaddr_in	 sin;
 	int			 ch, port, backlog = -1;
 
-	while ((ch = getopt(argc, argv, "b:Hn:")) != -1) {
+	while ((ch = getopt(argc, argv, "b:Hn:p:")) != -1) {
 		switch (ch) {
 		case 'b':
 			if ((backlog = atoi(optarg)) < 1)
@@ -279,6 +296,9 @@ main(int argc, char **argv)
 			break;
 		case 'H':
 			sk.hold = 1;
+			break;
+		case 'p':
+			sk.prefix = optarg;
 			break;
 		case 'n':
 			if ((sk.expect = atol(optarg)) <= 0)

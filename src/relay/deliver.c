@@ -540,11 +540,12 @@ dsub_set(struct dsub *s, const struct subscriber *sc)
 		t = xcalloc(1, sizeof(*t));
 		t->refs = 1;
 		/*
-		 * As many idle connections as deliveries may run at once:
-		 * fewer would close and reopen one per delivery under load.
+		 * As many idle connections as deliveries may run at once,
+		 * the subscriber's and a replay's (replay.c): fewer would
+		 * close and reopen one per delivery under load.
 		 */
-		t->t = outbound_target_new(sc->url, sc->max_in_flight <
-		    MAX_IDLE_CONNS ? sc->max_in_flight : MAX_IDLE_CONNS);
+		t->t = outbound_target_new(sc->url, 2 * sc->max_in_flight <
+		    MAX_IDLE_CONNS ? 2 * sc->max_in_flight : MAX_IDLE_CONNS);
 		if (t->t == NULL)
 			fatalx("bad subscriber url", "sub=%s", sc->name);
 		if (s->target != NULL)

@@ -79,6 +79,16 @@ check "every delivery's signature is valid" "20 0" "$(sigs_ok /h)"
 check "the other subscriber got nothing again" 10 "$(for i in $(seq 1 10); do received /o ok-$i; done | grep -c '^1$')"
 check "its consumer is gone from JetStream" "" "$(consumer_state replay-$RID 2>/dev/null | grep -o 'pending=[0-9]*')"
 
+# The client against the real relay: treaty admin replay --wait follows
+# the replay to its end (plain lines: stdout is a file), exit 0.
+TR=$ROOT/$O/treaty
+timeout -k 2 60 env -u TREATY_URL TREATY_TOKEN=$AT "$TR" admin replay --url "$RELAY_URL" \
+    --subscriber hook --since "$T0" --wait > "$T/cli.out" 2> "$T/cli.err"
+check "treaty admin replay --wait: exit 0 when done" 0 "$?"
+check_match "its first line: the replay started, 10 matched" '^replay [0-9a-f]{24} started: 10 events matched$' "$(head -1 "$T/cli.out")"
+check_match "its last line: done, 10 of 10 delivered" '^replay [0-9a-f]{24}: done 10/10 delivered, 0 dropped, 0 remaining' "$(tail -1 "$T/cli.out")"
+check "every event delivered a third time" 10 "$(for i in $(seq 1 10); do received /h ok-$i; done | grep -c '^3$')"
+
 # A redrive: exactly the events dropped since T1, none of the others.
 T1=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 for i in 1 2 3; do post evt.acme.shop.hook.created once400-$i "r $i"; done
