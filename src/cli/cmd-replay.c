@@ -26,11 +26,13 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <openssl/rand.h>
 #include <yajl/yajl_tree.h>
 
 #include "treaty.h"
 #include "api.h"
 #include "cli.h"
+#include "log.h"
 #include "util.h"
 
 #define POLL_MS		1000	/* between one report and the next request */
@@ -56,6 +58,7 @@ static struct {
 	int			 dropped, wait, json, attempts;
 	int			 perhaps;	/* a failed POST may have started one */
 	char			*id;		/* the replay's, once known */
+	char			 chosen[API_REPLAY_ID_LEN + 1];	/* ours */
 	char			*path;		/* of the request of step */
 	struct retry		 retry;
 	struct client_req	*req;
@@ -255,14 +258,15 @@ started(const char *body, size_t len)
 	long long	 matched;
 
 	if ((root = admin_parse(body, len)) == NULL) {
-		cli_err("admin replay: a replay was perhaps started");
+		cli_err("admin replay: replay %s was perhaps started",
+		    rp.chosen);
 		return EXIT_FAILED;
 	}
 	id = yajl_tree_get(root, p_id, yajl_t_string);
 	if (id == NULL || !id_ok(YAJL_GET_STRING(id)) ||
 	    count_of(root, "matched", 1, &matched) == -1) {
 		cli_err("admin replay: the relay's answer is not a started "
-		    "replay's: a replay was perhaps started");
+		    "replay's: replay %s was perhaps started", rp.chosen);
 		yajl_tree_free(root);
 		return EXIT_FAILED;
 	}
@@ -383,9 +387,10 @@ replay_answer_cb(void *arg, const struct client_result *r)
 		client_what(r, what, sizeof(what));
 		if (rp.step == STEP_START)
 			cli_err("admin replay: still failing after %d attempts: "
-			    "%s; %s", rp.attempts, what, rp.perhaps ?
-			    "a replay was perhaps started" :
-			    "no replay started");
+			    "%s; %s%s%s", rp.attempts, what, rp.perhaps ?
+			    "replay " : "no replay started", rp.perhaps ?
+			    rp.chosen : "", rp.perhaps ? " was perhaps started" :
+			    "");
 		else if (rp.step == STEP_POLL)
 			cli_err("admin replay: still failing after %d attempts: "
 			    "%s; replay %s keeps running in the relay (follow it "
@@ -444,8 +449,9 @@ replay_stop_cb(void *arg)
 	event_del(&rp.tick);
 	bar_end();
 	if (rp.step == STEP_START)
-		cli_err("admin replay: stopped; %s", sent ?
-		    "a replay was perhaps started" : "no replay started");
+		cli_err("admin replay: stopped; %s%s%s", sent ? "replay " :
+		    "no replay started", sent ? rp.chosen : "", sent ?
+		    " was perhaps started" : "");
 	else if (rp.step == STEP_POLL)
 		cli_err("admin replay: stopped following; replay %s keeps "
 		    "running in the relay (follow it with: treaty admin replay "
@@ -462,11 +468,26 @@ start_path(void)
 {
 	char	*name = admin_encode(rp.subscriber);
 	char	*t = admin_encode(rp.since);
-	size_t	 len = strlen(API_ADMIN_PATH) + strlen(name) + strlen(t) + 64;
+	size_t	 len = strlen(API_ADMIN_PATH) + strlen(name) + strlen(t) + 64 +
+		    API_REPLAY_ID_LEN;
 
+	unsigned char	 b[API_REPLAY_ID_LEN / 2];
+	char		 id[API_REPLAY_ID_LEN + 1];
+	size_t		 i;
+
+	/*
+	 * The replay's id is chosen here, so that a POST sent again after
+	 * a lost answer finds the replay the first one started instead of
+	 * starting a second.
+	 */
+	if (RAND_bytes(b, sizeof(b)) != 1)
+		fatalx("no random bytes for a replay id", NULL);
+	for (i = 0; i < sizeof(b); i++)
+		snprintf(id + 2 * i, 3, "%02x", b[i]);
+	memcpy(rp.chosen, id, sizeof(rp.chosen));
 	rp.path = xmalloc(len);
-	snprintf(rp.path, len, "%ssubscribers/%s/replay?since=%s%s",
-	    API_ADMIN_PATH, name, t, rp.dropped ? "&dropped=true" : "");
+	snprintf(rp.path, len, "%ssubscribers/%s/replay?since=%s%s&id=%s",
+	    API_ADMIN_PATH, name, t, rp.dropped ? "&dropped=true" : "", id);
 	free(name);
 	free(t);
 }

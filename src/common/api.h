@@ -11,6 +11,8 @@
 #define API_EVENTS_PATH			"/v1/events/"
 #define API_INBOX_PATH			"/v1/inbox/"
 #define API_ADMIN_PATH			"/v1/admin/"
+/* A replay's id (SPEC 15): this many lowercase hex digits. */
+#define API_REPLAY_ID_LEN		24
 /* The length of such a prefix. */
 #define API_PATH_LEN(p)			(sizeof(p) - 1)
 

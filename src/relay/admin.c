@@ -315,6 +315,18 @@ admin_drops(struct evhttp_request *req, const struct evkeyvalq *q)
  * Replays.
  */
 
+/* 1 when id can be a replay's: STORE_REPLAY_ID_LEN lowercase hex digits. */
+static int
+replay_id_valid(const char *id)
+{
+	size_t	 i;
+
+	for (i = 0; id[i] != '\0'; i++)
+		if ((id[i] < '0' || id[i] > '9') && (id[i] < 'a' || id[i] > 'f'))
+			return 0;
+	return i == STORE_REPLAY_ID_LEN;
+}
+
 /* A pending replay request, or NULL after answering 503 (too many). */
 static struct pending *
 replay_pending(struct evhttp_request *req)
@@ -364,6 +376,11 @@ replay_answered(struct pending *p, const struct store_replay_answer *a)
 		    "id");
 		return NULL;
 	}
+	if (a->result == STORE_REPLAY_CONFLICT) {
+		admin_reject(req, 409, "replay_conflict", "a replay with that "
+		    "id exists, for another subscriber, since or dropped");
+		return NULL;
+	}
 	if (a->result != 0 || a->n != 1) {
 		log_warnx("replay request failed", "error=%s", log_q(a->err));
 		admin_reject(req, 503, "unavailable", "JetStream did not "
@@ -409,6 +426,7 @@ admin_replay_start(struct evhttp_request *req, const char *name,
 {
 	const struct subscriber	*s = admin_subscriber(name);
 	int			 dropped = http_query_bool(q, "dropped");
+	const char		*id = evhttp_find_header(q, "id");
 	struct pending		*p;
 	int64_t			 since;
 
@@ -421,6 +439,11 @@ admin_replay_start(struct evhttp_request *req, const char *name,
 	if (dropped == -2) {
 		admin_reject(req, 400, "bad_request", "dropped must be true or "
 		    "false");
+		return;
+	}
+	if (id != NULL && !replay_id_valid(id)) {
+		admin_reject(req, 400, "bad_request", "id must be "
+		    API_STR(STORE_REPLAY_ID_LEN) " lowercase hex digits");
 		return;
 	}
 	if (admin_since(req, evhttp_find_header(q, "since"), &since) == -1)
@@ -436,7 +459,7 @@ admin_replay_start(struct evhttp_request *req, const char *name,
 		return;
 	}
 	if ((p = replay_pending(req)) != NULL)
-		replay_wait(p, replay_start(s, since, dropped,
+		replay_wait(p, replay_start(s, since, dropped, id,
 		    admin_replay_started, p));
 }
 
@@ -500,7 +523,6 @@ admin_replay(struct evhttp_request *req, const char *id)
 {
 	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
 	struct pending		*p;
-	size_t			 i, n = strlen(id);
 
 	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD &&
 	    m != EVHTTP_REQ_DELETE) {
@@ -510,9 +532,7 @@ admin_replay(struct evhttp_request *req, const char *id)
 		    "DELETE");
 		return;
 	}
-	for (i = 0; i < n && strchr("0123456789abcdef", id[i]) != NULL; i++)
-		;
-	if (n != STORE_REPLAY_ID_LEN || i != n) {
+	if (!replay_id_valid(id)) {
 		admin_reject(req, 404, "unknown_replay", "no replay with that "
 		    "id");
 		return;

@@ -415,14 +415,17 @@ replay_init(struct event_base *base, const struct config *cfg)
 /* Start a replay; see replay.h. */
 struct store_replay_job *
 replay_start(const struct subscriber *s, int64_t since_ns, int dropped,
-    store_replay_cb cb, void *arg)
+    const char *id, store_replay_cb cb, void *arg)
 {
 	struct store_replay	 r;
 	struct store_replay_job	*j;
 	struct timespec		 now;
 
 	memset(&r, 0, sizeof(r));
-	random_hex(r.id, STORE_REPLAY_ID_LEN);
+	if (id != NULL)
+		snprintf(r.id, sizeof(r.id), "%s", id);
+	else
+		random_hex(r.id, STORE_REPLAY_ID_LEN);
 	r.subscriber = xstrdup(s->name);
 	r.filter = xstrdup(s->filter);
 	r.push = s->kind == SUB_PUSH;
@@ -434,7 +437,7 @@ replay_start(const struct subscriber *s, int64_t since_ns, int dropped,
 	r.max_ack_pending = s->max_in_flight;
 	r.ack_wait_s = r.push ? rs.cfg->ack_wait_seconds :
 	    rs.cfg->lease_seconds;
-	j = store_replay_start(&r, cb, arg);
+	j = store_replay_start(&r, id != NULL, cb, arg);
 	store_replay_free(&r);
 	return j;
 }

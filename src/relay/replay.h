@@ -24,12 +24,14 @@ struct subscriber;
 void	replay_init(struct event_base *base, const struct config *cfg);
 /*
  * Start a replay of subscriber s's events stored at or after since_ns
- * (dropped: only those with a drop record for s from since_ns on): cb
- * gets the started replay (its id and matched), or the failure.  NULL
- * when JetStream cannot be asked now.
+ * (dropped: only those with a drop record for s from since_ns on), with
+ * id (STORE_REPLAY_ID_LEN lowercase hex digits, the client's) or a random
+ * one (id NULL): cb gets the started replay (its id and matched), or the
+ * failure (store_replay_start).  NULL when JetStream cannot be asked now.
  */
 struct store_replay_job *replay_start(const struct subscriber *s,
-	    int64_t since_ns, int dropped, store_replay_cb cb, void *arg);
+	    int64_t since_ns, int dropped, const char *id, store_replay_cb cb,
+	    void *arg);
 /*
  * Cancel replay id: its end record (with this instance's counts) and its
  * consumer deleted, whichever instance runs it; see store_replay_end.

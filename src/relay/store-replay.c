@@ -39,6 +39,7 @@ struct store_replay_job {
 	struct bridge_job	 job;
 	/* In. */
 	struct store_replay	 r;
+	int			 given;		/* start: the client chose r.id */
 	enum store_replay_state	 state;		/* end */
 	char			 instance[STORE_INSTANCE_LEN + 1];
 	uint64_t		 delivered, dropped;
@@ -527,6 +528,29 @@ end_record(const struct store_replay *r, enum store_replay_state st,
 	return s;
 }
 
+static int	replay_find(struct store_replay_job *);
+
+/*
+ * A start whose id the client chose: the replay of that id, if there is
+ * one, is the answer (the same start sent again after a lost answer), or
+ * STORE_REPLAY_CONFLICT when it is not the same replay.  0 when there is
+ * none, else 1 with the answer set.
+ */
+static int
+replay_again(struct store_replay_job *j)
+{
+	struct store_replay	*r = &j->r, want;
+	int			 rc;
+
+	replay_copy(&want, r);
+	if ((rc = replay_find(j)) == 1 &&
+	    (strcmp(want.subscriber, r->subscriber) != 0 ||
+	    want.since_ns != r->since_ns || want.dropped != r->dropped))
+		j->a.result = STORE_REPLAY_CONFLICT;
+	store_replay_free(&want);
+	return rc != 0;
+}
+
 /*
  * Start a replay: its end and count, then its consumer (see the top of
  * the file).
@@ -547,6 +571,8 @@ replay_start_work(struct bridge_job *job)
 
 	j->a.replays = r;
 	j->a.n = 1;
+	if (j->given && replay_again(j) != 0)
+		return;
 	if ((s = stream_seqs(STORE_WORK, &first, &r->end, &code)) != NATS_OK) {
 		job_fail(j, STORE_REPLAY_FAILED, s, code, "WORK");
 		return;
@@ -846,13 +872,15 @@ replay_job(void (*work)(struct bridge_job *), const struct store_replay *r,
 }
 
 struct store_replay_job *
-store_replay_start(const struct store_replay *r, store_replay_cb cb,
-    void *arg)
+store_replay_start(const struct store_replay *r, int given,
+    store_replay_cb cb, void *arg)
 {
 	struct store_replay_job	*j = replay_job(replay_start_work, r, cb, arg);
 
-	if (j != NULL)
+	if (j != NULL) {
+		j->given = given;
 		bridge_run(&j->job);
+	}
 	return j;
 }
 

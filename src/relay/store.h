@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api.h"
+
 struct event_base;
 struct config;
 
@@ -256,7 +258,7 @@ void		 store_drops_close(struct store_drops *d);
  * cancelled, with the totals) is recorded on audit.relay.treaty.replay.<id>
  * before the consumer is deleted.
  */
-#define STORE_REPLAY_ID_LEN	24	/* hex digits */
+#define STORE_REPLAY_ID_LEN	API_REPLAY_ID_LEN	/* hex digits */
 #define STORE_REPLAY_PREFIX	"replay-"
 #define STORE_REPLAY_DELIVER	"treaty.replay."
 #define STORE_REPLAY_SUBJECT	"audit.relay.treaty.replay"
@@ -303,6 +305,7 @@ struct store_replay_answer {
 };
 #define STORE_REPLAY_FAILED	(-1)	/* JetStream did not answer */
 #define STORE_REPLAY_NONE	(-2)	/* no such replay */
+#define STORE_REPLAY_CONFLICT	(-3)	/* the id is another replay's */
 /* On the loop thread; the callee may take a->seqs (setting it NULL). */
 typedef void (*store_replay_cb)(void *arg, struct store_replay_answer *a);
 struct store_replay_job;
@@ -310,10 +313,12 @@ struct store_replay_job;
  * Start replay r (id, subscriber, filter, kind, dropped, since, settings
  * and created filled in): its end and matched are found and its consumer
  * made; a redrive with nothing to redrive is recorded as done at once,
- * without a consumer.  The answer holds r as started.
+ * without a consumer.  The answer holds r as started.  given: the client
+ * chose the id; when a replay of that id exists, it is the answer (a
+ * start sent again), or STORE_REPLAY_CONFLICT when it is another one.
  */
 struct store_replay_job *store_replay_start(const struct store_replay *r,
-		    store_replay_cb cb, void *arg);
+		    int given, store_replay_cb cb, void *arg);
 /* Every replay in JetStream with its consumer's state (the answer's list). */
 struct store_replay_job *store_replay_list(store_replay_cb cb, void *arg);
 /*

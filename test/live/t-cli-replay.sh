@@ -56,21 +56,21 @@ check "started: exit 0" 0 "$(rr st -- --subscriber steady --since "$SINCE")"
 id=$(id_of st)
 check_match "started: the id and what matched" '^replay rp-steady-[0-9]+ started: 5000 events matched$' "$(cat "$T/st.out")"
 check "started: one POST, no poll without --wait" "1 0" "$(reqs POST steady) $(reqs GET "$id")"
-check "since percent-encoded in the query, no dropped" \
-    "/v1/admin/subscribers/steady/replay?since=2026-12-01T00%3A00%3A00Z" "$(rawpath POST steady)"
+check_match "since percent-encoded in the query, no dropped, an id of the client's" \
+    '^/v1/admin/subscribers/steady/replay\?since=2026-12-01T00%3A00%3A00Z&id=[0-9a-f]{24}$' "$(rawpath POST steady)"
 
 # --dropped, and an offset: its '+' is %2B (a bare '+' would be a space).
 check "--dropped, since with an offset: exit 0" 0 \
     "$(rr dr -- --subscriber steady --since 2026-12-01T01:00:00.5+01:00 --dropped)"
-check "the offset as %2B, dropped=true" \
-    "/v1/admin/subscribers/steady/replay?since=2026-12-01T01%3A00%3A00.5%2B01%3A00&dropped=true" \
+check_match "the offset as %2B, dropped=true" \
+    '^/v1/admin/subscribers/steady/replay\?since=2026-12-01T01%3A00%3A00\.5%2B01%3A00&dropped=true&id=[0-9a-f]{24}$' \
     "$(rawpath POST steady)"
 check "the relay reads since back as written" "2026-12-01T01:00:00.5+01:00 true" \
     "$(awk -F'\t' '$1 == "POST" && $4 == "steady" { s = $5 " " $6 } END { print s }' "$T/rp.log")"
 
 # A name that needs encoding, and that the relay does not know: 404, 1.
 check "an unknown subscriber (404 unknown_subscriber): exit 1" 1 "$(rr unk -- --subscriber 'a b/c' --since "$SINCE")"
-check "the name percent-encoded in the path" "/v1/admin/subscribers/a%20b%2Fc/replay?since=2026-12-01T00%3A00%3A00Z" \
+check_match "the name percent-encoded in the path" '^/v1/admin/subscribers/a%20b%2Fc/replay\?since=2026-12-01T00%3A00%3A00Z&id=[0-9a-f]{24}$' \
     "$(rawpath POST 'a b/c')"
 check_match "an unknown subscriber: said on stderr" '404: no subscriber a b/c' "$(cat "$T/unk.err")"
 check "an unknown subscriber: nothing on stdout" "" "$(cat "$T/unk.out")"
@@ -140,6 +140,8 @@ check_match "--cancel of an unknown replay: said" "admin replay rp-nope-2: 404: 
 check "503 every time: exit 75 after the attempts" 75 "$(rr b1 -- --subscriber busy --since "$SINCE" --attempts 3 "${FAST[@]}")"
 check "503 every time: 3 attempts, 2 notices" "3 2" "$(reqs POST busy) $(grep -c 'msg="attempt failed; retrying" request=replay' "$T/b1.err")"
 check_match "503 every time: no replay started, said" "still failing after 3 attempts: 503; no replay started" "$(cat "$T/b1.err")"
+check "the POST sent again carries the same id (the relay finds the first start)" "3 1" \
+    "$(awk -F'\t' '$1 == "POST" && $4 == "busy" { n++; sub(/.*&id=/, "", $2); ids[$2] = 1 } END { print n, length(ids) }' "$T/rp.log")"
 check "no relay (connection refused): exit 75" 75 \
     "$(rr b2 -- --subscriber steady --since "$SINCE" --attempts 2 "${FAST[@]}" --url "http://127.0.0.1:$(free_port)")"
 check_match "connection refused: nothing was sent, said" "still failing after 2 attempts: connection failed; no replay started" \
@@ -182,7 +184,7 @@ import json, sys
 d = json.load(sys.stdin)
 print(d["state"], d["delivered"], d["remaining"])' 2>&1)"
 check "an answer that is not JSON: exit 1" 1 "$(rr g0 -- --subscriber garbage --since "$SINCE")"
-check_match "an answer that is not JSON: a replay was perhaps started" "a replay was perhaps started" "$(cat "$T/g0.err")"
+check_match "an answer that is not JSON: the replay of the id it chose was perhaps started" "replay [0-9a-f]{24} was perhaps started" "$(cat "$T/g0.err")"
 
 # SIGINT and SIGTERM while following: 75, the replay keeps running.
 # follow_bg NAME ARGS...: treaty admin replay ARGS in the background;

@@ -102,8 +102,14 @@ wait_until 30 "replay_done $RID2"
 check "the redrive is done: 3 delivered" "done 3 3 0 0" "$(report $RID2)"
 check "each dropped event delivered again" "2 2 2" "$(echo $(for i in 1 2 3; do received /h once400-$i; done))"
 check "the events not dropped: not again" "1 1 1" "$(echo $(for i in 11 12 13; do received /h ok-$i; done))"
-check "a redrive with nothing dropped: matched 0, done at once" "202 0 done 0 0 0 0" \
-    "$(areq POST "subscribers/hook/replay?since=$(date -u +%Y-%m-%dT%H:%M:%SZ)&dropped=true") $(field matched) $(report "$(field replay)")"
+NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+CID=00112233445566778899aabb
+check "a redrive with nothing dropped, with an id of the client's: matched 0, done at once" "202 $CID 0 done 0 0 0 0" \
+    "$(areq POST "subscribers/hook/replay?since=$NOW&dropped=true&id=$CID") $(field replay) $(field matched) $(report $CID)"
+check "the same POST again (a lost answer): the same replay, not a second" "202 $CID 0" \
+    "$(areq POST "subscribers/hook/replay?since=$NOW&dropped=true&id=$CID") $(field replay) $(field matched)"
+check "that id with another since: 409" "409" "$(areq POST "subscribers/hook/replay?since=$T1&dropped=true&id=$CID")"
+check "an id that is not 24 lowercase hex digits: 400" "400" "$(areq POST "subscribers/hook/replay?since=$NOW&id=ABCDEF")"
 
 # Cancel: a replay that cannot end (stall holds each event 60 s).
 T2=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
