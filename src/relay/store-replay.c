@@ -769,6 +769,17 @@ replay_find(struct store_replay_job *j)
 	return 0;
 }
 
+/* replay_find for a report or an end: 1 when found, else the answer set. */
+static int
+replay_found(struct store_replay_job *j)
+{
+	int	 rc = replay_find(j);
+
+	if (rc == 0)
+		j->a.result = STORE_REPLAY_NONE;
+	return rc == 1;
+}
+
 /* A replay's report: as found, with every instance's counts if running. */
 static void
 replay_report_work(struct bridge_job *job)
@@ -777,14 +788,9 @@ replay_report_work(struct bridge_job *job)
 	    struct store_replay_job, job);
 	jsErrCode		 code = 0;
 	natsStatus		 s;
-	int			 rc;
 
-	if ((rc = replay_find(j)) == -1)
+	if (!replay_found(j))
 		return;
-	if (rc == 0) {
-		j->a.result = STORE_REPLAY_NONE;
-		return;
-	}
 	if (j->r.state == STORE_REPLAY_RUNNING && (s = progress_sum(j->r.id,
 	    NULL, &j->r.delivered, &j->r.dropped_n, &code)) != NATS_OK) {
 		job_fail(j, STORE_REPLAY_FAILED, s, code, "counts");
@@ -802,14 +808,9 @@ replay_end_work(struct bridge_job *job)
 	    struct store_replay_job, job);
 	jsErrCode		 code = 0;
 	natsStatus		 s;
-	int			 rc;
 
-	if ((rc = replay_find(j)) == -1)
+	if (!replay_found(j))
 		return;
-	if (rc == 0) {
-		j->a.result = STORE_REPLAY_NONE;
-		return;
-	}
 	j->a.replays = &j->r;
 	j->a.n = 1;
 	if (j->r.state != STORE_REPLAY_RUNNING)
