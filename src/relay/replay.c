@@ -480,14 +480,26 @@ replay_counted(const char *id, int delivered)
 		replay_record(rp, 0);
 }
 
-/* Shutdown: leave every delivery group, record the counts. */
+/*
+ * Shutdown: leave every delivery group, record the counts, and forget
+ * the jobs on the worker: one that finishes once the connection is
+ * closing is freed without its callback (store-replay.c), which would
+ * leave its pointer here dangling for replay_free.  None starts after
+ * this.
+ */
 void
 replay_stop(void)
 {
 	struct replay	*rp;
 
 	rs.stopping = 1;
+	store_replay_close(rs.list_job);
+	rs.list_job = NULL;
 	TAILQ_FOREACH(rp, &rs.list, entry) {
+		store_replay_close(rp->seqs_job);
+		rp->seqs_job = NULL;
+		store_replay_close(rp->end_job);
+		rp->end_job = NULL;
 		if (rp->c != NULL)
 			store_consumer_stop(rp->c);
 		replay_record(rp, 0);
