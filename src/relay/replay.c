@@ -66,6 +66,7 @@ static struct {
 	struct event_base	*base;
 	const struct config	*cfg;
 	struct event		 tick;
+	struct event		 again;		/* stopping: a failed record */
 	struct replay_list	 list;
 	struct store_replay_job	*list_job;
 	long long		 listed_ms;
@@ -115,9 +116,17 @@ replay_rec_cb(void *arg, enum store_result res, int dup)
 			rec->rp->rec_delivered = rec->delivered;
 			rec->rp->rec_dropped = rec->dropped;
 		}
-		/* Stopping: what changed meanwhile at once, not at a tick. */
-		if (rs.stopping)
+		/*
+		 * Stopping: what changed meanwhile at once, not at a tick.  A
+		 * failure is tried again on the loop's next turn, not from
+		 * here: store_fail_all fails every publish still waiting, a
+		 * successor made here too, and went round until nats.c's
+		 * buffer was full (tens of thousands of records in AUDIT).
+		 */
+		if (rs.stopping && res == STORE_OK)
 			replay_record(rec->rp, 0);
+		else if (rs.stopping)
+			event_active(&rs.again, EV_TIMEOUT, 0);
 	}
 	free(rec);
 }
@@ -380,6 +389,19 @@ replay_list_cb(void *arg, struct store_replay_answer *a)
 	}
 }
 
+/* Stopping: record again what a failed record left out. */
+static void
+replay_again_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct replay	*rp;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	TAILQ_FOREACH(rp, &rs.list, entry)
+		replay_record(rp, 0);
+}
+
 /* Timer: counts recorded; the replays listed every REPLAY_LIST_MS. */
 static void
 replay_tick_cb(evutil_socket_t fd, short ev, void *arg)
@@ -409,6 +431,7 @@ replay_init(struct event_base *base, const struct config *cfg)
 	rs.cfg = cfg;
 	random_hex(rs.instance, STORE_INSTANCE_LEN);
 	event_assign(&rs.tick, base, -1, EV_PERSIST, replay_tick_cb, NULL);
+	event_assign(&rs.again, base, -1, 0, replay_again_cb, NULL);
 	event_add(&rs.tick, &tv);
 }
 
@@ -512,6 +535,7 @@ replay_free(void)
 	struct replay	*rp;
 
 	event_del(&rs.tick);
+	event_del(&rs.again);
 	store_replay_close(rs.list_job);
 	/* After the loop: nothing is recorded any more. */
 	while ((rp = TAILQ_FIRST(&rs.list)) != NULL)

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# A relay stopped (SIGTERM) while nats-server does not answer (SIGSTOP):
+# with a listing of the replays waiting on the worker, which finishes
+# while the connection drains; and with a replay running here, whose
+# progress record is still unanswered when the grace period ends.  The
+# relay exits 0 (no sanitizer report under SANITIZE=1), and AUDIT holds
+# a few progress records, not a flood.
+. "$(dirname "$0")/lib.sh"
+S=test-secret-0123456789
+AT=admin-token-0123456789
+export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(printf '%s' "$AT" | sha256sum | cut -c1-64)
+RPORT=$(free_port)
+python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
+PIDS+=($!)
+wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+# one: one delivery at a time, delay1-* take 1 s each.
+export TREATY_RELAY_SUBSCRIBERS='[{"name":"one","url":"http://127.0.0.1:'$RPORT'/1","secret":"'$S'","filter":"evt.*.shop.one.>","maxInFlight":1}]'
+export TREATY_RELAY_GRACE_SECONDS=2
+start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
+
+# stop_relay_frozen SECONDS: SIGSTOP nats-server, SIGTERM the relay after
+# SECONDS, SIGCONT nats-server 2.6 s later (the drain still under way, so
+# what the relay had buffered reaches it); its exit status in RC.
+stop_relay_frozen() {
+	kill -STOP $NATS_PID
+	sleep "$1"
+	kill -TERM $RELAY_PID
+	sleep 2.6
+	kill -CONT $NATS_PID
+	wait_until 20 '! kill -0 $RELAY_PID 2>/dev/null'
+	wait $RELAY_PID
+	RC=$?
+}
+
+# A listing (every 2 s) waits on the worker for the stopped nats-server,
+# and ends when the drain closes the connection.
+sleep 1
+stop_relay_frozen 2.5
+check "stopped with a listing on the worker: exit 0" 0 "$RC"
+check "and it logged its last line" yes "$(grep -q 'msg=stopped' "$RELAY_LOG" && echo yes)"
+
+start_relay || { fail start "relay did not come back"; finish; }
+T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+for i in $(seq 1 10); do post evt.acme.shop.one.created delay1-$i x; done
+wait_until 30 '[ "$(grep -c "\"ce-id\": \"delay1-10\"" "$T/deliveries")" = 1 ]'
+st=$(curl -s -m 20 -o "$T/abody" -w '%{http_code}' -X POST -H "Authorization: Bearer $AT" \
+    "$RELAY_URL/v1/admin/subscribers/one/replay?since=$T0")
+check "POST replay: 202" 202 "$st"
+RID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["replay"])' "$T/abody" 2>/dev/null)
+wait_until 30 '[ "$(grep -c "\"attempt\": 2" "$T/deliveries")" -ge 1 ]'
+# A delivery ends while nats-server is stopped: its count goes out at the
+# next tick, and nobody answers it before the grace period ends.
+stop_relay_frozen 1.5
+check "stopped with a progress record unanswered: exit 0" 0 "$RC"
+n=$(python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.STREAM.INFO.AUDIT' \
+    '{"subjects_filter":"audit.relay.treaty.replay.'"$RID"'.>"}' |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["messages"])' 2>&1)
+check "AUDIT holds a few progress records of the replay, not a flood" yes \
+    "$([[ $n =~ ^[0-9]+$ ]] && [ "$n" -le 10 ] && echo yes || echo "no: $n")"
+
+finish
