@@ -376,6 +376,12 @@ replay_answered(struct pending *p, const struct store_replay_answer *a)
 		    "id");
 		return NULL;
 	}
+	if (a->result == STORE_REPLAY_TOO_MANY) {
+		admin_reject(req, 400, "bad_request", "more than 1,000,000 "
+		    "drop records from since on (every subscriber's); "
+		    "redrive from a later since, in parts");
+		return NULL;
+	}
 	if (a->result == STORE_REPLAY_CONFLICT) {
 		admin_reject(req, 409, "replay_conflict", "a replay with that "
 		    "id exists, for another subscriber, since or dropped");
@@ -580,20 +586,25 @@ admin_get_only(struct evhttp_request *req)
 /*
  * The name in "<name><tail>" (the part of the path after a route's
  * prefix), percent-decoded by libevent (evmem_free_returned frees it);
- * NULL when the path is not that.
+ * NULL when the path is not that, or the name holds a NUL.
  */
 static char *
 admin_path_name(const char *path, const char *tail)
 {
-	size_t	 n = strlen(path), tl = strlen(tail);
+	size_t	 n = strlen(path), tl = strlen(tail), len = 0;
 	char	*seg, *name;
 
 	if (n <= tl || strcmp(path + n - tl, tail) != 0 ||
 	    memchr(path, '/', n - tl) != NULL)
 		return NULL;
 	seg = xstrndup(path, n - tl);
-	name = evhttp_uridecode(seg, 0, NULL);
+	name = evhttp_uridecode(seg, 0, &len);
 	free(seg);
+	/* A %00 would cut the name short, to another's: no such route. */
+	if (name != NULL && strlen(name) != len) {
+		evmem_free_returned(name);
+		return NULL;
+	}
 	return name;
 }
 

@@ -119,6 +119,7 @@ struct delivery {
 	char			 subject[TREATY_SUBJECT_MAX + 1];
 	char			 replay[STORE_REPLAY_ID_LEN + 1];	/* or "" */
 	uint64_t		 attempt;
+	uint64_t		 max_deliver;	/* its consumer's */
 	TAILQ_ENTRY(delivery)	 entry;
 };
 
@@ -248,7 +249,7 @@ delivery_failed(struct delivery *d, int status, const char *error,
 	long long	 delay, ra;
 	uint32_t	 rnd;
 
-	if (d->attempt >= (uint64_t)s->cfg->max_deliver) {
+	if (d->attempt >= d->max_deliver) {
 		delivery_drop(d, DROP_EXHAUSTED, status, error != NULL ? error :
 		    "maxDeliver attempts failed", ms);
 		return;
@@ -405,6 +406,7 @@ delivery_new(struct dsub *s, struct store_msg *m)
 	d->m = m;
 	d->state = DS_IDLE;
 	d->attempt = store_msg_delivered(m);
+	d->max_deliver = (uint64_t)s->cfg->max_deliver;
 	if (subj != NULL && strlen(subj) < sizeof(d->subject))
 		memcpy(d->subject, subj, strlen(subj) + 1);
 	/* Every progress_seconds until the delivery ends. */
@@ -419,9 +421,13 @@ delivery_new(struct dsub *s, struct store_msg *m)
 	return d;
 }
 
-/* A message for s, from its consumer or from a replay's (replay: its id). */
+/*
+ * A message for s, from its consumer or from a replay's (replay: its id;
+ * max_deliver: its consumer's, which a reload does not change).
+ */
 static void
-deliver_start(struct dsub *s, struct store_msg *m, const char *replay)
+deliver_start(struct dsub *s, struct store_msg *m, const char *replay,
+    int max_deliver)
 {
 	struct delivery	*d;
 	const char	*spec;
@@ -433,11 +439,12 @@ deliver_start(struct dsub *s, struct store_msg *m, const char *replay)
 	 * the grace period instead.
 	 */
 	if ((dl.stopping || s->consumer == NULL) &&
-	    store_msg_delivered(m) < (uint64_t)s->cfg->max_deliver) {
+	    store_msg_delivered(m) < (uint64_t)max_deliver) {
 		store_msg_give_back(m);
 		return;
 	}
 	d = delivery_new(s, m);
+	d->max_deliver = (uint64_t)max_deliver;
 	if (replay != NULL)
 		snprintf(d->replay, sizeof(d->replay), "%s", replay);
 	spec = store_msg_header(m, "ce-specversion");
@@ -457,7 +464,9 @@ deliver_start(struct dsub *s, struct store_msg *m, const char *replay)
 static void
 deliver_msg_cb(void *arg, struct store_msg *m)
 {
-	deliver_start(arg, m, NULL);
+	struct dsub	*s = arg;
+
+	deliver_start(s, m, NULL, s->cfg->max_deliver);
 }
 
 /*
@@ -496,8 +505,8 @@ deliver_has(const char *name)
 
 /* A replay's message for push subscriber name; see deliver.h. */
 int
-deliver_replay_msg(const char *name, const char *replay, struct store_msg *m,
-    int exhausted)
+deliver_replay_msg(const char *name, const char *replay, int max_deliver,
+    struct store_msg *m, int exhausted)
 {
 	struct dsub	*s = dsub_find(name);
 	struct delivery	*d;
@@ -505,10 +514,11 @@ deliver_replay_msg(const char *name, const char *replay, struct store_msg *m,
 	if (s == NULL)
 		return -1;
 	if (!exhausted) {
-		deliver_start(s, m, replay);
+		deliver_start(s, m, replay, max_deliver);
 		return 0;
 	}
 	d = delivery_new(s, m);
+	d->max_deliver = (uint64_t)max_deliver;
 	snprintf(d->replay, sizeof(d->replay), "%s", replay);
 	delivery_drop(d, DROP_EXHAUSTED, 0,
 	    "last attempt unfinished (relay stopped or lost)", -1);

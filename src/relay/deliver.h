@@ -28,13 +28,14 @@ int	deliver_has(const char *name);
 struct store_msg;
 /*
  * A message of replay (its id) for push subscriber name: delivered like
- * one of the subscriber's own (signed, retried, maxDeliver, drop records,
- * metrics), its outcome counted with replay_counted.  exhausted: JetStream
- * gave up on it (as the subscriber's consumer's exhausted callback).  -1
- * when name is not a push subscriber here (m is the caller's still).
+ * one of the subscriber's own (signed, retried, drop records, metrics),
+ * with the replay's max_deliver (its consumer's, from its start), its
+ * outcome counted with replay_counted.  exhausted: JetStream gave up on
+ * it (as the subscriber's consumer's exhausted callback).  -1 when name
+ * is not a push subscriber here (m is the caller's still).
  */
 int	deliver_replay_msg(const char *name, const char *replay,
-	    struct store_msg *m, int exhausted);
+	    int max_deliver, struct store_msg *m, int exhausted);
 /* Deliveries under way. */
 int	deliver_in_flight(void);
 /*

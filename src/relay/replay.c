@@ -232,7 +232,8 @@ replay_msg_cb(void *arg, struct store_msg *m)
 		store_msg_ack(m);
 		return;
 	}
-	if (deliver_replay_msg(rp->r.subscriber, rp->r.id, m, 0) == -1)
+	if (deliver_replay_msg(rp->r.subscriber, rp->r.id,
+	    rp->r.max_deliver, m, 0) == -1)
 		store_msg_give_back(m);
 }
 
@@ -243,7 +244,8 @@ replay_exhausted_cb(void *arg, struct store_msg *m)
 	struct replay	*rp = arg;
 
 	if (!replay_wants(rp, store_msg_seq(m)) ||
-	    deliver_replay_msg(rp->r.subscriber, rp->r.id, m, 1) == -1)
+	    deliver_replay_msg(rp->r.subscriber, rp->r.id,
+	    rp->r.max_deliver, m, 1) == -1)
 		store_msg_free(m);
 }
 

@@ -12,8 +12,8 @@
  * before it is made, and nats-server 2.9 refuses to update a consumer
  * that has a start time: so the count comes from a probe, an ephemeral
  * consumer with the same start and filter that hands nothing out, whose
- * num_pending is read between two identical readings of WORK's last
- * sequence, which is the replay's end.
+ * num_pending, read twice alike around a reading of WORK's last sequence,
+ * counts the matching events up to that sequence, the replay's end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +32,13 @@
 #define COUNT_TRIES		5
 /* Instances whose counts are added up at most. */
 #define PROGRESS_MAX		64
-/* A redrive's sequences at most (8 bytes each). */
-#define SEQS_MAX		(4 * 1024 * 1024)
+/*
+ * A redrive reads at most this many drop records (every subscriber's, on
+ * the worker thread, where the other jobs wait behind it: some seconds),
+ * and keeps at most SEQS_MAX sequences (8 bytes each).
+ */
+#define SEQS_SCAN_MAX		1000000
+#define SEQS_MAX		SEQS_SCAN_MAX
 
 struct store_replay_job {
 	struct bridge_job	 job;
@@ -398,13 +403,17 @@ seqs_read(struct store_replay_job *j)
 	int64_t			 resume;
 	size_t			 i, n = 0;
 
-	if (store_admin_drops_scan(j->r.since_ns, 1 << 30, seqs_take, &sc,
-	    &resume, j->err, sizeof(j->err)) != NATS_OK || sc.full) {
-		if (sc.full)
-			snprintf(j->err, sizeof(j->err), "more than %d dropped "
-			    "events", SEQS_MAX);
+	if (store_admin_drops_scan(j->r.since_ns, SEQS_SCAN_MAX, seqs_take,
+	    &sc, &resume, j->err, sizeof(j->err)) != NATS_OK) {
 		free(sc.v);
 		j->a.result = STORE_REPLAY_FAILED;
+		return -1;
+	}
+	if (sc.full || resume != 0) {
+		snprintf(j->err, sizeof(j->err), "more than %d drop records "
+		    "from since on", SEQS_SCAN_MAX);
+		free(sc.v);
+		j->a.result = STORE_REPLAY_TOO_MANY;
 		return -1;
 	}
 	if (sc.n > 0)
@@ -417,12 +426,17 @@ seqs_read(struct store_replay_job *j)
 	return 0;
 }
 
-/* The subject of replay id's end record, or of an instance's counts. */
+/*
+ * The subject of an instance's counts for replay id, or (instance NULL)
+ * of its end record.  Six tokens: no producer can publish there (a
+ * producer's subjects have five), so no one can hide or fake a replay's
+ * end by publishing after it.
+ */
 static void
 record_subject(char *buf, size_t len, const char *id, const char *instance)
 {
-	snprintf(buf, len, "%s.%s%s%s", STORE_REPLAY_SUBJECT, id,
-	    instance != NULL ? "." : "", instance != NULL ? instance : "");
+	snprintf(buf, len, "%s.%s.%s", STORE_REPLAY_SUBJECT, id,
+	    instance != NULL ? instance : STORE_REPLAY_END);
 }
 
 /* 1 when m's Nats-Msg-Id shows the relay wrote it. */
@@ -462,8 +476,12 @@ progress_sum(const char *id, const char *skip, uint64_t *delivered,
 	for (i = 0; si->State.Subjects != NULL &&
 	    i < si->State.Subjects->Count && i < PROGRESS_MAX; i++) {
 		const char	*subj = si->State.Subjects->List[i].Subject;
+		size_t		 n = strlen(subj);
 
-		if (strcmp(subj, mine) == 0)
+		/* This instance's own, or the end record: not counts. */
+		if (strcmp(subj, mine) == 0 || (n > strlen(STORE_REPLAY_END) &&
+		    strcmp(subj + n - strlen(STORE_REPLAY_END),
+		    STORE_REPLAY_END) == 0))
 			continue;
 		m = NULL;
 		if ((s = js_GetLastMsg(&m, store_conn.js, STORE_AUDIT, subj,
@@ -530,6 +548,20 @@ end_record(const struct store_replay *r, enum store_replay_state st,
 
 static int	replay_find(struct store_replay_job *);
 
+/* The probe's num_pending. */
+static natsStatus
+probe_pending(const char *probe, uint64_t *pending, jsErrCode *code)
+{
+	jsConsumerInfo	*ci = NULL;
+	natsStatus	 s;
+
+	if ((s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK, probe,
+	    NULL, code)) == NATS_OK)
+		*pending = ci->NumPending;
+	jsConsumerInfo_Destroy(ci);
+	return s;
+}
+
 /*
  * A start whose id the client chose: the replay of that id, if there is
  * one, is the answer (the same start sent again after a lost answer), or
@@ -561,9 +593,8 @@ replay_start_work(struct bridge_job *job)
 	struct store_replay_job *j = BRIDGE_CONTAINER(job,
 	    struct store_replay_job, job);
 	struct store_replay	*r = &j->r;
-	jsConsumerInfo		*ci;
 	jsErrCode		 code = 0;
-	uint64_t		 first, e1, e2;
+	uint64_t		 first, p1, p2;
 	natsStatus		 s;
 	size_t			 i, n = 0;
 	char			 probe[64];
@@ -612,30 +643,28 @@ replay_start_work(struct bridge_job *job)
 		return;
 	}
 	/*
-	 * The probe hands nothing out: its num_pending is what the replay
-	 * will hand out up to WORK's last sequence, if that did not move
-	 * while it was read.
+	 * The probe hands nothing out: its num_pending is the number of
+	 * matching events from since to WORK's last.  Read twice with WORK's
+	 * last sequence in between: when the two agree, no matching event
+	 * came meanwhile, so every matching event up to that sequence, and
+	 * no other, was counted; it is the replay's end.  Only events of the
+	 * subscriber's filter can spoil a try, not other traffic.
 	 */
 	r->matched = -1;
 	for (tries = 0; tries < COUNT_TRIES; tries++) {
-		ci = NULL;
-		if ((s = stream_seqs(STORE_WORK, NULL, &e1, &code)) !=
-		    NATS_OK || (s = js_GetConsumerInfo(&ci, store_conn.js,
-		    STORE_WORK, probe, NULL, &code)) != NATS_OK ||
-		    (s = stream_seqs(STORE_WORK, NULL, &e2, &code)) !=
+		if ((s = probe_pending(probe, &p1, &code)) != NATS_OK ||
+		    (s = stream_seqs(STORE_WORK, NULL, &r->end, &code)) !=
+		    NATS_OK || (s = probe_pending(probe, &p2, &code)) !=
 		    NATS_OK) {
-			jsConsumerInfo_Destroy(ci);
 			js_DeleteConsumer(store_conn.js, STORE_WORK, probe,
 			    NULL, &code);
 			job_fail(j, STORE_REPLAY_FAILED, s, code, "count");
 			return;
 		}
-		r->end = e2;
-		if (e1 == e2)
-			r->matched = (int64_t)ci->NumPending;
-		jsConsumerInfo_Destroy(ci);
-		if (e1 == e2)
+		if (p1 == p2) {
+			r->matched = (int64_t)p1;
 			break;
+		}
 	}
 	js_DeleteConsumer(store_conn.js, STORE_WORK, probe, NULL, &code);
 	if ((s = consumer_put(r, NULL, 0, j->err, sizeof(j->err))) !=

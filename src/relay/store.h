@@ -255,13 +255,15 @@ void		 store_drops_close(struct store_drops *d);
  * instance that has the subscriber joins.  In AUDIT, each instance keeps
  * its count of what it delivered and dropped for the replay on
  * audit.relay.treaty.replay.<id>.<instance>, and the replay's end (done or
- * cancelled, with the totals) is recorded on audit.relay.treaty.replay.<id>
+ * cancelled, with the totals) is recorded on
+ * audit.relay.treaty.replay.<id>.end
  * before the consumer is deleted.
  */
 #define STORE_REPLAY_ID_LEN	API_REPLAY_ID_LEN	/* hex digits */
 #define STORE_REPLAY_PREFIX	"replay-"
 #define STORE_REPLAY_DELIVER	"treaty.replay."
 #define STORE_REPLAY_SUBJECT	"audit.relay.treaty.replay"
+#define STORE_REPLAY_END	"end"	/* the end record's last token */
 #define STORE_REPLAY_MSGID_PREFIX "relay!replay-"
 #define STORE_INSTANCE_LEN	16	/* hex digits */
 enum store_replay_state {
@@ -306,6 +308,7 @@ struct store_replay_answer {
 #define STORE_REPLAY_FAILED	(-1)	/* JetStream did not answer */
 #define STORE_REPLAY_NONE	(-2)	/* no such replay */
 #define STORE_REPLAY_CONFLICT	(-3)	/* the id is another replay's */
+#define STORE_REPLAY_TOO_MANY	(-4)	/* a redrive: too many drop records */
 /* On the loop thread; the callee may take a->seqs (setting it NULL). */
 typedef void (*store_replay_cb)(void *arg, struct store_replay_answer *a);
 struct store_replay_job;

@@ -27,6 +27,9 @@ export TREATY_RELAY_SUBSCRIBERS=${TREATY_RELAY_SUBSCRIBERS/\"tokenSha256\":\"${T
 export TREATY_RELAY_RETRY_BASE_MS=50 TREATY_RELAY_RETRY_MAX_MS=200
 # slow-* deliveries hold for 60 s: a shutdown gives them back after 2 s.
 export TREATY_RELAY_GRACE_SECONDS=2
+# alpha may also publish under audit.relay.: it must not be able to hide
+# or fake a replay's end.
+PRODUCERS='[{"name":"alpha","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.*.shop.>","audit.relay.>"]}]'
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
 # areq METHOD PATH [BASE]: the admin API; body in $T/abody, prints the status.
@@ -78,6 +81,9 @@ check "every event delivered again to hook" 10 "$(for i in $(seq 1 10); do recei
 check "every delivery's signature is valid" "20 0" "$(sigs_ok /h)"
 check "the other subscriber got nothing again" 10 "$(for i in $(seq 1 10); do received /o ok-$i; done | grep -c '^1$')"
 check "its consumer is gone from JetStream" "" "$(consumer_state replay-$RID 2>/dev/null | grep -o 'pending=[0-9]*')"
+post audit.relay.treaty.replay.$RID forged-end '{"state":"cancelled"}'
+check "a producer's event on the replay's subject (five tokens) is stored" 202 "$STATUS"
+check "and neither hides nor changes the replay's end" "done 10 10 0 0" "$(report $RID)"
 
 # The client against the real relay: treaty admin replay --wait follows
 # the replay to its end (plain lines: stdout is a file), exit 0.
@@ -135,6 +141,7 @@ check "dropped neither true nor false: 400" "400 bad_request" "$(areq_err POST "
 check "GET on the replay route: 405" "405 method_not_allowed" "$(areq_err GET "subscribers/hook/replay?since=$T0")"
 check "a replay id that does not exist: 404" "404 unknown_replay" "$(areq_err GET replays/0123456789abcdef01234567)"
 check "a replay id that cannot be one: 404" "404 unknown_replay" "$(areq_err GET replays/nope)"
+check "a subscriber name cut short by %00: no such route" "404 not_found" "$(areq_err POST "subscribers/hook%00x/replay?since=$T0")"
 check "DELETE of a replay that does not exist: 404" "404 unknown_replay" "$(areq_err DELETE replays/0123456789abcdef01234567)"
 check "PUT on a replay: 405" "405" "$(areq PUT "replays/$RID")"
 check "no token: 401" "401" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/admin/subscribers/hook/replay?since=$T0")"
