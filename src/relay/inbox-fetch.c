@@ -51,29 +51,51 @@ struct take {
 	struct store_req	*r;		/* pending confirmation */
 };
 
-/* Take a fetch out of its queue. */
+/* Take a fetch out of its queue (a long-poll's wait is then over). */
 static void
 fetch_unqueue(struct fetch *f)
 {
 	if (f->q == FETCH_UNQUEUED)
 		return;
-	TAILQ_REMOVE(&f->s->queue[f->q], f, qentry);
+	TAILQ_REMOVE(&f->src->queue[f->q], f, qentry);
 	if (f->q == STORE_PULL_WAIT)
 		metrics_inbox_waiting(f->s->idx, -1);
 	f->q = FETCH_UNQUEUED;
+	f->src = NULL;
 	event_del(&f->deadline);
 }
 
-/* Put a fetch at the end of a queue, and have the pulls sent. */
+/*
+ * Put a fetch at the end of a source's queue, and have the pulls sent.  A
+ * long-poll waits there until its wait_end.
+ */
 static void
-fetch_queue(struct fetch *f, enum store_pull_kind k)
+fetch_queue(struct fetch *f, struct isrc *src, enum store_pull_kind k)
 {
+	struct timeval	 tv;
+	long long	 left;
+
 	fetch_unqueue(f);
+	f->src = src;
 	f->q = (int)k;
-	TAILQ_INSERT_TAIL(&f->s->queue[k], f, qentry);
-	if (k == STORE_PULL_WAIT)
+	TAILQ_INSERT_TAIL(&src->queue[k], f, qentry);
+	if (k == STORE_PULL_WAIT) {
 		metrics_inbox_waiting(f->s->idx, 1);
+		left = f->wait_end - now_ms();
+		if (left < 0)
+			left = 0;
+		tv.tv_sec = left / 1000;
+		tv.tv_usec = left % 1000 * 1000;
+		evtimer_add(&f->deadline, &tv);
+	}
 	event_active(&f->s->pump, EV_TIMEOUT, 0);
+}
+
+/* Add an event to what a fetch got. */
+static void
+fetch_add(struct fetch *f, struct store_msg *m)
+{
+	f->msgs[f->n++].m = m;
 }
 
 /*
@@ -94,10 +116,11 @@ fetch_close(struct fetch *f, const char *reason)
 		for (i = 0; i < f->n; i++)
 			store_req_close(f->takes[i].r, reason);
 	for (i = 0; i < f->n; i++)
-		store_msg_free(f->msgs[i]);
+		store_msg_free(f->msgs[i].m);
 	TAILQ_REMOVE(&ib.fetches, f, entry);
 	inbox_sub_unref(f->s);
 	free(f->takes);
+	free(f->msgs);
 	free(f);
 }
 
@@ -153,10 +176,11 @@ gen_event(yajl_gen g, const struct store_msg *m)
 
 /* One envelope: 0, or -1 when the message is not an event. */
 static int
-gen_envelope(yajl_gen g, struct fetch *f, struct store_msg *m, int64_t t,
-    struct store_lease *l)
+gen_envelope(yajl_gen g, struct fetch *f, const struct fetch_msg *fm,
+    int64_t t, struct store_lease *l)
 {
 	struct isub	*s = f->s;
+	struct store_msg *m = fm->m;
 	char		 receipt[INBOX_RECEIPT_MAX];
 	char		 sig[TREATY_SIG_HEADER_SIZE(TREATY_MAX_SECRETS)];
 	const void	*body;
@@ -217,9 +241,9 @@ fetch_answer(struct fetch *f)
 	json_gen_str(g, "envelopes");
 	yajl_gen_array_open(g);
 	for (i = 0; i < f->n; i++) {
-		if (f->msgs[i] == NULL)
+		if (f->msgs[i].m == NULL)
 			continue;	/* destructive, not confirmed */
-		if (gen_envelope(g, f, f->msgs[i], t, &l) == -1)
+		if (gen_envelope(g, f, &f->msgs[i], t, &l) == -1)
 			continue;
 		sent++;
 		if (l.delivered > 1)
@@ -254,8 +278,8 @@ take_cb(void *arg, struct store_msg *m, int status)
 		store_msg_free(m);
 	if (m == NULL && status != 0) {
 		/* Unconfirmed: give it back rather than hand it out. */
-		store_msg_give_back(f->msgs[tk->i]);
-		f->msgs[tk->i] = NULL;
+		store_msg_give_back(f->msgs[tk->i].m);
+		f->msgs[tk->i].m = NULL;
 	}
 	if (--f->acks == 0)
 		fetch_answer(f);
@@ -277,8 +301,8 @@ fetch_done(struct fetch *f)
 	if (http_client_gone(f->req)) {
 		/* The client left: give everything back at once. */
 		for (i = 0; i < f->n; i++) {
-			store_msg_give_back(f->msgs[i]);
-			f->msgs[i] = NULL;
+			store_msg_give_back(f->msgs[i].m);
+			f->msgs[i].m = NULL;
 		}
 		evhttp_send_reply(f->req, 499, "Client gone", NULL);
 		fetch_close(f, "client gone");
@@ -293,15 +317,15 @@ fetch_done(struct fetch *f)
 	for (i = 0; i < f->n; i++) {
 		f->takes[i].f = f;
 		f->takes[i].i = i;
-		store_msg_lease(f->msgs[i], &l);
-		f->takes[i].r = store_lease_answer(f->s->consumer, &l,
+		store_msg_lease(f->msgs[i].m, &l);
+		f->takes[i].r = store_lease_answer(f->s->own.consumer, &l,
 		    STORE_ACK, 0, take_cb, &f->takes[i]);
 	}
 	/* What could not be sent counts as unconfirmed: given back. */
 	for (i = 0; i < f->n; i++)
 		if (f->takes[i].r == NULL) {
-			store_msg_give_back(f->msgs[i]);
-			f->msgs[i] = NULL;
+			store_msg_give_back(f->msgs[i].m);
+			f->msgs[i].m = NULL;
 			unsent++;
 		}
 	f->acks = f->n - unsent;
@@ -309,31 +333,31 @@ fetch_done(struct fetch *f)
 		fetch_answer(f);
 }
 
-/* A reply to the inbox's "now" pull: for the head of that queue. */
+/* A reply to a source's "now" pull: for the head of that queue. */
 static int
 now_cb(void *arg, struct store_msg *m, int status)
 {
-	struct isub	*s = arg;
-	struct fetch	*f = TAILQ_FIRST(&s->queue[STORE_PULL_NOW]);
+	struct isrc	*src = arg;
+	struct fetch	*f = TAILQ_FIRST(&src->queue[STORE_PULL_NOW]);
 
 	(void)status;
 	if (m == NULL) {
 		/* 404, 408, 409, timeout: nothing more now. */
 		if (f != NULL)
 			fetch_done(f);
-		event_active(&s->pump, EV_TIMEOUT, 0);
+		event_active(&src->s->pump, EV_TIMEOUT, 0);
 		return 0;
 	}
 	if (f == NULL || f->n >= f->max) {
 		store_msg_give_back(m);
 		return 1;
 	}
-	f->msgs[f->n++] = m;
+	fetch_add(f, m);
 	if (f->n < f->max)
 		return 1;
 	/* Its batch is full: JetStream sends no status after that. */
 	fetch_done(f);
-	event_active(&s->pump, EV_TIMEOUT, 0);
+	event_active(&src->s->pump, EV_TIMEOUT, 0);
 	return 0;
 }
 
@@ -342,7 +366,7 @@ static int
 wait_cb(void *arg, struct store_msg *m, int status)
 {
 	struct isub	*s = arg;
-	struct fetch	*f = TAILQ_FIRST(&s->queue[STORE_PULL_WAIT]);
+	struct fetch	*f = TAILQ_FIRST(&s->own.queue[STORE_PULL_WAIT]);
 
 	(void)status;
 	/* It asked for one: done either way; the pump sends the next. */
@@ -352,22 +376,45 @@ wait_cb(void *arg, struct store_msg *m, int status)
 	/* Waiters whose clients left get nothing (and are let go). */
 	while (f != NULL && http_client_gone(f->req)) {
 		fetch_done(f);
-		f = TAILQ_FIRST(&s->queue[STORE_PULL_WAIT]);
+		f = TAILQ_FIRST(&s->own.queue[STORE_PULL_WAIT]);
 	}
 	if (f == NULL) {
 		store_msg_give_back(m);
 		return 0;
 	}
-	f->msgs[f->n++] = m;
-	if (f->n < f->max && !ib.stopping)
-		fetch_queue(f, STORE_PULL_NOW);	/* the rest, without waiting */
+	fetch_add(f, m);
+	if (f->n < f->max && !ib.stopping)	/* the rest, without waiting */
+		fetch_queue(f, &s->own, STORE_PULL_NOW);
 	else
 		fetch_done(f);
 	return 0;
 }
 
 /*
- * Send the pulls the queues need: the head of the "now" queue asks for
+ * Send the "now" pull a source's queue needs: its head asks for what it
+ * still lacks.  -1 when it could not be sent (NATS is not connected): the
+ * head is answered with what it has, or 503 when nothing.
+ */
+static int
+pump_now(struct isrc *src)
+{
+	struct fetch	*f = TAILQ_FIRST(&src->queue[STORE_PULL_NOW]);
+
+	if (f == NULL || store_pull_pending(src->consumer, STORE_PULL_NOW) ||
+	    store_pull(src->consumer, STORE_PULL_NOW, f->max - f->n, 0,
+	    now_cb, src) != NULL)
+		return 0;
+	if (f->n == 0) {
+		inbox_reject(f->req, 503, "inbox_unavailable",
+		    "JetStream is not available; try again", f->s->cfg->name);
+		fetch_close(f, "not connected");
+	} else
+		fetch_done(f);
+	return -1;
+}
+
+/*
+ * Send the pulls the queues need: the head of each "now" queue asks for
  * what it still lacks; the head of the waiting queue for one message
  * within its remaining wait.
  */
@@ -381,26 +428,16 @@ fetch_pump_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (!store_pull_pending(s->consumer, STORE_PULL_NOW) &&
-	    (f = TAILQ_FIRST(&s->queue[STORE_PULL_NOW])) != NULL &&
-	    store_pull(s->consumer, STORE_PULL_NOW, f->max - f->n, 0, now_cb,
-	    s) == NULL) {
-		/* Not connected: what it has, or 503 when nothing. */
-		if (f->n == 0) {
-			inbox_reject(f->req, 503, "inbox_unavailable",
-			    "JetStream is not available; try again",
-			    s->cfg->name);
-			fetch_close(f, "not connected");
-		} else
-			fetch_done(f);
+	if (pump_now(&s->own) == -1) {
+		/* The next one in the queue, at once. */
 		event_active(&s->pump, EV_TIMEOUT, 0);
 		return;
 	}
-	if (!store_pull_pending(s->consumer, STORE_PULL_WAIT) &&
-	    (f = TAILQ_FIRST(&s->queue[STORE_PULL_WAIT])) != NULL) {
+	if (!store_pull_pending(s->own.consumer, STORE_PULL_WAIT) &&
+	    (f = TAILQ_FIRST(&s->own.queue[STORE_PULL_WAIT])) != NULL) {
 		left = f->wait_end - now_ms();
 		/* Not connected: ask again soon; deadlines still apply. */
-		if (store_pull(s->consumer, STORE_PULL_WAIT, 1,
+		if (store_pull(s->own.consumer, STORE_PULL_WAIT, 1,
 		    left > WAIT_PULL_MIN_MS ? left : WAIT_PULL_MIN_MS, wait_cb,
 		    s) == NULL)
 			event_add(&s->pump, &tv);
@@ -416,7 +453,7 @@ peek_cb(void *arg, struct store_msg **msgs, int n, int result)
 
 	f->peek = NULL;
 	for (i = 0; i < n; i++)
-		f->msgs[f->n++] = msgs[i];
+		fetch_add(f, msgs[i]);
 	if (result == -1 && n == 0) {
 		inbox_reject(f->req, 503, "inbox_unavailable", "JetStream did "
 		    "not answer; try again", f->s->cfg->name);
@@ -441,13 +478,13 @@ inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
     int peek, long long wait_ms)
 {
 	struct fetch	*f = xcalloc(1, sizeof(*f));
-	struct timeval	 tv;
 
 	f->req = req;
 	f->s = s;
 	s->refs++;
 	f->q = FETCH_UNQUEUED;
 	f->max = max;
+	f->msgs = xcalloc((size_t)max, sizeof(*f->msgs));
 	f->lease = lease;
 	evtimer_assign(&f->deadline, ib.base, fetch_deadline_cb, f);
 	TAILQ_INSERT_TAIL(&ib.fetches, f, entry);
@@ -455,7 +492,7 @@ inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
 		/* Looks only: no lease taken, none extended. */
 		f->peeking = 1;
 		f->lease = 0;
-		if ((f->peek = store_peek(s->consumer, f->max, peek_cb,
+		if ((f->peek = store_peek(s->own.consumer, f->max, peek_cb,
 		    f)) == NULL) {
 			inbox_reject(req, 503, "inbox_unavailable", "JetStream "
 			    "is not available; try again", s->cfg->name);
@@ -463,20 +500,26 @@ inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
 		}
 	} else if (wait_ms > 0) {
 		f->wait_end = now_ms() + wait_ms;
-		fetch_queue(f, STORE_PULL_WAIT);
-		tv.tv_sec = wait_ms / 1000;
-		tv.tv_usec = wait_ms % 1000 * 1000;
-		evtimer_add(&f->deadline, &tv);
+		fetch_queue(f, &s->own, STORE_PULL_WAIT);
 	} else
-		fetch_queue(f, STORE_PULL_NOW);
+		fetch_queue(f, &s->own, STORE_PULL_NOW);
 }
 
-/* The inbox's pump event. */
-void
-inbox_fetch_pump_init(struct isub *s)
+/* A source's queues. */
+static void
+isrc_init(struct isrc *src, struct isub *s, struct store_consumer *c)
 {
-	TAILQ_INIT(&s->queue[STORE_PULL_NOW]);
-	TAILQ_INIT(&s->queue[STORE_PULL_WAIT]);
+	src->s = s;
+	src->consumer = c;
+	TAILQ_INIT(&src->queue[STORE_PULL_NOW]);
+	TAILQ_INIT(&src->queue[STORE_PULL_WAIT]);
+}
+
+/* The inbox's own source (its consumer c) and pump event. */
+void
+inbox_fetch_pump_init(struct isub *s, struct store_consumer *c)
+{
+	isrc_init(&s->own, s, c);
 	event_assign(&s->pump, ib.base, -1, 0, fetch_pump_cb, s);
 }
 
@@ -511,7 +554,7 @@ inbox_fetch_close_all(void)
 		fetch_close(f, "shutting down");
 	}
 	TAILQ_FOREACH(s, &ib.subs, entry) {
-		store_pull_close_all(s->consumer, "shutting down");
+		store_pull_close_all(s->own.consumer, "shutting down");
 		event_del(&s->pump);
 	}
 }

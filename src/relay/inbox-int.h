@@ -27,7 +27,19 @@ struct inbox_leases;
 
 struct fetch;
 struct take;
+struct isub;
 TAILQ_HEAD(fetch_list, fetch);
+
+/*
+ * A source of an inbox's events: a JetStream pull consumer, and the GETs
+ * queued for its pulls of each kind (one of each kind pending at a time:
+ * see store_pull).
+ */
+struct isrc {
+	struct isub		*s;
+	struct store_consumer	*consumer;
+	struct fetch_list	 queue[STORE_PULL_KINDS];
+};
 
 /*
  * One pull subscriber, with its own copy of its settings, which a reload
@@ -37,10 +49,8 @@ TAILQ_HEAD(fetch_list, fetch);
 struct isub {
 	int			 idx;		/* metrics and leases index */
 	struct subscriber	*cfg;
-	struct store_consumer	*consumer;
+	struct isrc		 own;		/* its consumer relay-<name> */
 	struct treaty_keys	*keys;
-	/* GETs waiting for the store's pull of each kind. */
-	struct fetch_list	 queue[STORE_PULL_KINDS];
 	struct event		 pump;		/* send the next pulls */
 	int			 refs;		/* fetches and operations */
 	int			 removed;
@@ -49,6 +59,11 @@ struct isub {
 };
 TAILQ_HEAD(isub_list, isub);
 
+/* An event a GET got. */
+struct fetch_msg {
+	struct store_msg	*m;		/* NULL: given back */
+};
+
 /* A GET waiting for JetStream. */
 #define FETCH_UNQUEUED	(-1)
 struct fetch {
@@ -56,12 +71,13 @@ struct fetch {
 	struct isub		*s;
 	int			 max;
 	int			 lease;		/* lease=true */
+	struct isrc		*src;		/* queued at, when q is a kind */
 	int			 q;		/* its queue, or FETCH_UNQUEUED */
 	struct store_peek	*peek;		/* peek=true: pending peek */
 	int			 peeking;	/* peek=true */
 	struct event		 deadline;	/* end of a long-poll's wait */
 	long long		 wait_end;	/* now_ms() */
-	struct store_msg	*msgs[API_INBOX_BATCH_MAX];
+	struct fetch_msg	*msgs;		/* max of them */
 	int			 n;
 	struct take		*takes;		/* destructive: per message */
 	int			 acks;		/* destructive: unconfirmed */
@@ -90,7 +106,7 @@ void	inbox_reject(struct evhttp_request *req, int status, const char *code,
 /* inbox-fetch.c */
 void	inbox_fetch(struct evhttp_request *req, struct isub *s, int max,
 	    int lease, int peek, long long wait_ms);
-void	inbox_fetch_pump_init(struct isub *s);
+void	inbox_fetch_pump_init(struct isub *s, struct store_consumer *c);
 void	inbox_fetch_stop(void);
 void	inbox_fetch_close_all(void);
 int	inbox_fetch_count(void);

@@ -227,7 +227,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 	o->l = l;
 	o->kind = kind;
 	TAILQ_INSERT_TAIL(&ops, o, entry);
-	o->sr = store_lease_answer(s->consumer, &l, verbs[kind],
+	o->sr = store_lease_answer(s->own.consumer, &l, verbs[kind],
 	    delay > 0 ? delay : 0, op_done_cb, o);
 	if (o->sr == NULL) {
 		inbox_reject(req, 503, "inbox_unavailable", "JetStream is not "
@@ -379,10 +379,10 @@ isub_new(const struct subscriber *sc)
 	isub_set(s, sc);
 	s->idx = metrics_inbox_add(sc->name);
 	s->seen = 1;
-	inbox_fetch_pump_init(s);
 	TAILQ_INSERT_TAIL(&ib.subs, s, entry);
 	spec = isub_spec(s);
-	s->consumer = store_consumer_add(&spec, NULL, inbox_exhausted_cb, s);
+	inbox_fetch_pump_init(s, store_consumer_add(&spec, NULL,
+	    inbox_exhausted_cb, s));
 }
 
 /* Free an inbox nothing uses. */
@@ -390,7 +390,7 @@ static void
 isub_free(struct isub *s)
 {
 	event_del(&s->pump);
-	store_consumer_remove(s->consumer);
+	store_consumer_remove(s->own.consumer);
 	treaty_keys_free(s->keys);
 	config_subscriber_free(s->cfg);
 	free(s);
@@ -443,7 +443,7 @@ inbox_sync(struct sub_changes *ch)
 			continue;
 		isub_set(s, sc);
 		spec = isub_spec(s);
-		store_consumer_update(s->consumer, &spec);
+		store_consumer_update(s->own.consumer, &spec);
 		log_info("inbox changed", "inbox=%s", sc->name);
 		ch->changed++;
 	}
@@ -453,8 +453,8 @@ inbox_sync(struct sub_changes *ch)
 			continue;
 		log_info("inbox removed: this instance serves it no more; its "
 		    "consumer stays in JetStream", "inbox=%s consumer=%s "
-		    "finishing=%d", s->cfg->name, store_consumer_name(s->consumer),
-		    s->refs);
+		    "finishing=%d", s->cfg->name,
+		    store_consumer_name(s->own.consumer), s->refs);
 		ch->removed++;
 		TAILQ_REMOVE(&ib.subs, s, entry);
 		metrics_inbox_gone(s->idx);
