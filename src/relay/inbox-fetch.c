@@ -201,9 +201,10 @@ gen_envelope(yajl_gen g, struct fetch *f, const struct fetch_msg *fm,
 	json_gen_str(g, id);
 	json_gen_str(g, "receipt");
 	if (f->lease && inbox_receipt_make(s->cfg->name,
-	    s->cfg->tokens.hash[0], id, l, receipt, sizeof(receipt)) == 0) {
+	    s->cfg->tokens.hash[0], id, NULL, l, receipt,
+	    sizeof(receipt)) == 0) {
 		json_gen_str(g, receipt);
-		inbox_leases_note(ib.leases, s->idx, l, INBOX_LEASE_HELD,
+		inbox_leases_note(ib.leases, s->idx, NULL, l, INBOX_LEASE_HELD,
 		    now_ms());
 	} else
 		yajl_gen_null(g);

@@ -15,6 +15,7 @@
 
 struct lease {
 	int			 inbox;
+	char			 replay[STORE_REPLAY_ID_LEN + 1];	/* or "" */
 	uint64_t		 seq;
 	uint64_t		 dseq;
 	enum inbox_lease_state	 state;
@@ -31,17 +32,36 @@ struct inbox_leases {
 	int			 n;
 };
 
-/* The MAC of a receipt: INBOX_RECEIPT_MAC_HEX hex digits and a NUL. */
+/* 1 when replay is a replay's id (lowercase hex digits). */
+static int
+replay_id(const char *replay)
+{
+	size_t	 i;
+
+	for (i = 0; i < STORE_REPLAY_ID_LEN; i++)
+		if (!((replay[i] >= '0' && replay[i] <= '9') ||
+		    (replay[i] >= 'a' && replay[i] <= 'f')))
+			return 0;
+	return replay[i] == '\0';
+}
+
+/*
+ * The MAC of a receipt: INBOX_RECEIPT_MAC_HEX hex digits and a NUL.  A
+ * replay's lease adds ".replay-<id>" to what it covers: no receipt of the
+ * inbox's own consumer ends that way (its last field is a number).
+ */
 static int
 receipt_mac(const char *inbox, const char *key, const char *id,
-    const struct store_lease *l, char out[INBOX_RECEIPT_MAC_HEX + 1])
+    const char *replay, const struct store_lease *l,
+    char out[INBOX_RECEIPT_MAC_HEX + 1])
 {
-	char	 body[192], hex[TREATY_SIG_HEX_LEN + 1];
+	char	 body[256], hex[TREATY_SIG_HEX_LEN + 1];
 	int	 n;
 
-	n = snprintf(body, sizeof(body), "%s.%llu.%llu.%lld", inbox,
+	n = snprintf(body, sizeof(body), "%s.%llu.%llu.%lld%s%s", inbox,
 	    (unsigned long long)l->delivered, (unsigned long long)l->dseq,
-	    (long long)l->ts);
+	    (long long)l->ts, replay[0] != '\0' ? "." STORE_REPLAY_PREFIX : "",
+	    replay);
 	if (n < 0 || (size_t)n >= sizeof(body) ||
 	    treaty_sig_hmac_hex(key, strlen(key), (int64_t)l->seq, id, body, (size_t)n,
 	    hex) != TREATY_OK)
@@ -51,26 +71,32 @@ receipt_mac(const char *inbox, const char *key, const char *id,
 	return 0;
 }
 
-/* "<delivered>.<seq>.<dseq>.<ts>.<mac>" */
+/* "<delivered>.<seq>.<dseq>.<ts>[.r<replay>].<mac>" */
 int
 inbox_receipt_make(const char *inbox, const char *key, const char *id,
-    const struct store_lease *l, char *out, size_t outsz)
+    const char *replay, const struct store_lease *l, char *out, size_t outsz)
 {
 	char	 mac[INBOX_RECEIPT_MAC_HEX + 1];
 	int	 n;
 
-	if (receipt_mac(inbox, key, id, l, mac) == -1)
+	if (replay == NULL)
+		replay = "";
+	if ((replay[0] != '\0' && !replay_id(replay)) ||
+	    receipt_mac(inbox, key, id, replay, l, mac) == -1)
 		return -1;
-	n = snprintf(out, outsz, "%llu.%llu.%llu.%lld.%s",
+	n = snprintf(out, outsz, "%llu.%llu.%llu.%lld.%s%s%s%s",
 	    (unsigned long long)l->delivered, (unsigned long long)l->seq,
-	    (unsigned long long)l->dseq, (long long)l->ts, mac);
+	    (unsigned long long)l->dseq, (long long)l->ts,
+	    replay[0] != '\0' ? "r" : "", replay, replay[0] != '\0' ? "." : "",
+	    mac);
 	return n < 0 || (size_t)n >= outsz ? -1 : 0;
 }
 
 /* Read and check a receipt: 0 ok, -1 malformed, -2 not this one's. */
 int
 inbox_receipt_parse(const char *inbox, const char *key, const char *id,
-    const char *r, struct store_lease *l)
+    const char *r, struct store_lease *l,
+    char replay[STORE_REPLAY_ID_LEN + 1])
 {
 	char		 mac[INBOX_RECEIPT_MAC_HEX + 1];
 	const char	*p = r;
@@ -86,13 +112,24 @@ inbox_receipt_parse(const char *inbox, const char *key, const char *id,
 			return -1;
 		p = end + 1;
 	}
+	replay[0] = '\0';
+	if (*p == 'r') {
+		if (strlen(p) < 1 + STORE_REPLAY_ID_LEN + 1 ||
+		    p[1 + STORE_REPLAY_ID_LEN] != '.')
+			return -1;
+		memcpy(replay, p + 1, STORE_REPLAY_ID_LEN);
+		replay[STORE_REPLAY_ID_LEN] = '\0';
+		if (!replay_id(replay))
+			return -1;
+		p += 1 + STORE_REPLAY_ID_LEN + 1;
+	}
 	if (strlen(p) != INBOX_RECEIPT_MAC_HEX)
 		return -1;
 	l->delivered = v[0];
 	l->seq = v[1];
 	l->dseq = v[2];
 	l->ts = (int64_t)v[3];
-	if (receipt_mac(inbox, key, id, l, mac) == -1)
+	if (receipt_mac(inbox, key, id, replay, l, mac) == -1)
 		return -1;
 	return treaty_memeq(mac, p, INBOX_RECEIPT_MAC_HEX) ? 0 : -2;
 }
@@ -144,32 +181,37 @@ inbox_leases_free(struct inbox_leases *m)
 	free(m);
 }
 
-/* The remembered lease of an inbox's event, or NULL. */
+/* The remembered lease of an inbox's event from a consumer, or NULL. */
 static struct lease *
-lease_find(const struct inbox_leases *m, int inbox, uint64_t seq)
+lease_find(const struct inbox_leases *m, int inbox, const char *replay,
+    uint64_t seq)
 {
 	struct lease	*l;
 
 	for (l = m->hash[lease_slot(inbox, seq)]; l != NULL; l = l->hnext)
-		if (l->inbox == inbox && l->seq == seq)
+		if (l->inbox == inbox && l->seq == seq &&
+		    strcmp(l->replay, replay) == 0)
 			return l;
 	return NULL;
 }
 
 /* Remember a lease's state; forget what is past its time or too many. */
 void
-inbox_leases_note(struct inbox_leases *m, int inbox,
+inbox_leases_note(struct inbox_leases *m, int inbox, const char *replay,
     const struct store_lease *sl, enum inbox_lease_state st, long long now)
 {
 	struct lease	*l;
 	size_t		 slot;
 
+	if (replay == NULL)
+		replay = "";
 	while ((l = TAILQ_FIRST(&m->list)) != NULL &&
 	    (l->forget < now || m->n > INBOX_LEASE_MAX))
 		lease_drop(m, l);
-	if ((l = lease_find(m, inbox, sl->seq)) == NULL) {
+	if ((l = lease_find(m, inbox, replay, sl->seq)) == NULL) {
 		l = xcalloc(1, sizeof(*l));
 		l->inbox = inbox;
+		snprintf(l->replay, sizeof(l->replay), "%s", replay);
 		l->seq = sl->seq;
 		slot = lease_slot(inbox, sl->seq);
 		l->hnext = m->hash[slot];
@@ -188,10 +230,11 @@ inbox_leases_note(struct inbox_leases *m, int inbox,
 
 /* Whether the memory knows the lease is no longer held. */
 int
-inbox_leases_gone(const struct inbox_leases *m, int inbox,
+inbox_leases_gone(const struct inbox_leases *m, int inbox, const char *replay,
     const struct store_lease *l)
 {
-	const struct lease	*known = lease_find(m, inbox, l->seq);
+	const struct lease	*known = lease_find(m, inbox,
+				    replay != NULL ? replay : "", l->seq);
 
 	return known != NULL && (known->dseq > l->dseq ||
 	    (known->dseq == l->dseq && known->state != INBOX_LEASE_HELD));

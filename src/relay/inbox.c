@@ -95,21 +95,22 @@ inbox_auth(struct evhttp_request *req, const struct isub *s)
 }
 
 /*
- * Read a receipt of this inbox: 0, -1 when it is not a receipt, -2 when no
- * token hash of the inbox made it.  Receipts are made with the newest hash
- * and read with any, so a lease taken before a token rotation can still
- * be answered until the old hash is removed.
+ * Read a receipt of this inbox (l, and the replay it names into replay):
+ * 0, -1 when it is not a receipt, -2 when no token hash of the inbox made
+ * it.  Receipts are made with the newest hash and read with any, so a
+ * lease taken before a token rotation can still be answered until the
+ * old hash is removed.
  */
 static int
 inbox_receipt_check(const struct isub *s, const char *id, const char *r,
-    struct store_lease *l)
+    struct store_lease *l, char replay[STORE_REPLAY_ID_LEN + 1])
 {
 	size_t	 i;
 	int	 rc = -2;
 
 	for (i = 0; i < s->cfg->tokens.n && rc == -2; i++)
 		rc = inbox_receipt_parse(s->cfg->name, s->cfg->tokens.hash[i],
-		    id, r, l);
+		    id, r, l, replay);
 	return rc;
 }
 
@@ -172,8 +173,8 @@ op_done_cb(void *arg, struct store_msg *m, int status)
 		op_close(o, "not confirmed");
 	} else {
 		store_msg_free(m);
-		inbox_leases_note(ib.leases, o->s->idx, &o->l, state[o->kind],
-		    now_ms());
+		inbox_leases_note(ib.leases, o->s->idx, NULL, &o->l,
+		    state[o->kind], now_ms());
 		metrics_inbox(o->s->idx, counter[o->kind], 1);
 		http_reply(o->req, ROUTE_INBOX, 204, NULL);
 		op_close(o, "confirmed");
@@ -191,6 +192,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 	struct store_lease	 l;
 	struct op		*o;
 	const char		*r = evhttp_find_header(q, "receipt");
+	char			 replay[STORE_REPLAY_ID_LEN + 1];
 	long long		 delay = 0;
 	int			 rc;
 
@@ -205,7 +207,9 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		    API_STR(API_RELEASE_DELAY_MAX_MS) " ms", s->cfg->name);
 		return;
 	}
-	if ((rc = inbox_receipt_check(s, id, r, &l)) == -1) {
+	/* No replay's lease is handed out yet. */
+	if ((rc = inbox_receipt_check(s, id, r, &l, replay)) == -1 ||
+	    (rc == 0 && replay[0] != '\0')) {
 		inbox_reject(req, 400, "bad_receipt", "not a receipt",
 		    s->cfg->name);
 		return;
@@ -215,7 +219,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		    "for this inbox and event", s->cfg->name);
 		return;
 	}
-	if (inbox_leases_gone(ib.leases, s->idx, &l)) {
+	if (inbox_leases_gone(ib.leases, s->idx, NULL, &l)) {
 		http_error(req, ROUTE_INBOX, 404, "lease_not_held", "already "
 		    "acknowledged, released, or handed out again");
 		return;
