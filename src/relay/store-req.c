@@ -262,9 +262,9 @@ store_pull_close_all(struct store_consumer *c, const char *reason)
 		store_req_close(c->pull_req[k], reason);
 }
 
-/* Answer a lease by its numbers; see store.h. */
-struct store_req *
-store_lease_answer(struct store_consumer *c, const struct store_lease *l,
+/* Answer a lease of the consumer called name by its numbers. */
+static struct store_req *
+lease_answer(const char *name, const struct store_lease *l,
     enum store_verb verb, long long delay_ms, store_reply_cb cb, void *arg)
 {
 	char		 subj[256], reply[128], text[STORE_VERB_MAX];
@@ -272,13 +272,34 @@ store_lease_answer(struct store_consumer *c, const struct store_lease *l,
 
 	id = rq.next_id + 1;
 	if (!req_possible() ||
-	    store_wire_ack_subject(subj, sizeof(subj), c->name, l) == -1 ||
+	    store_wire_ack_subject(subj, sizeof(subj), name, l) == -1 ||
 	    store_wire_req_reply(reply, sizeof(reply),
 	    (const char *)store_conn.inbox, id) == -1)
 		return NULL;
 	rq.next_id = id;
 	return req_send(subj, reply, id, store_wire_verb(verb, delay_ms, text),
 	    STORE_API_WAIT_MS, cb, arg);
+}
+
+/* Answer a lease of pull consumer c; see store.h. */
+struct store_req *
+store_lease_answer(struct store_consumer *c, const struct store_lease *l,
+    enum store_verb verb, long long delay_ms, store_reply_cb cb, void *arg)
+{
+	return lease_answer(c->name, l, verb, delay_ms, cb, arg);
+}
+
+/* Answer a lease of replay id's consumer; see store.h. */
+struct store_req *
+store_replay_lease_answer(const char *id, const struct store_lease *l,
+    enum store_verb verb, long long delay_ms, store_reply_cb cb, void *arg)
+{
+	char	 name[sizeof(STORE_REPLAY_PREFIX) + STORE_REPLAY_ID_LEN];
+
+	if (strlen(id) != STORE_REPLAY_ID_LEN)
+		return NULL;
+	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, id);
+	return lease_answer(name, l, verb, delay_ms, cb, arg);
 }
 
 /* Loop thread: a peek's messages to its owner, unless it was closed. */

@@ -427,5 +427,14 @@ enum store_verb {
 struct store_req *store_lease_answer(struct store_consumer *c,
 		    const struct store_lease *l, enum store_verb verb,
 		    long long delay_ms, store_reply_cb cb, void *arg);
+/*
+ * The same for a lease of replay id's consumer (replay-<id>), by its name
+ * alone: any instance can answer it, whether it has taken the replay up
+ * or not.  A replay that has ended has no consumer: NATS then answers
+ * status 503 (no responders).
+ */
+struct store_req *store_replay_lease_answer(const char *id,
+		    const struct store_lease *l, enum store_verb verb,
+		    long long delay_ms, store_reply_cb cb, void *arg);
 
 #endif
