@@ -44,7 +44,8 @@ struct isrc {
 /*
  * One pull subscriber, with its own copy of its settings, which a reload
  * replaces.  A removed one moves to ib.gone (no longer found by name)
- * until the last fetch and lease operation that use it end.
+ * until the last fetch and lease operation that use it end (then the loop
+ * frees it: see inbox_sub_unref).
  */
 struct isub {
 	int			 idx;		/* metrics and leases index */
@@ -52,6 +53,7 @@ struct isub {
 	struct isrc		 own;		/* its consumer relay-<name> */
 	struct treaty_keys	*keys;
 	struct event		 pump;		/* send the next pulls */
+	struct event		 reap;		/* free it, once removed */
 	int			 refs;		/* fetches and operations */
 	int			 removed;
 	int			 seen;		/* by the reload under way */

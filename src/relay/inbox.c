@@ -58,6 +58,8 @@ struct inbox_state	 ib = {
 };
 static struct op_list	 ops = TAILQ_HEAD_INITIALIZER(ops);
 
+static void	isub_reap_cb(evutil_socket_t, short, void *);
+
 /* Reject and log one request (metadata only). */
 void
 inbox_reject(struct evhttp_request *req, int status, const char *code,
@@ -383,6 +385,7 @@ isub_new(const struct subscriber *sc)
 	isub_set(s, sc);
 	s->idx = metrics_inbox_add(sc->name);
 	s->seen = 1;
+	evtimer_assign(&s->reap, ib.base, isub_reap_cb, s);
 	TAILQ_INSERT_TAIL(&ib.subs, s, entry);
 	spec = isub_spec(s);
 	inbox_fetch_pump_init(s, store_consumer_add(&spec, NULL,
@@ -394,20 +397,38 @@ static void
 isub_free(struct isub *s)
 {
 	event_del(&s->pump);
+	event_del(&s->reap);
 	store_consumer_remove(s->own.consumer);
 	treaty_keys_free(s->keys);
 	config_subscriber_free(s->cfg);
 	free(s);
 }
 
-/* A fetch or lease operation is done with s; see inbox-int.h. */
-void
-inbox_sub_unref(struct isub *s)
+/* A removed inbox's last user is gone: free it. */
+static void
+isub_reap_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	if (--s->refs == 0 && s->removed) {
+	struct isub	*s = arg;
+
+	(void)fd;
+	(void)ev;
+	if (s->refs == 0 && s->removed) {
 		TAILQ_REMOVE(&ib.gone, s, entry);
 		isub_free(s);
 	}
+}
+
+/*
+ * A fetch or lease operation is done with s; see inbox-int.h.  A removed
+ * inbox is freed from the loop, not here: the last fetch may end inside
+ * the callback of one of its consumer's pulls, which freeing the
+ * consumer would close under it.
+ */
+void
+inbox_sub_unref(struct isub *s)
+{
+	if (--s->refs == 0 && s->removed)
+		event_active(&s->reap, EV_TIMEOUT, 0);
 }
 
 /*
@@ -533,9 +554,13 @@ inbox_free(void)
 	inbox_fail_all();
 	inbox_leases_free(ib.leases);
 	ib.leases = NULL;
-	/* The removed ones went with their last requests. */
 	while ((s = TAILQ_FIRST(&ib.subs)) != NULL) {
 		TAILQ_REMOVE(&ib.subs, s, entry);
+		isub_free(s);
+	}
+	/* Removed ones whose reaping the loop did not get to. */
+	while ((s = TAILQ_FIRST(&ib.gone)) != NULL) {
+		TAILQ_REMOVE(&ib.gone, s, entry);
 		isub_free(s);
 	}
 }
