@@ -459,11 +459,6 @@ admin_replay_start(struct evhttp_request *req, const char *name,
 		    "of that name");
 		return;
 	}
-	if (s->kind != SUB_PUSH) {
-		admin_reject(req, 501, "not_implemented", "replay to a pull "
-		    "inbox is not available yet");
-		return;
-	}
 	if ((p = replay_pending(req)) != NULL)
 		replay_wait(p, replay_start(s, since, dropped, id,
 		    admin_replay_started, p));

@@ -15,6 +15,21 @@
  * the first event, and events arriving for it later would be leased to
  * nobody.
  *
+ * An inbox may have replays (SPEC 15) taken up here (replay.c): each has
+ * a pull consumer of its own, a source beside the inbox's own consumer,
+ * with a "now" queue and pull of its own.  A GET then makes a round of
+ * the sources, one at a time, until it has max events: every replay's,
+ * in the order they came, then its own consumer's (now, or waiting when
+ * it has nothing yet).  Every other GET asks its own consumer first as
+ * well, so that new events are not held up behind a long replay, nor a
+ * replay behind a steady flow of new events.  A replay's message that it
+ * does not hand out (stored after it started; for a redrive, not
+ * dropped) is acknowledged at once and never seen; when a full batch had
+ * some, the GET asks the same replay again.  A long-poll waits on its own
+ * consumer only: a replay's event that becomes available again while it
+ * waits (a lease ran out) goes to the next GET.  Peek (peek=true) shows
+ * what the inbox's own consumer has: never a replay's events.
+ *
  * A struct fetch lives from the GET to its answer; fetch_close is its one
  * teardown, and cancels whatever the fetch still waits for (its place in
  * a queue, a peek on the worker, the confirmations of a destructive
@@ -39,6 +54,7 @@
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
+#include "replay.h"
 #include "util.h"
 
 #define PUMP_RETRY_MS		500	/* long-polls, while NATS is away */
@@ -91,11 +107,14 @@ fetch_queue(struct fetch *f, struct isrc *src, enum store_pull_kind k)
 	event_active(&f->s->pump, EV_TIMEOUT, 0);
 }
 
-/* Add an event to what a fetch got. */
+/* Add an event from src (NULL: its own consumer) to what a fetch got. */
 static void
-fetch_add(struct fetch *f, struct store_msg *m)
+fetch_add(struct fetch *f, const struct isrc *src, struct store_msg *m)
 {
-	f->msgs[f->n++].m = m;
+	f->msgs[f->n].m = m;
+	memcpy(f->msgs[f->n].replay, src != NULL ? src->replay : "",
+	    src != NULL ? sizeof(src->replay) : 1);
+	f->n++;
 }
 
 /*
@@ -201,11 +220,11 @@ gen_envelope(yajl_gen g, struct fetch *f, const struct fetch_msg *fm,
 	json_gen_str(g, id);
 	json_gen_str(g, "receipt");
 	if (f->lease && inbox_receipt_make(s->cfg->name,
-	    s->cfg->tokens.hash[0], id, NULL, l, receipt,
+	    s->cfg->tokens.hash[0], id, fm->replay, l, receipt,
 	    sizeof(receipt)) == 0) {
 		json_gen_str(g, receipt);
-		inbox_leases_note(ib.leases, s->idx, NULL, l, INBOX_LEASE_HELD,
-		    now_ms());
+		inbox_leases_note(ib.leases, s->idx, fm->replay, l,
+		    INBOX_LEASE_HELD, now_ms());
 	} else
 		yajl_gen_null(g);
 	json_gen_str(g, "deliveryCount");
@@ -273,15 +292,17 @@ take_cb(void *arg, struct store_msg *m, int status)
 {
 	struct take	*tk = arg;
 	struct fetch	*f = tk->f;
+	struct fetch_msg *fm = &f->msgs[tk->i];
 
 	tk->r = NULL;
 	if (m != NULL)
 		store_msg_free(m);
 	if (m == NULL && status != 0) {
 		/* Unconfirmed: give it back rather than hand it out. */
-		store_msg_give_back(f->msgs[tk->i].m);
-		f->msgs[tk->i].m = NULL;
-	}
+		store_msg_give_back(fm->m);
+		fm->m = NULL;
+	} else if (fm->replay[0] != '\0')
+		replay_counted(fm->replay, 1);
 	if (--f->acks == 0)
 		fetch_answer(f);
 	return 0;
@@ -319,8 +340,13 @@ fetch_done(struct fetch *f)
 		f->takes[i].f = f;
 		f->takes[i].i = i;
 		store_msg_lease(f->msgs[i].m, &l);
-		f->takes[i].r = store_lease_answer(f->s->own.consumer, &l,
-		    STORE_ACK, 0, take_cb, &f->takes[i]);
+		if (f->msgs[i].replay[0] != '\0')
+			f->takes[i].r = store_replay_lease_answer(
+			    f->msgs[i].replay, &l, STORE_ACK, 0, take_cb,
+			    &f->takes[i]);
+		else
+			f->takes[i].r = store_lease_answer(f->s->own.consumer,
+			    &l, STORE_ACK, 0, take_cb, &f->takes[i]);
 	}
 	/* What could not be sent counts as unconfirmed: given back. */
 	for (i = 0; i < f->n; i++)
@@ -334,31 +360,78 @@ fetch_done(struct fetch *f)
 		fetch_answer(f);
 }
 
+/*
+ * On to a fetch's next source, or its answer (see the top of the file):
+ * after its start, or when the source it was at has nothing more now.
+ */
+static void
+fetch_next(struct fetch *f)
+{
+	struct isub	*s = f->s;
+	struct isrc	*next = NULL;
+	int		 wait;
+
+	if (f->n >= f->max || f->stage == FETCH_OWN) {
+		fetch_done(f);
+		return;
+	}
+	if (f->stage == FETCH_START && !TAILQ_EMPTY(&s->replays) &&
+	    s->turn++ % 2 == 1) {
+		f->stage = FETCH_OWN_FIRST;
+		f->own_asked = 1;
+		fetch_queue(f, &s->own, STORE_PULL_NOW);
+		return;
+	}
+	if (f->stage == FETCH_REPLAYS)
+		next = TAILQ_NEXT(f->src, entry);
+	else
+		next = TAILQ_FIRST(&s->replays);
+	if (next != NULL) {
+		f->stage = FETCH_REPLAYS;
+		fetch_queue(f, next, STORE_PULL_NOW);
+		return;
+	}
+	wait = f->n == 0 && !ib.stopping && f->wait_end > now_ms();
+	if (f->own_asked && !wait) {
+		fetch_done(f);
+		return;
+	}
+	f->stage = FETCH_OWN;
+	fetch_queue(f, &s->own, wait ? STORE_PULL_WAIT : STORE_PULL_NOW);
+}
+
 /* A reply to a source's "now" pull: for the head of that queue. */
 static int
 now_cb(void *arg, struct store_msg *m, int status)
 {
 	struct isrc	*src = arg;
+	struct isub	*s = src->s;
 	struct fetch	*f = TAILQ_FIRST(&src->queue[STORE_PULL_NOW]);
 
 	(void)status;
+	/* After this callback (a removed s is freed from the loop, later). */
+	event_active(&s->pump, EV_TIMEOUT, 0);
 	if (m == NULL) {
 		/* 404, 408, 409, timeout: nothing more now. */
 		if (f != NULL)
-			fetch_done(f);
-		event_active(&src->s->pump, EV_TIMEOUT, 0);
+			fetch_next(f);
 		return 0;
 	}
-	if (f == NULL || f->n >= f->max) {
+	src->got++;
+	if (src->want != NULL && !src->want(src->want_arg, store_msg_seq(m)))
+		store_msg_ack(m);	/* not the replay's: never seen */
+	else if (f == NULL || f->n >= f->max)
 		store_msg_give_back(m);
+	else
+		fetch_add(f, src, m);
+	if (src->got < src->asked)
 		return 1;
-	}
-	fetch_add(f, m);
-	if (f->n < f->max)
-		return 1;
-	/* Its batch is full: JetStream sends no status after that. */
-	fetch_done(f);
-	event_active(&src->s->pump, EV_TIMEOUT, 0);
+	/*
+	 * The batch is complete: JetStream sends no status after that.  A
+	 * fetch with room left (its replay did not want some) asks again.
+	 */
+	if (f != NULL && f->n >= f->max)
+		fetch_next(f);
 	return 0;
 }
 
@@ -383,7 +456,7 @@ wait_cb(void *arg, struct store_msg *m, int status)
 		store_msg_give_back(m);
 		return 0;
 	}
-	fetch_add(f, m);
+	fetch_add(f, &s->own, m);
 	if (f->n < f->max && !ib.stopping)	/* the rest, without waiting */
 		fetch_queue(f, &s->own, STORE_PULL_NOW);
 	else
@@ -401,9 +474,12 @@ pump_now(struct isrc *src)
 {
 	struct fetch	*f = TAILQ_FIRST(&src->queue[STORE_PULL_NOW]);
 
-	if (f == NULL || store_pull_pending(src->consumer, STORE_PULL_NOW) ||
-	    store_pull(src->consumer, STORE_PULL_NOW, f->max - f->n, 0,
-	    now_cb, src) != NULL)
+	if (f == NULL || store_pull_pending(src->consumer, STORE_PULL_NOW))
+		return 0;
+	src->asked = f->max - f->n;
+	src->got = 0;
+	if (store_pull(src->consumer, STORE_PULL_NOW, src->asked, 0, now_cb,
+	    src) != NULL)
 		return 0;
 	if (f->n == 0) {
 		inbox_reject(f->req, 503, "inbox_unavailable",
@@ -423,17 +499,24 @@ static void
 fetch_pump_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct isub	*s = arg;
+	struct isrc	*src;
 	struct fetch	*f;
 	struct timeval	 tv = { 0, PUMP_RETRY_MS * 1000 };
 	long long	 left;
 
 	(void)fd;
 	(void)ev;
+	/* pump_now may end fetches, never a source. */
 	if (pump_now(&s->own) == -1) {
 		/* The next one in the queue, at once. */
 		event_active(&s->pump, EV_TIMEOUT, 0);
 		return;
 	}
+	TAILQ_FOREACH(src, &s->replays, entry)
+		if (pump_now(src) == -1) {
+			event_active(&s->pump, EV_TIMEOUT, 0);
+			return;
+		}
 	if (!store_pull_pending(s->own.consumer, STORE_PULL_WAIT) &&
 	    (f = TAILQ_FIRST(&s->own.queue[STORE_PULL_WAIT])) != NULL) {
 		left = f->wait_end - now_ms();
@@ -454,7 +537,7 @@ peek_cb(void *arg, struct store_msg **msgs, int n, int result)
 
 	f->peek = NULL;
 	for (i = 0; i < n; i++)
-		fetch_add(f, msgs[i]);
+		fetch_add(f, NULL, msgs[i]);
 	if (result == -1 && n == 0) {
 		inbox_reject(f->req, 503, "inbox_unavailable", "JetStream did "
 		    "not answer; try again", f->s->cfg->name);
@@ -499,11 +582,12 @@ inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
 			    "is not available; try again", s->cfg->name);
 			fetch_close(f, "not connected");
 		}
-	} else if (wait_ms > 0) {
-		f->wait_end = now_ms() + wait_ms;
-		fetch_queue(f, &s->own, STORE_PULL_WAIT);
-	} else
-		fetch_queue(f, &s->own, STORE_PULL_NOW);
+	} else {
+		if (wait_ms > 0)
+			f->wait_end = now_ms() + wait_ms;
+		f->stage = FETCH_START;
+		fetch_next(f);
+	}
 }
 
 /* A source's queues. */
@@ -521,7 +605,57 @@ void
 inbox_fetch_pump_init(struct isub *s, struct store_consumer *c)
 {
 	isrc_init(&s->own, s, c);
+	TAILQ_INIT(&s->replays);
 	event_assign(&s->pump, ib.base, -1, 0, fetch_pump_cb, s);
+}
+
+/* Replay id's consumer c becomes a source of s; see inbox_replay_add. */
+void
+inbox_fetch_replay_add(struct isub *s, const char *id,
+    struct store_consumer *c, int (*want)(void *, uint64_t), void *arg)
+{
+	struct isrc	*src = xcalloc(1, sizeof(*src));
+
+	isrc_init(src, s, c);
+	snprintf(src->replay, sizeof(src->replay), "%s", id);
+	src->want = want;
+	src->want_arg = arg;
+	if (TAILQ_EMPTY(&s->replays))
+		s->turn = 0;
+	TAILQ_INSERT_TAIL(&s->replays, src, entry);
+}
+
+/*
+ * A replay's source leaves s: its pull is closed (late messages go back
+ * to JetStream) and the GETs queued at it go on to the next source.
+ */
+void
+inbox_fetch_replay_remove(struct isub *s, struct isrc *src)
+{
+	struct fetch	*f;
+
+	/* A GET moved on may be answered: s must outlive the loop. */
+	s->refs++;
+	store_pull_close_all(src->consumer, "replay left");
+	while ((f = TAILQ_FIRST(&src->queue[STORE_PULL_NOW])) != NULL)
+		fetch_next(f);
+	TAILQ_REMOVE(&s->replays, src, entry);
+	free(src);
+	event_active(&s->pump, EV_TIMEOUT, 0);
+	inbox_sub_unref(s);
+}
+
+/* Free the replay sources of s, which no fetch uses any more. */
+void
+inbox_fetch_replays_free(struct isub *s)
+{
+	struct isrc	*src;
+
+	while ((src = TAILQ_FIRST(&s->replays)) != NULL) {
+		store_pull_close_all(src->consumer, "inbox gone");
+		TAILQ_REMOVE(&s->replays, src, entry);
+		free(src);
+	}
 }
 
 /* Shutting down: answer the long-polls now with what they have. */
@@ -547,6 +681,7 @@ inbox_fetch_close_all(void)
 {
 	struct fetch	*f;
 	struct isub	*s;
+	struct isrc	*src;
 
 	/* A removed inbox is freed with its last fetch. */
 	while ((f = TAILQ_FIRST(&ib.fetches)) != NULL) {
@@ -556,6 +691,8 @@ inbox_fetch_close_all(void)
 	}
 	TAILQ_FOREACH(s, &ib.subs, entry) {
 		store_pull_close_all(s->own.consumer, "shutting down");
+		TAILQ_FOREACH(src, &s->replays, entry)
+			store_pull_close_all(src->consumer, "shutting down");
 		event_del(&s->pump);
 	}
 }

@@ -15,6 +15,7 @@
 #ifndef INBOX_INT_H
 #define INBOX_INT_H
 
+#include <stdint.h>
 #include <sys/queue.h>
 
 #include <event2/event_struct.h>
@@ -33,13 +34,21 @@ TAILQ_HEAD(fetch_list, fetch);
 /*
  * A source of an inbox's events: a JetStream pull consumer, and the GETs
  * queued for its pulls of each kind (one of each kind pending at a time:
- * see store_pull).
+ * see store_pull).  The inbox's own consumer, or a replay's taken up here
+ * (replay.c), which GETs draw from with "now" pulls only.
  */
 struct isrc {
 	struct isub		*s;
 	struct store_consumer	*consumer;
+	char			 replay[STORE_REPLAY_ID_LEN + 1];	/* or "" */
+	/* A replay's: 1 when it hands out the event of that sequence. */
+	int			(*want)(void *, uint64_t);
+	void			*want_arg;
 	struct fetch_list	 queue[STORE_PULL_KINDS];
+	int			 asked, got;	/* the pending "now" pull's */
+	TAILQ_ENTRY(isrc)	 entry;
 };
+TAILQ_HEAD(isrc_list, isrc);
 
 /*
  * One pull subscriber, with its own copy of its settings, which a reload
@@ -51,6 +60,8 @@ struct isub {
 	int			 idx;		/* metrics and leases index */
 	struct subscriber	*cfg;
 	struct isrc		 own;		/* its consumer relay-<name> */
+	struct isrc_list	 replays;	/* replays' consumers */
+	unsigned		 turn;		/* GETs since it had replays */
 	struct treaty_keys	*keys;
 	struct event		 pump;		/* send the next pulls */
 	struct event		 reap;		/* free it, once removed */
@@ -61,9 +72,18 @@ struct isub {
 };
 TAILQ_HEAD(isub_list, isub);
 
-/* An event a GET got. */
+/* An event a GET got, and the replay whose consumer lent it (or ""). */
 struct fetch_msg {
 	struct store_msg	*m;		/* NULL: given back */
+	char			 replay[STORE_REPLAY_ID_LEN + 1];
+};
+
+/* Where a GET is in its round of the inbox's sources (inbox-fetch.c). */
+enum fetch_stage {
+	FETCH_START,
+	FETCH_OWN_FIRST,	/* its own consumer, before the replays */
+	FETCH_REPLAYS,		/* at each replay's in turn */
+	FETCH_OWN		/* its own consumer, last */
 };
 
 /* A GET waiting for JetStream. */
@@ -75,6 +95,8 @@ struct fetch {
 	int			 lease;		/* lease=true */
 	struct isrc		*src;		/* queued at, when q is a kind */
 	int			 q;		/* its queue, or FETCH_UNQUEUED */
+	enum fetch_stage	 stage;
+	int			 own_asked;	/* FETCH_OWN_FIRST was done */
 	struct store_peek	*peek;		/* peek=true: pending peek */
 	int			 peeking;	/* peek=true */
 	struct event		 deadline;	/* end of a long-poll's wait */
@@ -109,6 +131,12 @@ void	inbox_reject(struct evhttp_request *req, int status, const char *code,
 void	inbox_fetch(struct evhttp_request *req, struct isub *s, int max,
 	    int lease, int peek, long long wait_ms);
 void	inbox_fetch_pump_init(struct isub *s, struct store_consumer *c);
+void	inbox_fetch_replay_add(struct isub *s, const char *id,
+	    struct store_consumer *c, int (*want)(void *, uint64_t),
+	    void *arg);
+void	inbox_fetch_replay_remove(struct isub *s, struct isrc *src);
+/* Free the replay sources of an inbox nothing uses. */
+void	inbox_fetch_replays_free(struct isub *s);
 void	inbox_fetch_stop(void);
 void	inbox_fetch_close_all(void);
 int	inbox_fetch_count(void);

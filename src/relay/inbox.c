@@ -33,6 +33,7 @@
 #include "inbox-lease.h"
 #include "log.h"
 #include "metrics.h"
+#include "replay.h"
 #include "util.h"
 
 /* An acknowledgement, extension or release waiting for JetStream. */
@@ -45,6 +46,7 @@ struct op {
 	struct evhttp_request	*req;
 	struct isub		*s;
 	struct store_lease	 l;
+	char			 replay[STORE_REPLAY_ID_LEN + 1];	/* or "" */
 	enum lease_op		 kind;
 	struct store_req	*sr;
 	TAILQ_ENTRY(op)		 entry;
@@ -166,18 +168,26 @@ op_done_cb(void *arg, struct store_msg *m, int status)
 	    INBOX_LEASE_HELD, INBOX_LEASE_RELEASED };
 
 	o->sr = NULL;		/* the store ends it */
-	if (m == NULL) {
+	if (m == NULL && status == STORE_NO_RESPONDERS && o->replay[0] != '\0') {
+		/* The replay's consumer is gone: it ended, its leases too. */
+		http_error(o->req, ROUTE_INBOX, 404, "lease_not_held", "the "
+		    "replay that lent it has ended");
+		op_close(o, "replay ended");
+	} else if (m == NULL) {
 		log_warnx("inbox: JetStream did not confirm", "inbox=%s "
-		    "seq=%llu status=%d", o->s->cfg->name,
-		    (unsigned long long)o->l.seq, status);
+		    "seq=%llu replay=%s status=%d", o->s->cfg->name,
+		    (unsigned long long)o->l.seq, o->replay, status);
 		inbox_reject(o->req, 503, "inbox_unavailable", "JetStream did "
 		    "not confirm; try again", o->s->cfg->name);
 		op_close(o, "not confirmed");
 	} else {
 		store_msg_free(m);
-		inbox_leases_note(ib.leases, o->s->idx, NULL, &o->l,
+		inbox_leases_note(ib.leases, o->s->idx, o->replay, &o->l,
 		    state[o->kind], now_ms());
 		metrics_inbox(o->s->idx, counter[o->kind], 1);
+		/* Any instance counts what it confirmed for a replay. */
+		if (o->kind == OP_ACK && o->replay[0] != '\0')
+			replay_counted(o->replay, 1);
 		http_reply(o->req, ROUTE_INBOX, 204, NULL);
 		op_close(o, "confirmed");
 	}
@@ -209,9 +219,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		    API_STR(API_RELEASE_DELAY_MAX_MS) " ms", s->cfg->name);
 		return;
 	}
-	/* No replay's lease is handed out yet. */
-	if ((rc = inbox_receipt_check(s, id, r, &l, replay)) == -1 ||
-	    (rc == 0 && replay[0] != '\0')) {
+	if ((rc = inbox_receipt_check(s, id, r, &l, replay)) == -1) {
 		inbox_reject(req, 400, "bad_receipt", "not a receipt",
 		    s->cfg->name);
 		return;
@@ -221,7 +229,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		    "for this inbox and event", s->cfg->name);
 		return;
 	}
-	if (inbox_leases_gone(ib.leases, s->idx, NULL, &l)) {
+	if (inbox_leases_gone(ib.leases, s->idx, replay, &l)) {
 		http_error(req, ROUTE_INBOX, 404, "lease_not_held", "already "
 		    "acknowledged, released, or handed out again");
 		return;
@@ -231,10 +239,16 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 	o->s = s;
 	s->refs++;
 	o->l = l;
+	memcpy(o->replay, replay, sizeof(o->replay));
 	o->kind = kind;
 	TAILQ_INSERT_TAIL(&ops, o, entry);
-	o->sr = store_lease_answer(s->own.consumer, &l, verbs[kind],
-	    delay > 0 ? delay : 0, op_done_cb, o);
+	/* A replay's lease: to its consumer, taken up here or not. */
+	if (replay[0] != '\0')
+		o->sr = store_replay_lease_answer(replay, &l, verbs[kind],
+		    delay > 0 ? delay : 0, op_done_cb, o);
+	else
+		o->sr = store_lease_answer(s->own.consumer, &l, verbs[kind],
+		    delay > 0 ? delay : 0, op_done_cb, o);
 	if (o->sr == NULL) {
 		inbox_reject(req, 503, "inbox_unavailable", "JetStream is not "
 		    "available; try again", s->cfg->name);
@@ -336,24 +350,38 @@ inbox_dropped_cb(void *arg, int stored)
 }
 
 /*
- * JetStream stopped handing out an event of this inbox: its leases ran
- * out maxDeliver times without an acknowledgement.  Record the drop like
- * a push subscriber's (SPEC 3: no drop is silent).
+ * JetStream stopped handing out an event of inbox name (s: the inbox,
+ * NULL when a reload removed it) from its own consumer or from replay's:
+ * its leases ran out maxDeliver times without an acknowledgement.  Record
+ * the drop like a push subscriber's (SPEC 3: no drop is silent), and
+ * count it for the replay.
  */
+static void
+inbox_drop(const char *name, struct isub *s, const char *replay,
+    struct store_msg *m)
+{
+	char	*id = store_msg_header_decoded(m, "ce-id");
+
+	log_warnx("inbox event dropped", "inbox=%s id=%s subject=%s "
+	    "attempts=%llu%s%s", name, log_q(id), log_q(store_msg_subject(m)),
+	    (unsigned long long)store_msg_delivered(m),
+	    replay != NULL ? " replay=" : "", replay != NULL ? replay : "");
+	free(id);
+	if (s != NULL)
+		metrics_inbox(s->idx, INBOX_DROPPED, 1);
+	if (replay != NULL)
+		replay_counted(replay, 0);
+	audit_drop(name, m, store_msg_delivered(m), 0,
+	    "lease expired maxDeliver times", inbox_dropped_cb, m);
+}
+
+/* The inbox's own consumer gave up on an event. */
 static void
 inbox_exhausted_cb(void *arg, struct store_msg *m)
 {
 	struct isub	*s = arg;
-	char		*id = store_msg_header_decoded(m, "ce-id");
 
-	log_warnx("inbox event dropped", "inbox=%s id=%s subject=%s "
-	    "attempts=%llu", s->cfg->name, log_q(id),
-	    log_q(store_msg_subject(m)),
-	    (unsigned long long)store_msg_delivered(m));
-	free(id);
-	metrics_inbox(s->idx, INBOX_DROPPED, 1);
-	audit_drop(s->cfg->name, m, store_msg_delivered(m), 0,
-	    "lease expired maxDeliver times", inbox_dropped_cb, m);
+	inbox_drop(s->cfg->name, s, NULL, m);
 }
 
 /* Its consumer's settings. */
@@ -398,6 +426,7 @@ isub_free(struct isub *s)
 {
 	event_del(&s->pump);
 	event_del(&s->reap);
+	inbox_fetch_replays_free(s);
 	store_consumer_remove(s->own.consumer);
 	treaty_keys_free(s->keys);
 	config_subscriber_free(s->cfg);
@@ -444,6 +473,7 @@ inbox_sync(struct sub_changes *ch)
 	struct store_consumer_spec	 spec;
 	struct sub_changes		 start;
 	struct isub			*s, *next;
+	struct isrc			*src;
 	size_t				 i;
 
 	if (ch == NULL) {
@@ -481,6 +511,9 @@ inbox_sync(struct sub_changes *ch)
 		    "finishing=%d", s->cfg->name,
 		    store_consumer_name(s->own.consumer), s->refs);
 		ch->removed++;
+		/* Its replays leave it now (replay.c sees that they left). */
+		while ((src = TAILQ_FIRST(&s->replays)) != NULL)
+			inbox_fetch_replay_remove(s, src);
 		TAILQ_REMOVE(&ib.subs, s, entry);
 		metrics_inbox_gone(s->idx);
 		if (s->refs == 0) {
@@ -490,6 +523,72 @@ inbox_sync(struct sub_changes *ch)
 		s->removed = 1;
 		TAILQ_INSERT_TAIL(&ib.gone, s, entry);
 	}
+}
+
+/* 1 when name is a pull subscriber here; see inbox.h. */
+int
+inbox_has(const char *name)
+{
+	return !ib.stopping && inbox_find(name, strlen(name)) != NULL;
+}
+
+/* Replay id's consumer c joins inbox name's sources; see inbox.h. */
+int
+inbox_replay_add(const char *name, const char *id, struct store_consumer *c,
+    int (*want)(void *, uint64_t), void *arg)
+{
+	struct isub	*s = inbox_find(name, strlen(name));
+
+	if (s == NULL || ib.stopping)
+		return -1;
+	inbox_fetch_replay_add(s, id, c, want, arg);
+	event_active(&s->pump, EV_TIMEOUT, 0);
+	return 0;
+}
+
+/* The source whose consumer is c in one of list's inboxes, or NULL. */
+static struct isrc *
+inbox_replay_find(struct isub_list *list, const struct store_consumer *c,
+    struct isub **sp)
+{
+	struct isub	*s;
+	struct isrc	*src;
+
+	TAILQ_FOREACH(s, list, entry)
+		TAILQ_FOREACH(src, &s->replays, entry)
+			if (src->consumer == c) {
+				*sp = s;
+				return src;
+			}
+	return NULL;
+}
+
+/* Whether replay consumer c is a source of an inbox here; see inbox.h. */
+int
+inbox_replay_has(const struct store_consumer *c)
+{
+	struct isub	*s;
+
+	return inbox_replay_find(&ib.subs, c, &s) != NULL;
+}
+
+/* Replay consumer c leaves its inbox; see inbox.h. */
+void
+inbox_replay_remove(struct store_consumer *c)
+{
+	struct isub	*s;
+	struct isrc	*src;
+
+	if ((src = inbox_replay_find(&ib.subs, c, &s)) != NULL ||
+	    (src = inbox_replay_find(&ib.gone, c, &s)) != NULL)
+		inbox_fetch_replay_remove(s, src);
+}
+
+/* A replay's event of inbox name was dropped; see inbox.h. */
+void
+inbox_replay_dropped(const char *name, const char *id, struct store_msg *m)
+{
+	inbox_drop(name, inbox_find(name, strlen(name)), id, m);
 }
 
 /* Register the pull consumers. */

@@ -6,10 +6,14 @@
 #ifndef INBOX_H
 #define INBOX_H
 
+#include <stdint.h>
+
 struct event_base;
 struct evhttp_request;
 struct config;
 struct sub_changes;
+struct store_consumer;
+struct store_msg;
 
 /*
  * Register each pull subscriber's consumer.  cfg stays in place for the
@@ -23,6 +27,38 @@ void	inbox_init(struct event_base *base, const struct config *cfg);
  * ch.
  */
 void	inbox_reload(struct sub_changes *ch);
+/* 1 when name is a pull subscriber here (and the relay is not stopping). */
+int	inbox_has(const char *name);
+/*
+ * Replays (SPEC 15), for replay.c.  Replay id of inbox name's events is
+ * taken up here: its pull consumer c becomes one of the inbox's sources,
+ * which GETs draw from beside the inbox's own consumer (inbox-fetch.c
+ * says how).  want(arg, seq) is 1 for the events the replay hands out;
+ * the others are acknowledged at once, never seen.  Leases of its events
+ * get receipts naming the replay, which any instance answers on its
+ * consumer; an acknowledged one is counted with replay_counted.  -1 when
+ * name is not an inbox here.
+ */
+int	inbox_replay_add(const char *name, const char *id,
+	    struct store_consumer *c, int (*want)(void *, uint64_t),
+	    void *arg);
+/*
+ * 1 while c is a source of an inbox here: 0 once a reload removed its
+ * inbox (the replay then leaves it, and may be taken up again).
+ */
+int	inbox_replay_has(const struct store_consumer *c);
+/*
+ * c leaves its inbox (before store_consumer_remove(c)): GETs waiting for
+ * its pull go on to the next source.  Nothing when it is no source.
+ */
+void	inbox_replay_remove(struct store_consumer *c);
+/*
+ * JetStream gave up on replay id's event m of inbox name (its leases ran
+ * out maxDeliver times): recorded as a drop of the inbox's own (record in
+ * AUDIT, log line, metric) and counted for the replay.  Takes m.
+ */
+void	inbox_replay_dropped(const char *name, const char *id,
+	    struct store_msg *m);
 /* Handle a request whose path is /v1/inbox/<rest>. */
 void	inbox_handle(struct evhttp_request *req, const char *rest);
 /*

@@ -8,15 +8,22 @@
  *     of: join its delivery group (a redrive reads its sequences from
  *     AUDIT first), so every instance shares its work as it shares the
  *     subscriber's;
- *   - a replay no longer listed (ended, or cancelled by any instance):
- *     leave it;
+ *   - a pull subscriber's replay that this instance has the inbox of:
+ *     its pull consumer becomes one of the inbox's sources, which GETs
+ *     draw from (inbox.h), on every instance that has the inbox;
+ *   - a replay no longer listed (ended, or cancelled by any instance),
+ *     or whose subscriber is no longer here: leave it;
  *   - a replay whose consumer has answered everything up to its end, in
  *     two listings in a row: end it as done.  Two, so that every instance
  *     has recorded its last counts (every REPLAY_PROGRESS_MS) by then.
  *
  * A replay's message past its end (stored after it started), or, for a
  * redrive, of an event without a drop record, is acknowledged without a
- * delivery.  The rest go to deliver.c like the subscriber's own.
+ * delivery.  The rest go to deliver.c like the subscriber's own, or are
+ * handed out by the inbox.  An inbox's lease may be acknowledged through
+ * any instance, also one that has not listed the replay yet: its count
+ * is kept all the same, and recorded (a listing that started after it
+ * and does not have the replay forgets it).
  *
  * Each instance records its counts per replay on
  * audit.relay.treaty.replay.<id>.<instance>, the instance being a random
@@ -35,6 +42,7 @@
 
 #include "config.h"
 #include "deliver.h"
+#include "inbox.h"
 #include "log.h"
 #include "replay.h"
 #include "util.h"
@@ -52,6 +60,7 @@ struct replay {
 	struct replay_rec	*rec;		/* a record being stored */
 	int			 done_seen;	/* listings in a row */
 	int			 listed;
+	long long		 counted_ms;	/* made by a count, then */
 	TAILQ_ENTRY(replay)	 entry;
 };
 TAILQ_HEAD(replay_list, replay);
@@ -69,7 +78,8 @@ static struct {
 	struct event		 again;		/* stopping: a failed record */
 	struct replay_list	 list;
 	struct store_replay_job	*list_job;
-	long long		 listed_ms;
+	long long		 listed_ms;	/* the last listing asked */
+	long long		 list_ms;	/* the one under way, asked */
 	char			 instance[STORE_INSTANCE_LEN + 1];
 	int			 stopping;
 	unsigned		 recs;		/* Nats-Msg-Id serial */
@@ -170,11 +180,16 @@ replay_record(struct replay *rp, int detach)
 	free(data);
 }
 
-/* Leave rp's delivery group here (its deliveries under way finish). */
+/*
+ * Leave rp's delivery group here (its deliveries under way finish), or
+ * its inbox (the GETs waiting for its pull go on without it).
+ */
 static void
 replay_leave(struct replay *rp)
 {
 	if (rp->c != NULL) {
+		if (!rp->r.push)
+			inbox_replay_remove(rp->c);
 		store_consumer_remove(rp->c);
 		rp->c = NULL;
 	}
@@ -249,7 +264,34 @@ replay_exhausted_cb(void *arg, struct store_msg *m)
 		store_msg_free(m);
 }
 
-/* Join rp's delivery group. */
+/* For an inbox: 1 when rp hands out the event of sequence seq. */
+static int
+replay_want_cb(void *arg, uint64_t seq)
+{
+	return replay_wants(arg, seq);
+}
+
+/* JetStream gave up on one of rp's inbox events (its leases ran out). */
+static void
+replay_pull_exhausted_cb(void *arg, struct store_msg *m)
+{
+	struct replay	*rp = arg;
+
+	if (!replay_wants(rp, store_msg_seq(m)))
+		store_msg_free(m);
+	else
+		inbox_replay_dropped(rp->r.subscriber, rp->r.id, m);
+}
+
+/* 1 when rp's subscriber is here: a push subscriber, or an inbox. */
+static int
+replay_here(const struct replay *rp)
+{
+	return !rs.stopping && (rp->r.push ? deliver_has(rp->r.subscriber) :
+	    inbox_has(rp->r.subscriber));
+}
+
+/* Join rp's delivery group, or its inbox's sources. */
 static void
 replay_join(struct replay *rp)
 {
@@ -257,16 +299,28 @@ replay_join(struct replay *rp)
 
 	memset(&spec, 0, sizeof(spec));
 	spec.name = rp->r.subscriber;
-	spec.kind = STORE_PUSH;
+	spec.kind = rp->r.push ? STORE_PUSH : STORE_PULL;
 	spec.filter = rp->r.filter;
 	spec.max_deliver = rp->r.max_deliver;
 	spec.max_ack_pending = rp->r.max_ack_pending;
 	spec.ack_wait_s = rp->r.ack_wait_s;
 	spec.replay = rp->r.id;
-	rp->c = store_consumer_add(&spec, replay_msg_cb, replay_exhausted_cb,
-	    rp);
-	log_info("replay taken up", "replay=%s sub=%s matched=%lld",
-	    rp->r.id, rp->r.subscriber, (long long)rp->r.matched);
+	if (rp->r.push)
+		rp->c = store_consumer_add(&spec, replay_msg_cb,
+		    replay_exhausted_cb, rp);
+	else {
+		rp->c = store_consumer_add(&spec, NULL,
+		    replay_pull_exhausted_cb, rp);
+		if (inbox_replay_add(rp->r.subscriber, rp->r.id, rp->c,
+		    replay_want_cb, rp) == -1) {
+			store_consumer_remove(rp->c);
+			rp->c = NULL;
+			return;
+		}
+	}
+	log_info("replay taken up", "replay=%s sub=%s kind=%s matched=%lld",
+	    rp->r.id, rp->r.subscriber, rp->r.push ? "push" : "pull",
+	    (long long)rp->r.matched);
 }
 
 /* A redrive's sequences were read. */
@@ -285,7 +339,7 @@ replay_seqs_cb(void *arg, struct store_replay_answer *a)
 	rp->nseqs = a->nseqs;
 	a->seqs = NULL;
 	rp->loaded = 1;
-	if (!rs.stopping && rp->c == NULL && deliver_has(rp->r.subscriber))
+	if (rp->c == NULL && replay_here(rp))
 		replay_join(rp);
 }
 
@@ -328,8 +382,7 @@ replay_finished(const struct store_replay *r)
 static void
 replay_update(struct replay *rp)
 {
-	int	 here = !rs.stopping && rp->r.push &&
-		    deliver_has(rp->r.subscriber);
+	int	 here = replay_here(rp);
 
 	if (replay_finished(&rp->r)) {
 		if (++rp->done_seen >= 2 && rp->end_job == NULL &&
@@ -339,9 +392,12 @@ replay_update(struct replay *rp)
 			    rp->dropped, replay_end_cb, rp);
 	} else
 		rp->done_seen = 0;
-	if (!here) {
+	/* An inbox a reload removed (and maybe added again) let it go. */
+	if (!here || (rp->c != NULL && !rp->r.push &&
+	    !inbox_replay_has(rp->c))) {
 		replay_leave(rp);
-		return;
+		if (!here)
+			return;
 	}
 	if (rp->c != NULL)
 		return;
@@ -379,11 +435,13 @@ replay_list_cb(void *arg, struct store_replay_answer *a)
 		/* Taken: the answer's copy must not free them. */
 		a->replays[i].subscriber = a->replays[i].filter = NULL;
 		rp->listed = 1;
+		rp->counted_ms = 0;
 	}
 	for (rp = TAILQ_FIRST(&rs.list); rp != NULL; rp = next) {
 		next = TAILQ_NEXT(rp, entry);
 		if (!rp->listed) {
-			if (rp->end_job == NULL)
+			/* One counted since this listing started may be new. */
+			if (rp->end_job == NULL && rp->counted_ms < rs.list_ms)
 				replay_forget(rp, 1);
 			continue;
 		}
@@ -419,7 +477,7 @@ replay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	if (rs.stopping || rs.list_job != NULL ||
 	    now - rs.listed_ms < REPLAY_LIST_MS)
 		return;
-	rs.listed_ms = now;
+	rs.listed_ms = rs.list_ms = now;
 	rs.list_job = store_replay_list(replay_list_cb, NULL);
 }
 
@@ -485,14 +543,23 @@ replay_poke(void)
 	rs.listed_ms = 0;
 }
 
-/* An outcome of one of replay id's deliveries here. */
+/*
+ * An outcome of one of replay id's deliveries here, or of an inbox lease
+ * of it answered here: counted even before a listing has it.
+ */
 void
 replay_counted(const char *id, int delivered)
 {
 	struct replay	*rp = replay_find(id);
 
-	if (rp == NULL)
-		return;
+	if (rp == NULL) {
+		if (strlen(id) != STORE_REPLAY_ID_LEN)
+			return;
+		rp = xcalloc(1, sizeof(*rp));
+		memcpy(rp->r.id, id, STORE_REPLAY_ID_LEN + 1);
+		rp->counted_ms = now_ms();
+		TAILQ_INSERT_TAIL(&rs.list, rp, entry);
+	}
 	if (delivered)
 		rp->delivered++;
 	else

@@ -370,6 +370,8 @@ void		 store_consumer_stop(struct store_consumer *c);
  * STORE_REPLY_TIMEOUT, after which the request is gone.
  */
 #define STORE_REPLY_TIMEOUT	(-1)
+/* The status NATS answers a request nobody listens to (no responders). */
+#define STORE_NO_RESPONDERS	503
 struct store_req;
 typedef int (*store_reply_cb)(void *arg, struct store_msg *m, int status);
 /* Forget a request (its callback never runs); late messages go back. */
