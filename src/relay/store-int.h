@@ -73,6 +73,17 @@ struct store_msg {
 };
 
 /*
+ * A message of a pull that JetStream kept past our deadline (a stray),
+ * held for the consumer's next pull (store-req.c).
+ */
+struct store_stray {
+	natsMsg			*m;
+	long long		 at;		/* now_ms() it came */
+	TAILQ_ENTRY(store_stray) entry;
+};
+TAILQ_HEAD(store_stray_list, store_stray);
+
+/*
  * A consumer.  Its spec is fixed at registration; the stream check job
  * gets a copy of it (store_consumer_spec_copy), never the object.
  */
@@ -98,6 +109,8 @@ struct store_consumer {
 	 */
 	natsSubscription	*pull_sub[STORE_PULL_KINDS];
 	struct store_req	*pull_req[STORE_PULL_KINDS];
+	struct store_stray_list	 strays;
+	int			 nstrays;
 	TAILQ_ENTRY(store_consumer) entry;
 };
 TAILQ_HEAD(store_consumer_list, store_consumer);
@@ -243,6 +256,7 @@ void	 store_req_poll(void);
 void	 store_req_pull_reply(struct store_consumer *c,
 	    enum store_pull_kind kind, natsMsg *m);
 void	 store_req_fail_all(void);
+void	 store_req_strays_free(struct store_consumer *c);
 void	 store_req_unsubscribe(void);
 void	 store_req_destroy(void);
 

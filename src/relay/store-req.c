@@ -11,6 +11,15 @@
  * (<inbox>.p.<consumer>.<kind>.<id>).  Each request has a deadline of its
  * own, and all of them end when the connection drops: a new connection
  * does not carry the old requests' interest, so no answer could come.
+ *
+ * JetStream may keep a pull past our deadline: nats-server 2.9 never
+ * answers a no_wait pull that came while the only pending messages were
+ * ones it then gave up on (maxDeliver), and keeps it waiting, with no
+ * expiry, for the next messages.  Those then come on the consumer's pull
+ * subscription when no pull of ours is pending there.  Given back, each
+ * would have used one of its deliveries unseen (with maxDeliver 1, its
+ * only one); so such a stray is kept, for a while, and handed to the
+ * consumer's next pull, before what JetStream sends that pull.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +33,8 @@
 
 /* A pull's deadline: the server's expiry, plus this much. */
 #define PULL_SLACK_MS		STORE_API_WAIT_MS
+/* Strays kept per consumer at most (the rest are given back). */
+#define STRAYS_MAX		256
 
 /* A request waiting for its replies. */
 struct store_req {
@@ -33,6 +44,8 @@ struct store_req {
 	struct event		 timeout;
 	struct store_consumer	*pull;		/* a pull's consumer */
 	enum store_pull_kind	 kind;
+	struct store_stray_list	 strays;	/* to hand it first */
+	struct event		 strays_ev;
 	TAILQ_ENTRY(store_req)	 entry;
 };
 TAILQ_HEAD(req_list, store_req);
@@ -44,18 +57,98 @@ static struct {
 } rq = { .live = TAILQ_HEAD_INITIALIZER(rq.live) };
 
 /*
+ * Free a stray, given back to JetStream first unless quiet (or JetStream
+ * cannot be told).
+ */
+static void
+stray_free(struct store_stray *st, int quiet)
+{
+	if (!quiet && store_conn.connected && !store_conn.closing)
+		store_msg_answer(st->m, STORE_NAK, 0);
+	natsMsg_Destroy(st->m);
+	free(st);
+}
+
+/*
+ * Keep a message of c's that came for no pending pull, for its next one;
+ * over STRAYS_MAX, give it back.
+ */
+static void
+stray_keep(struct store_consumer *c, natsMsg *m)
+{
+	struct store_stray	*st = xcalloc(1, sizeof(*st));
+
+	st->m = m;
+	st->at = now_ms();
+	if (c->nstrays >= STRAYS_MAX) {
+		stray_free(st, 0);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&c->strays, st, entry);
+	c->nstrays++;
+	log_debug("pull message kept for the next pull", "consumer=%s kept=%d",
+	    c->name, c->nstrays);
+}
+
+/*
+ * Give back c's strays that waited half their ack wait: handed out now,
+ * they would leave a worker little of its lease.  One that waited its
+ * whole ack wait is only forgotten: JetStream hands it out again by
+ * itself, and a late answer could reach that newer delivery.
+ */
+static void
+strays_expire(struct store_consumer *c)
+{
+	struct store_stray	*st;
+	long long		 wait = c->ack_wait_s * 1000LL, age;
+
+	while ((st = TAILQ_FIRST(&c->strays)) != NULL &&
+	    (age = now_ms() - st->at) > wait / 2) {
+		TAILQ_REMOVE(&c->strays, st, entry);
+		c->nstrays--;
+		stray_free(st, age >= wait);
+	}
+}
+
+/* Give back every stray of c (it is going, or the relay stops). */
+void
+store_req_strays_free(struct store_consumer *c)
+{
+	struct store_stray	*st;
+
+	while ((st = TAILQ_FIRST(&c->strays)) != NULL) {
+		TAILQ_REMOVE(&c->strays, st, entry);
+		stray_free(st, now_ms() - st->at >= c->ack_wait_s * 1000LL);
+	}
+	c->nstrays = 0;
+}
+
+/*
  * End a request: off the list, timer off, freed.  Its callback is not
- * called here; late replies to it find no request and are given back.
+ * called here; late replies to a pull are kept for the next one (see the
+ * top of the file), to any other request given back.  Strays it had not
+ * handed out yet go back to its consumer, first in line.
  */
 void
 store_req_close(struct store_req *r, const char *reason)
 {
+	struct store_stray	*st;
+
 	if (r == NULL)
 		return;
 	log_debug("request closed", "id=%llu reason=%s",
 	    (unsigned long long)r->id, reason);
 	if (r->pull != NULL && r->pull->pull_req[r->kind] == r)
 		r->pull->pull_req[r->kind] = NULL;
+	while ((st = TAILQ_LAST(&r->strays, store_stray_list)) != NULL) {
+		TAILQ_REMOVE(&r->strays, st, entry);
+		if (r->pull != NULL) {
+			TAILQ_INSERT_HEAD(&r->pull->strays, st, entry);
+			r->pull->nstrays++;
+		} else
+			stray_free(st, 0);
+	}
+	event_del(&r->strays_ev);
 	event_del(&r->timeout);
 	TAILQ_REMOVE(&rq.live, r, entry);
 	free(r);
@@ -89,13 +182,52 @@ req_possible(void)
 	    !store_conn.closing && rq.replies != NULL;
 }
 
+/* Hand a pull its strays, one at a time, until it is done. */
+static void
+req_strays_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct store_req	*r = arg;
+	struct store_stray	*st;
+	natsMsg			*m;
+
+	(void)fd;
+	(void)ev;
+	while ((st = TAILQ_FIRST(&r->strays)) != NULL) {
+		TAILQ_REMOVE(&r->strays, st, entry);
+		m = st->m;
+		free(st);
+		if (r->cb(r->arg, store_msg_wrap(m), 0) == 0) {
+			store_req_close(r, "answered");
+			return;
+		}
+	}
+}
+
+/* A request waiting for its replies to cb, for at most timeout_ms. */
+static struct store_req *
+req_new(uint64_t id, long long timeout_ms, store_reply_cb cb, void *arg)
+{
+	struct store_req	*r = xcalloc(1, sizeof(*r));
+	struct timeval		 tv;
+
+	r->id = id;
+	r->cb = cb;
+	r->arg = arg;
+	TAILQ_INIT(&r->strays);
+	TAILQ_INSERT_TAIL(&rq.live, r, entry);
+	evtimer_assign(&r->timeout, store_conn.base, req_timeout_cb, r);
+	event_assign(&r->strays_ev, store_conn.base, -1, 0, req_strays_cb, r);
+	tv.tv_sec = timeout_ms / 1000;
+	tv.tv_usec = timeout_ms % 1000 * 1000;
+	evtimer_add(&r->timeout, &tv);
+	return r;
+}
+
 /* Send a request with reply subject reply; replies go to cb. */
 static struct store_req *
 req_send(const char *subject, const char *reply, uint64_t id,
     const char *data, long long timeout_ms, store_reply_cb cb, void *arg)
 {
-	struct store_req	*r;
-	struct timeval		 tv;
 	natsStatus		 s;
 
 	/* A core publish: it only fills nats.c's buffer, never waits. */
@@ -106,16 +238,7 @@ req_send(const char *subject, const char *reply, uint64_t id,
 		    log_q(natsStatus_GetText(s)));
 		return NULL;
 	}
-	r = xcalloc(1, sizeof(*r));
-	r->id = id;
-	r->cb = cb;
-	r->arg = arg;
-	TAILQ_INSERT_TAIL(&rq.live, r, entry);
-	evtimer_assign(&r->timeout, store_conn.base, req_timeout_cb, r);
-	tv.tv_sec = timeout_ms / 1000;
-	tv.tv_usec = timeout_ms % 1000 * 1000;
-	evtimer_add(&r->timeout, &tv);
-	return r;
+	return req_new(id, timeout_ms, cb, arg);
 }
 
 /* The NATS status of a status message (404, 408, ...), or 0. */
@@ -192,7 +315,7 @@ store_req_poll(void)
  * message (404 no messages, 408 expired, 409 ...) carries the request's
  * own reply subject and ends that request; a message belongs to the
  * request of that kind pending now or, when there is none (it timed out
- * or was closed), goes back to JetStream at once.
+ * or was closed, and JetStream kept it), is kept for the next pull.
  */
 void
 store_req_pull_reply(struct store_consumer *c, enum store_pull_kind kind,
@@ -209,39 +332,58 @@ store_req_pull_reply(struct store_consumer *c, enum store_pull_kind kind,
 		return;
 	}
 	if ((r = c->pull_req[kind]) == NULL) {
-		store_msg_answer(m, STORE_NAK, 0);
-		store_grave_add(m);
+		stray_keep(c, m);
 		return;
 	}
 	req_deliver(r, m);
 }
 
-/* Fetch from a pull consumer; see store.h. */
+/*
+ * Fetch from a pull consumer; see store.h.  Its strays come first; only
+ * what they leave of the batch is asked of JetStream.
+ */
 struct store_req *
 store_pull(struct store_consumer *c, enum store_pull_kind kind, int batch,
     long long wait_ms, store_reply_cb cb, void *arg)
 {
 	struct store_req	*r;
+	struct store_stray	*st;
 	char			 subj[256], reply[160], data[128];
+	long long		 deadline;
 	uint64_t		 id;
+	int			 k;
 
+	strays_expire(c);
+	k = c->nstrays < batch ? c->nstrays : batch;
 	id = rq.next_id + 1;
 	if (c->pull_req[kind] != NULL || !req_possible() ||
 	    store_wire_pull_subject(subj, sizeof(subj), c->name) == -1 ||
-	    store_wire_pull_body(data, sizeof(data), batch,
+	    store_wire_pull_body(data, sizeof(data), batch - k,
 	    kind == STORE_PULL_WAIT ? wait_ms : 0) == -1 ||
 	    store_wire_pull_reply(reply, sizeof(reply),
 	    (const char *)store_conn.inbox, c->idx, (int)kind, id) == -1)
 		return NULL;
 	rq.next_id = id;
 	/* Our own deadline a little after the server's. */
-	r = req_send(subj, reply, id, data,
-	    (kind == STORE_PULL_WAIT ? wait_ms : 0) + PULL_SLACK_MS, cb, arg);
-	if (r != NULL) {
-		r->pull = c;
-		r->kind = kind;
-		c->pull_req[kind] = r;
+	deadline = (kind == STORE_PULL_WAIT ? wait_ms : 0) + PULL_SLACK_MS;
+	if (k < batch)
+		r = req_send(subj, reply, id, data, deadline, cb, arg);
+	else
+		r = req_new(id, deadline, cb, arg);	/* the strays alone */
+	if (r == NULL)
+		return NULL;
+	r->pull = c;
+	r->kind = kind;
+	c->pull_req[kind] = r;
+	for (; k > 0; k--) {
+		st = TAILQ_FIRST(&c->strays);
+		TAILQ_REMOVE(&c->strays, st, entry);
+		c->nstrays--;
+		TAILQ_INSERT_TAIL(&r->strays, st, entry);
 	}
+	/* After this call: its callback never runs inside store_pull. */
+	if (!TAILQ_EMPTY(&r->strays))
+		event_active(&r->strays_ev, EV_TIMEOUT, 0);
 	return r;
 }
 
@@ -252,7 +394,7 @@ store_pull_pending(const struct store_consumer *c, enum store_pull_kind kind)
 	return c->pull_req[kind] != NULL;
 }
 
-/* Close the consumer's pending pulls. */
+/* Close the consumer's pending pulls; its strays go back to JetStream. */
 void
 store_pull_close_all(struct store_consumer *c, const char *reason)
 {
@@ -260,6 +402,7 @@ store_pull_close_all(struct store_consumer *c, const char *reason)
 
 	for (k = 0; k < STORE_PULL_KINDS; k++)
 		store_req_close(c->pull_req[k], reason);
+	store_req_strays_free(c);
 }
 
 /* Answer a lease of the consumer called name by its numbers. */

@@ -68,6 +68,7 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 	c->exhausted_cb = exhausted_cb;
 	c->arg = arg;
 	c->idx = cs.next_idx++;
+	TAILQ_INIT(&c->strays);
 	TAILQ_INSERT_TAIL(&cs.list, c, entry);
 	/* Added by a reload: subscribe now, and have JetStream make it. */
 	if (store_conn.connected && !store_conn.closing) {
@@ -357,6 +358,7 @@ consumer_free(struct store_consumer *c)
 	int	 k;
 
 	TAILQ_REMOVE(&cs.list, c, entry);
+	store_req_strays_free(c);
 	natsSubscription_Destroy(c->sub);
 	for (k = 0; k < STORE_PULL_KINDS; k++)
 		natsSubscription_Destroy(c->pull_sub[k]);
