@@ -157,6 +157,44 @@ op_close(struct op *o, const char *reason)
 	free(o);
 }
 
+/* The lease is gone with the replay that lent it: 404. */
+static void
+op_replay_gone(struct op *o)
+{
+	http_error(o->req, ROUTE_INBOX, 404, "lease_not_held", "the replay "
+	    "that lent it has ended");
+	op_close(o, "replay ended");
+}
+
+/* JetStream did not confirm: 503, try again. */
+static void
+op_unconfirmed(struct op *o, int status)
+{
+	log_warnx("inbox: JetStream did not confirm", "inbox=%s seq=%llu "
+	    "replay=%s status=%d", o->s->cfg->name,
+	    (unsigned long long)o->l.seq, o->replay, status);
+	inbox_reject(o->req, 503, "inbox_unavailable", "JetStream did not "
+	    "confirm; try again", o->s->cfg->name);
+	op_close(o, "not confirmed");
+}
+
+/* Whether the replay that lent o's lease still has its consumer. */
+static int
+op_info_cb(void *arg, struct store_msg *m, int status)
+{
+	struct op	*o = arg;
+	int		 found = m != NULL ? store_replay_info_found(m) : -1;
+
+	o->sr = NULL;		/* the store ends it */
+	if (m != NULL)
+		store_msg_free(m);
+	if (found == 0)
+		op_replay_gone(o);
+	else
+		op_unconfirmed(o, status);
+	return 0;
+}
+
 /* JetStream confirmed (or not) an acknowledgement, extension or release. */
 static int
 op_done_cb(void *arg, struct store_msg *m, int status)
@@ -168,19 +206,21 @@ op_done_cb(void *arg, struct store_msg *m, int status)
 	    INBOX_LEASE_HELD, INBOX_LEASE_RELEASED };
 
 	o->sr = NULL;		/* the store ends it */
-	if (m == NULL && status == STORE_NO_RESPONDERS && o->replay[0] != '\0') {
-		/* The replay's consumer is gone: it ended, its leases too. */
-		http_error(o->req, ROUTE_INBOX, 404, "lease_not_held", "the "
-		    "replay that lent it has ended");
-		op_close(o, "replay ended");
-	} else if (m == NULL) {
-		log_warnx("inbox: JetStream did not confirm", "inbox=%s "
-		    "seq=%llu replay=%s status=%d", o->s->cfg->name,
-		    (unsigned long long)o->l.seq, o->replay, status);
-		inbox_reject(o->req, 503, "inbox_unavailable", "JetStream did "
-		    "not confirm; try again", o->s->cfg->name);
-		op_close(o, "not confirmed");
-	} else {
+	if (m == NULL && o->replay[0] != '\0') {
+		/*
+		 * A replay that ended has no consumer, and nothing answers
+		 * (NATS's "no responders" does not reach us): ask JetStream
+		 * whether the consumer is there, unless this instance saw it
+		 * end.
+		 */
+		if (replay_ended(o->replay))
+			op_replay_gone(o);
+		else if ((o->sr = store_replay_info(o->replay, op_info_cb,
+		    o)) == NULL)
+			op_unconfirmed(o, status);
+	} else if (m == NULL)
+		op_unconfirmed(o, status);
+	else {
 		store_msg_free(m);
 		inbox_leases_note(ib.leases, o->s->idx, o->replay, &o->l,
 		    state[o->kind], now_ms());
@@ -232,6 +272,11 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 	if (inbox_leases_gone(ib.leases, s->idx, replay, &l)) {
 		http_error(req, ROUTE_INBOX, 404, "lease_not_held", "already "
 		    "acknowledged, released, or handed out again");
+		return;
+	}
+	if (replay[0] != '\0' && replay_ended(replay)) {
+		http_error(req, ROUTE_INBOX, 404, "lease_not_held", "the "
+		    "replay that lent it has ended");
 		return;
 	}
 	o = xcalloc(1, sizeof(*o));

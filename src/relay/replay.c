@@ -80,6 +80,9 @@ static struct {
 	struct store_replay_job	*list_job;
 	long long		 listed_ms;	/* the last listing asked */
 	long long		 list_ms;	/* the one under way, asked */
+	/* The last REPLAY_ENDED_KEEP replays seen ending, a ring. */
+	char			 ended[REPLAY_ENDED_KEEP][STORE_REPLAY_ID_LEN + 1];
+	unsigned		 nended;
 	char			 instance[STORE_INSTANCE_LEN + 1];
 	int			 stopping;
 	unsigned		 recs;		/* Nats-Msg-Id serial */
@@ -111,6 +114,14 @@ replay_find(const char *id)
 		if (strcmp(rp->r.id, id) == 0)
 			return rp;
 	return NULL;
+}
+
+/* Remember that replay id ended (see replay_ended). */
+static void
+replay_ended_note(const char *id)
+{
+	snprintf(rs.ended[rs.nended++ % REPLAY_ENDED_KEEP],
+	    sizeof(rs.ended[0]), "%s", id);
 }
 
 /* JetStream's answer to a progress record. */
@@ -362,6 +373,7 @@ replay_end_cb(void *arg, struct store_replay_answer *a)
 		    (unsigned long long)a->replays[0].delivered,
 		    (unsigned long long)a->replays[0].dropped_n);
 	/* Its counts are in the end record. */
+	replay_ended_note(rp->r.id);
 	rp->rec_delivered = rp->delivered;
 	rp->rec_dropped = rp->dropped;
 	replay_forget(rp, 0);
@@ -441,8 +453,10 @@ replay_list_cb(void *arg, struct store_replay_answer *a)
 		next = TAILQ_NEXT(rp, entry);
 		if (!rp->listed) {
 			/* One counted since this listing started may be new. */
-			if (rp->end_job == NULL && rp->counted_ms < rs.list_ms)
+			if (rp->end_job == NULL && rp->counted_ms < rs.list_ms) {
+				replay_ended_note(rp->r.id);
 				replay_forget(rp, 1);
+			}
 			continue;
 		}
 		replay_update(rp);
@@ -570,6 +584,18 @@ replay_counted(const char *id, int delivered)
 	 */
 	if (rs.stopping)
 		replay_record(rp, 0);
+}
+
+/* Whether this instance saw replay id end; see replay.h. */
+int
+replay_ended(const char *id)
+{
+	unsigned	 i;
+
+	for (i = 0; i < rs.nended && i < REPLAY_ENDED_KEEP; i++)
+		if (strcmp(rs.ended[i], id) == 0)
+			return 1;
+	return 0;
 }
 
 /*

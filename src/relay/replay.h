@@ -40,8 +40,19 @@ struct store_replay_job *replay_cancel(const char *id, store_replay_cb cb,
 	    void *arg);
 /* Look for replays now instead of at the next listing. */
 void	replay_poke(void);
-/* deliver.c: one of replay id's events was delivered (1) or dropped (0). */
+/*
+ * deliver.c, inbox*.c: one of replay id's events was delivered (1) or
+ * dropped (0) here (an inbox lease acknowledged here, whichever instance
+ * handed it out).
+ */
 void	replay_counted(const char *id, int delivered);
+/*
+ * 1 when this instance saw replay id end (it ended it, or its listings
+ * stopped having it), among the last REPLAY_ENDED_KEEP it saw end; 0
+ * while it runs, or when this instance cannot tell.
+ */
+#define REPLAY_ENDED_KEEP	64
+int	replay_ended(const char *id);
 /* Shutdown: take no more replay messages here; record the counts. */
 void	replay_stop(void);
 /* Free everything (after the loop). */

@@ -445,6 +445,35 @@ store_replay_lease_answer(const char *id, const struct store_lease *l,
 	return lease_answer(name, l, verb, delay_ms, cb, arg);
 }
 
+/* Ask JetStream about replay id's consumer; see store.h. */
+struct store_req *
+store_replay_info(const char *id, store_reply_cb cb, void *arg)
+{
+	char		 subj[160], reply[128];
+	uint64_t	 rid;
+
+	rid = rq.next_id + 1;
+	if (strlen(id) != STORE_REPLAY_ID_LEN || !req_possible() ||
+	    store_wire_req_reply(reply, sizeof(reply),
+	    (const char *)store_conn.inbox, rid) == -1)
+		return NULL;
+	snprintf(subj, sizeof(subj), "$JS.API.CONSUMER.INFO.%s.%s%s",
+	    STORE_WORK, STORE_REPLAY_PREFIX, id);
+	rq.next_id = rid;
+	return req_send(subj, reply, rid, "", STORE_API_WAIT_MS, cb, arg);
+}
+
+/* What the answer to store_replay_info says; see store.h. */
+int
+store_replay_info_found(const struct store_msg *m)
+{
+	const char	*data;
+	size_t		 len;
+
+	data = store_msg_data(m, &len);
+	return store_wire_consumer_found(data, len);
+}
+
 /* Loop thread: a peek's messages to its owner, unless it was closed. */
 static void
 peek_done(struct bridge_job *job)

@@ -275,6 +275,32 @@ store_wire_puback(const char *status, const char *data, size_t len,
 	return 0;
 }
 
+/* Whether a consumer info answer found the consumer; see store-wire.h. */
+int
+store_wire_consumer_found(const char *data, size_t len)
+{
+	static const char *p_err[] = { "error", "err_code", NULL };
+	static const char *p_conf[] = { "config", NULL };
+	char		*text;
+	yajl_val	 root, v;
+	int		 rc = -1;
+
+	if (data == NULL || len == 0 || len > RECORD_MAX)
+		return -1;
+	text = xstrndup(data, len);
+	root = yajl_tree_parse(text, NULL, 0);
+	free(text);
+	if (root != NULL && YAJL_IS_OBJECT(root)) {
+		if ((v = yajl_tree_get(root, p_err, yajl_t_number)) != NULL)
+			rc = YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) ==
+			    STORE_WIRE_NO_CONSUMER ? 0 : -1;
+		else if (yajl_tree_get(root, p_conf, yajl_t_object) != NULL)
+			rc = 1;
+	}
+	yajl_tree_free(root);
+	return rc;
+}
+
 /* A drop record's subscriber and sequence; see store-wire.h. */
 int
 store_wire_drop_record(const char *data, size_t len, char *name,

@@ -89,6 +89,14 @@ int	 store_wire_puback(const char *status, const char *data, size_t len,
 int	 store_wire_drop_record(const char *data, size_t len, char *name,
 	    size_t namelen, uint64_t *seq);
 /*
+ * JetStream's answer to a consumer info request
+ * ($JS.API.CONSUMER.INFO.<stream>.<consumer>): 1 when it describes the
+ * consumer, 0 when JetStream says there is no such consumer (error
+ * 10014), -1 for anything else.
+ */
+#define STORE_WIRE_NO_CONSUMER	10014
+int	 store_wire_consumer_found(const char *data, size_t len);
+/*
  * Read a max-deliveries advisory: the consumer's name (into name), the
  * stream sequence and the deliveries (0 when absent).  -1 when it is not
  * one or names no positive sequence.

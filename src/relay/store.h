@@ -135,7 +135,7 @@ struct store_lease {
 	uint64_t	 delivered;	/* delivery count */
 	uint64_t	 seq;		/* stream sequence in WORK */
 	uint64_t	 dseq;		/* consumer sequence of this delivery */
-	int64_t		 ts;		/* delivery time, ns since the epoch */
+	int64_t		 ts;		/* the event's time in WORK, ns */
 };
 void		 store_msg_lease(const struct store_msg *m,
 		    struct store_lease *l);
@@ -370,8 +370,6 @@ void		 store_consumer_stop(struct store_consumer *c);
  * STORE_REPLY_TIMEOUT, after which the request is gone.
  */
 #define STORE_REPLY_TIMEOUT	(-1)
-/* The status NATS answers a request nobody listens to (no responders). */
-#define STORE_NO_RESPONDERS	503
 struct store_req;
 typedef int (*store_reply_cb)(void *arg, struct store_msg *m, int status);
 /* Forget a request (its callback never runs); late messages go back. */
@@ -432,11 +430,22 @@ struct store_req *store_lease_answer(struct store_consumer *c,
 /*
  * The same for a lease of replay id's consumer (replay-<id>), by its name
  * alone: any instance can answer it, whether it has taken the replay up
- * or not.  A replay that has ended has no consumer: NATS then answers
- * status 503 (no responders).
+ * or not.  A replay that has ended has no consumer, and the request times
+ * out: NATS does answer "no responders", but nats.c's
+ * natsSubscription_NextMsg swallows that status without saying which
+ * reply subject it came to.
  */
 struct store_req *store_replay_lease_answer(const char *id,
 		    const struct store_lease *l, enum store_verb verb,
 		    long long delay_ms, store_reply_cb cb, void *arg);
+/*
+ * Ask JetStream whether replay id's consumer still exists: cb gets the
+ * answer (read it with store_replay_info_found) or a timeout.  NULL when
+ * not connected.
+ */
+struct store_req *store_replay_info(const char *id, store_reply_cb cb,
+		    void *arg);
+/* 1: the consumer exists; 0: JetStream has no such consumer; -1: unclear. */
+int		 store_replay_info_found(const struct store_msg *m);
 
 #endif

@@ -250,6 +250,29 @@ drop_record(void)
 	T_EQ_INT(store_wire_drop_record(NULL, 0, name, sizeof(name), &seq), -1);
 }
 
+/* A consumer info answer: found, not found, or neither. */
+static void
+consumer_found(void)
+{
+	static const char *const found = "{\"type\":\"io.nats.jetstream.api."
+	    "v1.consumer_info_response\",\"stream_name\":\"WORK\",\"name\":"
+	    "\"replay-0123456789abcdef01234567\",\"config\":{\"ack_policy\":"
+	    "\"explicit\"},\"num_pending\":0}";
+	static const char *const gone = "{\"type\":\"io.nats.jetstream.api."
+	    "v1.consumer_info_response\",\"error\":{\"code\":404,\"err_code\":"
+	    "10014,\"description\":\"consumer not found\"}}";
+	static const char *const other = "{\"error\":{\"code\":503,"
+	    "\"err_code\":10039,\"description\":\"jetstream not enabled\"}}";
+
+	T_EQ_INT(store_wire_consumer_found(found, strlen(found)), 1);
+	T_EQ_INT(store_wire_consumer_found(gone, strlen(gone)), 0);
+	T_EQ_INT(store_wire_consumer_found(other, strlen(other)), -1);
+	T_EQ_INT(store_wire_consumer_found("{}", 2), -1);
+	T_EQ_INT(store_wire_consumer_found("[1]", 3), -1);
+	T_EQ_INT(store_wire_consumer_found("{\"config\":1}", 12), -1);
+	T_EQ_INT(store_wire_consumer_found(NULL, 0), -1);
+}
+
 static const struct t_case cases[] = {
 	{ "acknowledgement verbs", verbs },
 	{ "consumer and deliver names", names },
@@ -260,6 +283,7 @@ static const struct t_case cases[] = {
 	{ "publish acknowledgements", puback },
 	{ "max-deliveries advisory", advisory },
 	{ "drop records", drop_record },
+	{ "consumer info: found or not", consumer_found },
 };
 
 int
