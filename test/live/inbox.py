@@ -8,6 +8,16 @@
       lease GETs every 0.1 s until ID is handed out (at most SECONDS),
       each envelope taken released again at once (delay 0) so that the
       next reader finds it; prints the distinct ids seen, sorted
+  inbox.py URL[,URL...] INBOX TOKEN leases
+      one lease GET (max=100) on the first URL: one line per envelope,
+      "id deliveryCount receipt", in the answer's order
+  inbox.py URL[,URL...] INBOX TOKEN ack IDS SECONDS
+      lease GETs of 2 every 0.1 s until every id of IDS (comma-separated)
+      was handed out (at most SECONDS), the GETs going to the URLs in
+      turn, each envelope acknowledged at once (DELETE) through the next
+      URL in turn; one line per envelope, in order: "id deliveryCount
+      lender ackURL ackStatus receipt", the lender being the replay id the
+      receipt names, or "own"
 
 Anything but a 200 with an inbox answer, a failed release, or ID not seen
 in time prints "ERROR: <why>" and exits 1: a check expecting "" (nothing
@@ -19,15 +29,17 @@ import time
 import urllib.error
 import urllib.request
 
-URL, INBOX, TOKEN, CMD = sys.argv[1:5]
+URLS, INBOX, TOKEN, CMD = sys.argv[1:5]
+URLS = URLS.split(",")
+URL = URLS[0]
 
 
 class Failed(Exception):
     pass
 
 
-def call(method, path):
-    req = urllib.request.Request(URL + path, method=method,
+def call(method, path, url=None):
+    req = urllib.request.Request((url or URL) + path, method=method,
                                  headers={"Authorization": "Bearer " + TOKEN})
     try:
         with urllib.request.urlopen(req, timeout=15) as r:
@@ -38,9 +50,9 @@ def call(method, path):
         raise Failed("%s %s: no answer (%s)" % (method, path, e))
 
 
-def take():
-    path = "/v1/inbox/%s?lease=true&max=100" % INBOX
-    status, body = call("GET", path)
+def take(url=None, n=100):
+    path = "/v1/inbox/%s?lease=true&max=%d" % (INBOX, n)
+    status, body = call("GET", path, url)
     if status != 200:
         raise Failed("GET %s: HTTP %d %s" % (path, status, body[:200].decode("utf-8", "replace")))
     try:
@@ -74,8 +86,32 @@ def main():
                     want, sys.argv[6], " ".join(sorted(seen))))
             time.sleep(0.1)
         print(" ".join(sorted(seen)))
+    elif CMD == "leases":
+        for e in take():
+            print(e["id"], e["deliveryCount"], e["receipt"])
+    elif CMD == "ack":
+        want, end = set(sys.argv[5].split(",")), time.time() + float(sys.argv[6])
+        seen, i, k = set(), 0, 0
+        while True:
+            for e in take(URLS[i % len(URLS)], 2):
+                seen.add(e["id"])
+                k += 1
+                url = URLS[(i + k) % len(URLS)]
+                fields = e["receipt"].split(".")
+                lender = fields[4][1:] if len(fields) == 6 else "own"
+                status, _ = call("DELETE", "/v1/inbox/%s/%s?receipt=%s" % (
+                    INBOX, urllib.request.quote(e["id"], safe=""), e["receipt"]), url)
+                print(e["id"], e["deliveryCount"], lender, url, status, e["receipt"])
+            i += 1
+            if want <= seen:
+                break
+            if time.time() > end:
+                raise Failed("%s not handed out within %s s (saw [%s])" % (
+                    " ".join(sorted(want - seen)), sys.argv[6], " ".join(sorted(seen))))
+            time.sleep(0.1)
     else:
-        raise Failed("usage: inbox.py URL INBOX TOKEN take [counts] | until ID SECONDS")
+        raise Failed("usage: inbox.py URL INBOX TOKEN take [counts] | until ID SECONDS"
+                     " | leases | ack IDS SECONDS")
 
 
 try:

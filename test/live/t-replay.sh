@@ -3,7 +3,9 @@
 # /v1/admin/replays/<id>, with a real nats-server, real relays and a real
 # receiver: every event again with valid signatures; a redrive delivers
 # exactly the dropped events; cancel; a replay started on one instance,
-# reported by another, surviving the restart of the first; bad input.
+# reported by another, surviving the restart of the first; bad input;
+# replays and a redrive to a pull inbox, its leases answered through
+# either instance.
 . "$(dirname "$0")/lib.sh"
 S=test-secret-0123456789
 AT=admin-token-0123456789
@@ -16,15 +18,15 @@ wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
 # second push subscriber, which a replay of hook must leave alone.  stall:
 # holds slow-* for 60 s, one at a time, so its replay stays running.
 # one: one delivery at a time (delay1-* take 1 s each).
-# box: an inbox.
+# box: an inbox whose 3 s lease, run out once, is a drop (maxDeliver 1).
+BT=box-token-0123456789
 export TREATY_RELAY_SUBSCRIBERS='[
  {"name":"hook","url":"http://127.0.0.1:'$RPORT'/h","secret":"'$S'","filter":"evt.*.shop.hook.>","maxInFlight":4,"maxDeliver":2},
  {"name":"other","url":"http://127.0.0.1:'$RPORT'/o","secret":"'$S'","filter":"evt.*.shop.>"},
  {"name":"one","url":"http://127.0.0.1:'$RPORT'/1","secret":"'$S'","filter":"evt.*.shop.one.>","maxInFlight":1},
  {"name":"stall","url":"http://127.0.0.1:'$RPORT'/s","secret":"'$S'","filter":"evt.*.shop.stall.>","maxInFlight":1},
- {"name":"box","tokenSha256":"'$TOKEN_SHA'0","secret":"'$S'","filter":"evt.*.shop.box.>"}]'
-export TREATY_RELAY_SUBSCRIBERS=${TREATY_RELAY_SUBSCRIBERS/\"tokenSha256\":\"${TOKEN_SHA}0\"/\"tokenSha256\":\"$(printf x | sha256sum | cut -c1-64)\"}
-export TREATY_RELAY_RETRY_BASE_MS=50 TREATY_RELAY_RETRY_MAX_MS=200
+ {"name":"box","tokenSha256":"'$(printf '%s' "$BT" | sha256sum | cut -c1-64)'","secret":"'$S'","filter":"evt.*.shop.box.>","maxDeliver":1}]'
+export TREATY_RELAY_RETRY_BASE_MS=50 TREATY_RELAY_RETRY_MAX_MS=200 TREATY_RELAY_LEASE_SECONDS=3
 # slow-* deliveries hold for 60 s: a shutdown gives them back after 2 s.
 export TREATY_RELAY_GRACE_SECONDS=2
 # alpha may also publish under audit.relay.: it must not be able to hide
@@ -229,5 +231,86 @@ check "the replay was still running when the new events had all been sent" runni
 check "every new event delivered" 60 "$(echo "$lat" | cut -d' ' -f1)"
 check "new events delivered while the replay ran, not after it" yes "$([ "$(echo "$lat" | cut -d' ' -f2)" -ge 30 ] && echo yes)"
 check "new events' p99 latency under 1 s during the replay" yes "$([ "$(echo "$lat" | cut -d' ' -f4)" -lt 1000 ] && echo yes)"
+
+# Replays to a pull inbox (box), on both instances (A restarted, and B):
+# the events come back in lease GETs, with receipts naming the replay,
+# acknowledged through either instance; events stored after the replay
+# started come once, from the inbox's own consumer, never from the replay.
+AB=$A_URL,$B_URL
+# box URLS CMD ARGS...: test/live/inbox.py on box, GETs to the URLS in turn.
+box() { python3 "$ROOT/test/live/inbox.py" "$1" box "$BT" "${@:2}"; }
+# lent FILE ID LENDER: how many times ID was handed out by LENDER in FILE
+# (the lines of box ... ack), with its acknowledgement answered 204.
+lent() { awk -v i="$2" -v l="$3" '$1 == i && $3 == l && $5 == 204' "$1" | wc -l; }
+# ndrops SINCE: the event ids of box's drop records from SINCE on, sorted.
+ndrops() {
+	[ "$(areq GET "drops?subscriber=box&since=$1")" = 200 ] || { echo "ERROR: drops $(abody)"; return; }
+	python3 -c 'import json,sys; print(" ".join(sorted(d["eventId"] for d in json.load(open(sys.argv[1]))["drops"])))' "$T/abody"
+}
+TP=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+for i in 1 2 3 4 5; do post evt.acme.shop.box.created box-$i "box $i"; done
+box "$AB" ack box-1,box-2,box-3,box-4,box-5 20 > "$T/box1"
+check "five inbox events leased once each, from its own consumer, acknowledged" "1 1 1 1 1" \
+    "$(echo $(for i in 1 2 3 4 5; do lent "$T/box1" box-$i own; done) $(grep ERROR "$T/box1"))"
+check "POST replay of the inbox: 202, matched 5" "202 5" "$(areq POST "subscribers/box/replay?since=$TP") $(field matched)"
+RIDP=$(field replay)
+for i in 6 7; do post evt.acme.shop.box.created box-$i "late $i"; done
+box "$AB" ack box-1,box-2,box-3,box-4,box-5,box-6,box-7 30 > "$T/box2"
+check "each event handed out again, once, under a lease of the replay" "1 1 1 1 1" \
+    "$(echo $(for i in 1 2 3 4 5; do lent "$T/box2" box-$i $RIDP; done) $(grep ERROR "$T/box2"))"
+check "events stored after it started: once, from the inbox's own consumer" "1 1 0" \
+    "$(lent "$T/box2" box-6 own) $(lent "$T/box2" box-7 own) $(grep -cE "^box-[67] [0-9]+ $RIDP " "$T/box2")"
+check "every lease acknowledged (204), through both instances" "7 2" \
+    "$(awk '$5 == 204' "$T/box2" | wc -l) $(awk '{print $4}' "$T/box2" | sort -u | wc -l)"
+check "a replay's lease: deliveryCount 1" "1 1 1 1 1" "$(echo $(awk -v r=$RIDP '$3 == r {print $2}' "$T/box2"))"
+wait_until 30 "replay_done $RIDP"
+check "the inbox's replay is done: delivered = matched" "done 5 5 0 0 0" "$(report $RIDP) $(grep -c ERROR "$T/box2")"
+check "both instances took it up" 2 "$(grep -l "replay taken up.*replay=$RIDP sub=box kind=pull" "$T"/relay.*.log | wc -l)"
+read -r id _ _ url _ rc < <(grep -m1 " $RIDP " "$T/box2")
+other=$A_URL; [ "$url" = "$A_URL" ] && other=$B_URL
+check "its receipt again, where it was acknowledged: 404" 404 \
+    "$(curl_status -X DELETE -H "Authorization: Bearer $BT" "$url/v1/inbox/box/$id?receipt=$rc")"
+check "  and through the other instance, the replay over: 404" "404 lease_not_held" \
+    "$(RELAY_URL=$other send DELETE "/v1/inbox/box/$id?receipt=$rc" -H "Authorization: Bearer $BT"; echo "$STATUS $(errcode)")"
+check "nothing more in the inbox" "" "$(box "$AB" take)"
+
+# A redrive to the inbox: of three events, two run out their lease (3 s,
+# maxDeliver 1: dropped) and one is acknowledged; the redrive hands out
+# the two again, and acknowledges the third (between them) unseen.
+TR=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+for i in d1 k1 d2; do post evt.acme.shop.box.created box-$i "r $i"; done
+box "$A_URL" leases > "$T/box3"
+check "three leased" "box-d1 box-k1 box-d2" "$(echo $(awk '{print $1}' "$T/box3"))"
+check "box-k1 acknowledged" 204 \
+    "$(curl_status -X DELETE -H "Authorization: Bearer $BT" "$A_URL/v1/inbox/box/box-k1?receipt=$(awk '$1 == "box-k1" {print $3}' "$T/box3")")"
+# Lease GETs make nats-server announce the drops.
+wait_until 30 '[ -z "$(box "$AB" take)" ] && [ "$(ndrops "$TR")" = "box-d1 box-d2" ]'
+check "the other two dropped, each with a record" "box-d1 box-d2" "$(ndrops "$TR")"
+check "POST replay?dropped=true of the inbox: matched 2" "202 2" "$(areq POST "subscribers/box/replay?since=$TR&dropped=true") $(field matched)"
+RIDR=$(field replay)
+box "$AB" ack box-d1,box-d2 30 > "$T/box4"
+check "the dropped events handed out again by the redrive, acknowledged, nothing else" "box-d1 $RIDR 204|box-d2 $RIDR 204" \
+    "$(awk '{print $1, $3, $5}' "$T/box4" | paste -sd'|')"
+wait_until 30 "replay_done $RIDR"
+check "the redrive is done: 2 delivered" "done 2 2 0 0" "$(report $RIDR)"
+check "box-k1 was not handed out again" "" "$(box "$AB" take)"
+
+# A replay's lease that runs out maxDeliver times: a drop of the inbox's
+# (record, log line), counted as the replay's.  Peek shows the inbox's own
+# consumer: not the replay's events.
+TX=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+post evt.acme.shop.box.created box-x1 "x"
+box "$AB" ack box-x1 20 > "$T/box5"
+check "box-x1 leased and acknowledged" 1 "$(lent "$T/box5" box-x1 own)"
+check "POST replay of box-x1: matched 1" "202 1" "$(areq POST "subscribers/box/replay?since=$TX") $(field matched)"
+RIDX=$(field replay)
+check "peek: nothing (the replay's event is not the inbox's own)" "200 0" \
+    "$(send GET "/v1/inbox/box?peek=true" -H "Authorization: Bearer $BT"; echo "$STATUS $(printf '%s' "$BODY" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["envelopes"]))' 2>&1)")"
+wait_until 20 '[ "$(box "$AB" take)" = box-x1 ]'
+check "box-x1 handed out by the replay (not acknowledged)" "running 1 0 0" "$(report $RIDX | cut -d' ' -f1-4)"
+wait_until 40 'box "$AB" take >/dev/null; replay_done $RIDX'
+check "its lease ran out: dropped, and the replay done" "done 1 0 1 0" "$(report $RIDX)"
+check "a drop record for it" "box-x1" "$(ndrops "$TX")"
+check "the drop logged, naming the replay" 1 "$(grep -h "msg=\"inbox event dropped\" inbox=box id=box-x1 .* replay=$RIDX" "$T"/relay.*.log | wc -l)"
 
 finish
