@@ -234,7 +234,8 @@ stream_seqs(const char *stream, uint64_t *first, uint64_t *last,
  * probe not NULL, an ephemeral pull consumer with the same start and
  * filter that hands out nothing, whose name goes to probe (its count is
  * what the replay will hand out).  NATS_OK, or the failure (JetStream's
- * own text in err).
+ * own text in err).  Worker thread only: the request waits for
+ * JetStream's answer (replay_start_work is its one caller).
  */
 static natsStatus
 consumer_put(const struct store_replay *r, char *probe, size_t probelen,

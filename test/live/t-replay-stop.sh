@@ -18,24 +18,30 @@ export TREATY_RELAY_SUBSCRIBERS='[{"name":"one","url":"http://127.0.0.1:'$RPORT'
 export TREATY_RELAY_GRACE_SECONDS=2
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
-# stop_relay_frozen SECONDS: SIGSTOP nats-server, SIGTERM the relay after
-# SECONDS, SIGCONT nats-server 2.6 s later (the drain still under way, so
-# what the relay had buffered reaches it); its exit status in RC.
+# stop_relay_frozen UNTIL CONT: SIGSTOP nats-server; once the shell
+# expression UNTIL holds, SIGTERM the relay; once its log has a line
+# matching CONT (its drain is then under way, waiting for nats-server),
+# SIGCONT nats-server, so what the relay had buffered reaches it.  The
+# relay's exit status in RC.
 stop_relay_frozen() {
 	kill -STOP $NATS_PID
-	sleep "$1"
+	wait_until 20 "$1"
 	kill -TERM $RELAY_PID
-	sleep 2.6
+	wait_until 20 "grep -q '$2' \"\$RELAY_LOG\""
 	kill -CONT $NATS_PID
 	wait_until 20 '! kill -0 $RELAY_PID 2>/dev/null'
 	wait $RELAY_PID
 	RC=$?
 }
+# since_stop: milliseconds since nats-server was stopped.
+since_stop() { echo $(( $(now_ms) - STOPPED )); }
 
-# A listing (every 2 s) waits on the worker for the stopped nats-server,
-# and ends when the drain closes the connection.
-sleep 1
-stop_relay_frozen 2.5
+# A listing (every 2 s, on the relay's own timer: nothing outside shows
+# it start) waits on the worker for the stopped nats-server, and ends
+# when the drain closes the connection.  Three seconds after the stop one
+# has started (the timer ticks every second, a listing every two).
+STOPPED=$(now_ms)
+stop_relay_frozen '[ "$(since_stop)" -ge 3000 ]' 'msg="shutting down"'
 check "stopped with a listing on the worker: exit 0" 0 "$RC"
 check "and it logged its last line" yes "$(grep -q 'msg=stopped' "$RELAY_LOG" && echo yes)"
 
@@ -48,9 +54,12 @@ st=$(curl -s -m 20 -o "$T/abody" -w '%{http_code}' -X POST -H "Authorization: Be
 check "POST replay: 202" 202 "$st"
 RID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["replay"])' "$T/abody" 2>/dev/null)
 wait_until 30 '[ "$(grep -c "\"attempt\": 2" "$T/deliveries")" -ge 1 ]'
-# A delivery ends while nats-server is stopped: its count goes out at the
-# next tick, and nobody answers it before the grace period ends.
-stop_relay_frozen 1.5
+# A delivery ends while nats-server is stopped: its count goes out at once
+# (stopping) or at the next tick, and nobody answers it before the grace
+# period ends.
+n2=$(grep -c '"attempt": 2' "$T/deliveries")
+stop_relay_frozen "[ \"\$(grep -c '\"attempt\": 2' \"\$T/deliveries\")\" -gt $n2 ]" 'msg="grace period over"'
+
 check "stopped with a progress record unanswered: exit 0" 0 "$RC"
 n=$(python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.STREAM.INFO.AUDIT' \
     '{"subjects_filter":"audit.relay.treaty.replay.'"$RID"'.>"}' |
