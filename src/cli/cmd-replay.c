@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <openssl/rand.h>
 #include <yajl/yajl_tree.h>
 
 #include "treaty.h"
@@ -470,20 +469,15 @@ start_path(void)
 	char	*t = admin_encode(rp.since);
 	size_t	 len = strlen(API_ADMIN_PATH) + strlen(name) + strlen(t) + 64 +
 		    API_REPLAY_ID_LEN;
-
-	unsigned char	 b[API_REPLAY_ID_LEN / 2];
-	char		 id[API_REPLAY_ID_LEN + 1];
-	size_t		 i;
+	char	 id[API_REPLAY_ID_LEN + 1];
 
 	/*
 	 * The replay's id is chosen here, so that a POST sent again after
 	 * a lost answer finds the replay the first one started instead of
 	 * starting a second.
 	 */
-	if (RAND_bytes(b, sizeof(b)) != 1)
+	if (random_hex(id, API_REPLAY_ID_LEN) == -1)
 		fatalx("no random bytes for a replay id", NULL);
-	for (i = 0; i < sizeof(b); i++)
-		snprintf(id + 2 * i, 3, "%02x", b[i]);
 	memcpy(rp.chosen, id, sizeof(rp.chosen));
 	rp.path = xmalloc(len);
 	snprintf(rp.path, len, "%ssubscribers/%s/replay?since=%s%s&id=%s",

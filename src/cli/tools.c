@@ -10,10 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/rand.h>
-
 #include "treaty.h"
 #include "cli.h"
+#include "util.h"
 
 #define TOKEN_BYTES	32
 
@@ -143,8 +142,7 @@ cmd_hash_token(int argc, char **argv)
 int
 cmd_gen_token(int argc, char **argv)
 {
-	unsigned char	 b[TOKEN_BYTES];
-	int		 i;
+	char	 hex[2 * TOKEN_BYTES + 1];
 
 	if (argc != 1) {
 		if (argc == 2 && strcmp(argv[1], "--help") == 0) {
@@ -154,12 +152,10 @@ cmd_gen_token(int argc, char **argv)
 		cli_err("usage: treaty gen-token");
 		return EXIT_USAGE;
 	}
-	if (RAND_bytes(b, sizeof(b)) != 1) {
+	if (random_hex(hex, sizeof(hex) - 1) == -1) {
 		cli_err("no random bytes");
 		return EXIT_FAILED;
 	}
-	for (i = 0; i < TOKEN_BYTES; i++)
-		printf("%02x", b[i]);
-	putchar('\n');
+	puts(hex);
 	return EXIT_OK;
 }

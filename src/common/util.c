@@ -1,11 +1,13 @@
 /*
- * util.c: allocation that aborts on out-of-memory, and the clock.  Any
- * thread.
+ * util.c: allocation that aborts on out-of-memory, random hex ids, and the
+ * clock.  Any thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <openssl/rand.h>
 
 #include "util.h"
 
@@ -82,6 +84,34 @@ xjoin(const char *a, const char *sep, const char *b)
 	memcpy(p + la, sep, ls);
 	memcpy(p + la + ls, b, lb + 1);
 	return p;
+}
+
+/* Random hex digits; see util.h. */
+int
+random_hex(char *out, size_t n)
+{
+	static const char	 digits[] = "0123456789abcdef";
+	unsigned char		 b[32];
+	size_t			 i;
+
+	if (n > 2 * sizeof(b) || RAND_bytes(b, (int)((n + 1) / 2)) != 1)
+		return -1;
+	for (i = 0; i < n; i++)
+		out[i] = digits[i % 2 ? b[i / 2] & 0x0f : b[i / 2] >> 4];
+	out[n] = '\0';
+	return 0;
+}
+
+/* Exactly n lowercase hex digits; see util.h. */
+int
+hex_exact(const char *s, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if ((s[i] < '0' || s[i] > '9') && (s[i] < 'a' || s[i] > 'f'))
+			return 0;
+	return s[n] == '\0';
 }
 
 /* Milliseconds on the monotonic clock. */

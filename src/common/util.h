@@ -15,6 +15,13 @@ char	*xstrdup(const char *);
 char	*xstrndup(const char *, size_t);
 /* a, sep and b joined into a new string (hot paths: no printf). */
 char	*xjoin(const char *a, const char *sep, const char *b);
+/*
+ * n random lowercase hex digits from OpenSSL's generator and a NUL into
+ * out (n + 1 bytes, n at most 64); -1 when it has no random bytes.
+ */
+int	 random_hex(char *out, size_t n);
+/* 1 when s is exactly n lowercase hex digits (ids the relay chose). */
+int	 hex_exact(const char *s, size_t n);
 /* Monotonic clock in milliseconds. */
 long long	 now_ms(void);
 

@@ -315,18 +315,6 @@ admin_drops(struct evhttp_request *req, const struct evkeyvalq *q)
  * Replays.
  */
 
-/* 1 when id can be a replay's: STORE_REPLAY_ID_LEN lowercase hex digits. */
-static int
-replay_id_valid(const char *id)
-{
-	size_t	 i;
-
-	for (i = 0; id[i] != '\0'; i++)
-		if ((id[i] < '0' || id[i] > '9') && (id[i] < 'a' || id[i] > 'f'))
-			return 0;
-	return i == STORE_REPLAY_ID_LEN;
-}
-
 /* A pending replay request, or NULL after answering 503 (too many). */
 static struct pending *
 replay_pending(struct evhttp_request *req)
@@ -447,7 +435,7 @@ admin_replay_start(struct evhttp_request *req, const char *name,
 		    "false");
 		return;
 	}
-	if (id != NULL && !replay_id_valid(id)) {
+	if (id != NULL && !hex_exact(id, STORE_REPLAY_ID_LEN)) {
 		admin_reject(req, 400, "bad_request", "id must be "
 		    API_STR(STORE_REPLAY_ID_LEN) " lowercase hex digits");
 		return;
@@ -533,7 +521,7 @@ admin_replay(struct evhttp_request *req, const char *id)
 		    "DELETE");
 		return;
 	}
-	if (!replay_id_valid(id)) {
+	if (!hex_exact(id, STORE_REPLAY_ID_LEN)) {
 		admin_reject(req, 404, "unknown_replay", "no replay with that "
 		    "id");
 		return;

@@ -877,17 +877,12 @@ door_bevcb(struct event_base *base, void *arg)
 void
 door_init(struct event_base *base)
 {
-	unsigned char	 r[8];
-	int		 i;
+	char	 r[17];
 
 	/* Unguessable: a client cannot send a stand-in request. */
-	if (RAND_bytes(r, sizeof(r)) != 1)
+	if (random_hex(r, sizeof(r) - 1) == -1)
 		fatalx("no random bytes", NULL);
-	i = snprintf(door_prefix, sizeof(door_prefix), "/.door-");
-	for (size_t k = 0; k < sizeof(r); k++)
-		i += snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i,
-		    "%02x", r[k]);
-	snprintf(door_prefix + i, sizeof(door_prefix) - (size_t)i, "/");
+	snprintf(door_prefix, sizeof(door_prefix), "/.door-%s/", r);
 	evtimer_assign(&door_trim_ev, base, door_trim_cb, NULL);
 }
 

@@ -32,19 +32,6 @@ struct inbox_leases {
 	int			 n;
 };
 
-/* 1 when replay is a replay's id (lowercase hex digits). */
-static int
-replay_id(const char *replay)
-{
-	size_t	 i;
-
-	for (i = 0; i < STORE_REPLAY_ID_LEN; i++)
-		if (!((replay[i] >= '0' && replay[i] <= '9') ||
-		    (replay[i] >= 'a' && replay[i] <= 'f')))
-			return 0;
-	return replay[i] == '\0';
-}
-
 /*
  * The MAC of a receipt: INBOX_RECEIPT_MAC_HEX hex digits and a NUL.  A
  * replay's lease adds ".replay-<id>" to what it covers: no receipt of the
@@ -81,7 +68,7 @@ inbox_receipt_make(const char *inbox, const char *key, const char *id,
 
 	if (replay == NULL)
 		replay = "";
-	if ((replay[0] != '\0' && !replay_id(replay)) ||
+	if ((replay[0] != '\0' && !hex_exact(replay, STORE_REPLAY_ID_LEN)) ||
 	    receipt_mac(inbox, key, id, replay, l, mac) == -1)
 		return -1;
 	n = snprintf(out, outsz, "%llu.%llu.%llu.%lld.%s%s%s%s",
@@ -119,7 +106,7 @@ inbox_receipt_parse(const char *inbox, const char *key, const char *id,
 			return -1;
 		memcpy(replay, p + 1, STORE_REPLAY_ID_LEN);
 		replay[STORE_REPLAY_ID_LEN] = '\0';
-		if (!replay_id(replay))
+		if (!hex_exact(replay, STORE_REPLAY_ID_LEN))
 			return -1;
 		p += 1 + STORE_REPLAY_ID_LEN + 1;
 	}

@@ -38,7 +38,6 @@
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
-#include <openssl/rand.h>
 
 #include "config.h"
 #include "deliver.h"
@@ -90,19 +89,6 @@ static struct {
 
 static void	replay_list_cb(void *, struct store_replay_answer *);
 static void	replay_record(struct replay *, int);
-
-/* Random hex digits into buf (len digits and a NUL). */
-static void
-random_hex(char *buf, size_t len)
-{
-	unsigned char	 b[32];
-	size_t		 i;
-
-	if (len / 2 > sizeof(b) || RAND_bytes(b, (int)(len / 2)) != 1)
-		fatalx("no random bytes for a replay", NULL);
-	for (i = 0; i < len / 2; i++)
-		snprintf(buf + 2 * i, 3, "%02x", b[i]);
-}
 
 /* The replay called id here, or NULL. */
 static struct replay *
@@ -503,7 +489,8 @@ replay_init(struct event_base *base, const struct config *cfg)
 
 	rs.base = base;
 	rs.cfg = cfg;
-	random_hex(rs.instance, STORE_INSTANCE_LEN);
+	if (random_hex(rs.instance, STORE_INSTANCE_LEN) == -1)
+		fatalx("no random bytes for an instance name", NULL);
 	event_assign(&rs.tick, base, -1, EV_PERSIST, replay_tick_cb, NULL);
 	event_assign(&rs.again, base, -1, 0, replay_again_cb, NULL);
 	event_add(&rs.tick, &tv);
@@ -521,8 +508,8 @@ replay_start(const struct subscriber *s, int64_t since_ns, int dropped,
 	memset(&r, 0, sizeof(r));
 	if (id != NULL)
 		snprintf(r.id, sizeof(r.id), "%s", id);
-	else
-		random_hex(r.id, STORE_REPLAY_ID_LEN);
+	else if (random_hex(r.id, STORE_REPLAY_ID_LEN) == -1)
+		fatalx("no random bytes for a replay", NULL);
 	r.subscriber = xstrdup(s->name);
 	r.filter = xstrdup(s->filter);
 	r.push = s->kind == SUB_PUSH;
