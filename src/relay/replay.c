@@ -152,12 +152,13 @@ replay_record(struct replay *rp, int detach)
 	if ((rp->rec != NULL && !detach) || (rp->delivered == rp->rec_delivered &&
 	    rp->dropped == rp->rec_dropped))
 		return;
+	if ((data = store_replay_progress(rp->r.id, rs.instance, rp->delivered,
+	    rp->dropped, subj, sizeof(subj))) == NULL)
+		return;
 	rec = xcalloc(1, sizeof(*rec));
 	rec->rp = detach ? NULL : rp;
 	rec->delivered = rp->delivered;
 	rec->dropped = rp->dropped;
-	snprintf(subj, sizeof(subj), "%s.%s.%s", STORE_REPLAY_SUBJECT,
-	    rp->r.id, rs.instance);
 	snprintf(msgid, sizeof(msgid), "%s%s-%s-%u", STORE_REPLAY_MSGID_PREFIX,
 	    rp->r.id, rs.instance, ++rs.recs);
 	h[0] = (struct store_header){ "ce-specversion", "1.0" };
@@ -167,7 +168,6 @@ replay_record(struct replay *rp, int detach)
 	    "dev.treaty.replay.progress.v1" };
 	h[4] = (struct store_header){ "content-type", "application/json" };
 	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
-	data = store_replay_progress_json(rp->delivered, rp->dropped);
 	if (store_publish(subj, h, 6, msgid, data, strlen(data),
 	    replay_rec_cb, rec) == STORE_OK) {
 		if (!detach)

@@ -19,9 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yajl/yajl_gen.h>
-#include <yajl/yajl_tree.h>
-
 #include "treaty.h"
 #include "json.h"
 #include "log.h"
@@ -78,119 +75,14 @@ replay_copy(struct store_replay *dst, const struct store_replay *r)
 	dst->filter = r->filter != NULL ? xstrdup(r->filter) : NULL;
 }
 
-/*
- * Wire formats.  The description and the records are JSON objects;
- * "onlyDropped" is the redrive flag ("dropped" is a count in reports).
- */
-
-/*
- * r's parameters as its consumer's description (end and matched once
- * started), or as its end record (state not NULL: with the totals).
- */
-static char *
-replay_description(const struct store_replay *r, int started,
-    const char *state)
-{
-	yajl_gen	 g = yajl_gen_alloc(NULL);
-	char		*out;
-
-	yajl_gen_map_open(g);
-	json_gen_str(g, "subscriber");
-	json_gen_str(g, r->subscriber);
-	json_gen_str(g, "since");
-	yajl_gen_integer(g, r->since_ns);
-	json_gen_str(g, "onlyDropped");
-	yajl_gen_bool(g, r->dropped);
-	json_gen_str(g, "created");
-	yajl_gen_integer(g, r->created_ns);
-	if (started) {
-		json_gen_str(g, "end");
-		yajl_gen_integer(g, (long long)r->end);
-		json_gen_str(g, "auditEnd");
-		yajl_gen_integer(g, (long long)r->audit_end);
-		json_gen_str(g, "matched");
-		if (r->matched >= 0)
-			yajl_gen_integer(g, r->matched);
-		else
-			yajl_gen_null(g);
-	}
-	if (state != NULL) {
-		json_gen_str(g, "state");
-		json_gen_str(g, state);
-		json_gen_str(g, "delivered");
-		yajl_gen_integer(g, (long long)r->delivered);
-		json_gen_str(g, "dropped");
-		yajl_gen_integer(g, (long long)r->dropped_n);
-	}
-	yajl_gen_map_close(g);
-	out = json_gen_take(g);
-	return out;
-}
-
-/* A non-negative integer member of obj, or def. */
-static long long
-json_int(yajl_val obj, const char *key, long long def)
-{
-	const char	*path[] = { key, NULL };
-	yajl_val	 v = yajl_tree_get(obj, path, yajl_t_number);
-
-	return v != NULL && YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0 ?
-	    YAJL_GET_INTEGER(v) : def;
-}
-
-/*
- * A description or end record into r: 0, or -1 when it is not one of a
- * started replay (no end yet: it is still being made).
- */
-static int
-replay_parse(const char *text, struct store_replay *r)
-{
-	static const char *p_sub[] = { "subscriber", NULL };
-	static const char *p_only[] = { "onlyDropped", NULL };
-	static const char *p_state[] = { "state", NULL };
-	yajl_val	 root = text != NULL ? yajl_tree_parse(text, NULL, 0) :
-			    NULL;
-	yajl_val	 sub;
-	int		 rc = -1;
-
-	if (root != NULL && YAJL_IS_OBJECT(root) &&
-	    (sub = yajl_tree_get(root, p_sub, yajl_t_string)) != NULL &&
-	    json_int(root, "end", -1) >= 0) {
-		free(r->subscriber);
-		r->subscriber = xstrdup(sub->u.string);
-		r->since_ns = json_int(root, "since", 0);
-		r->created_ns = json_int(root, "created", 0);
-		r->dropped = yajl_tree_get(root, p_only, yajl_t_true) != NULL;
-		r->end = (uint64_t)json_int(root, "end", 0);
-		r->audit_end = (uint64_t)json_int(root, "auditEnd", 0);
-		r->matched = json_int(root, "matched", -1);
-		r->delivered = (uint64_t)json_int(root, "delivered", 0);
-		r->dropped_n = (uint64_t)json_int(root, "dropped", 0);
-		r->state = STORE_REPLAY_RUNNING;
-		if ((sub = yajl_tree_get(root, p_state, yajl_t_string)) != NULL)
-			r->state = strcmp(sub->u.string, "done") == 0 ?
-			    STORE_REPLAY_DONE : strcmp(sub->u.string,
-			    "cancelled") == 0 ? STORE_REPLAY_CANCELLED :
-			    STORE_REPLAY_RUNNING;
-		rc = 0;
-	}
-	yajl_tree_free(root);
-	return rc;
-}
-
-/* This instance's counts, for its progress record; see store.h. */
+/* This instance's progress record for replay id; see store.h. */
 char *
-store_replay_progress_json(uint64_t delivered, uint64_t dropped)
+store_replay_progress(const char *id, const char *instance,
+    uint64_t delivered, uint64_t dropped, char *subj, size_t subjlen)
 {
-	yajl_gen	 g = yajl_gen_alloc(NULL);
-
-	yajl_gen_map_open(g);
-	json_gen_str(g, "delivered");
-	yajl_gen_integer(g, (long long)delivered);
-	json_gen_str(g, "dropped");
-	yajl_gen_integer(g, (long long)dropped);
-	yajl_gen_map_close(g);
-	return json_gen_take(g);
+	if (store_wire_replay_subject(subj, subjlen, id, instance) == -1)
+		return NULL;
+	return store_wire_replay_progress(delivered, dropped);
 }
 
 /*
@@ -241,101 +133,30 @@ static natsStatus
 consumer_put(const struct store_replay *r, char *probe, size_t probelen,
     char *err, size_t errlen)
 {
-	static const char *p_err[] = { "error", NULL };
-	static const char *p_desc[] = { "error", "description", NULL };
-	static const char *p_name[] = { "name", NULL };
-	yajl_gen	 g = yajl_gen_alloc(NULL);
-	char		 name[64], subj[160], deliver[64], t[TREATY_RFC3339_MAX];
-	char		*desc;
-	const unsigned char *buf;
-	size_t		 len;
+	char		 subj[160], why[128];
+	char		*req;
 	natsMsg		*reply = NULL;
 	natsStatus	 s;
-	yajl_val	 root, v;
 
-	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, r->id);
-	if (probe != NULL)
-		snprintf(subj, sizeof(subj), "$JS.API.CONSUMER.CREATE.%s",
-		    STORE_WORK);
-	else
-		snprintf(subj, sizeof(subj),
-		    "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", STORE_WORK, name);
-	snprintf(deliver, sizeof(deliver), "%s%s", STORE_REPLAY_DELIVER, r->id);
-	yajl_gen_map_open(g);
-	json_gen_str(g, "stream_name");
-	json_gen_str(g, STORE_WORK);
-	json_gen_str(g, "config");
-	yajl_gen_map_open(g);
-	json_gen_str(g, "deliver_policy");
-	if (r->dropped) {
-		json_gen_str(g, "by_start_sequence");
-		json_gen_str(g, "opt_start_seq");
-		yajl_gen_integer(g, (long long)r->start_seq);
-	} else if (r->since_ns > 0) {
-		treaty_rfc3339_format(r->since_ns / 1000000000LL,
-		    (long)(r->since_ns % 1000000000LL), 9, t, sizeof(t));
-		json_gen_str(g, "by_start_time");
-		json_gen_str(g, "opt_start_time");
-		json_gen_str(g, t);
-	} else
-		json_gen_str(g, "all");
-	json_gen_str(g, "filter_subject");
-	json_gen_str(g, r->filter);
-	json_gen_str(g, "replay_policy");
-	json_gen_str(g, "instant");
-	if (probe != NULL) {
-		json_gen_str(g, "ack_policy");
-		json_gen_str(g, "none");
-		/* Gone on its own if this instance dies before deleting it. */
-		json_gen_str(g, "inactive_threshold");
-		yajl_gen_integer(g, 60LL * 1000000000LL);
-	} else {
-		desc = replay_description(r, 1, NULL);
-		json_gen_str(g, "durable_name");
-		json_gen_str(g, name);
-		json_gen_str(g, "description");
-		json_gen_str(g, desc);
-		free(desc);
-		json_gen_str(g, "ack_policy");
-		json_gen_str(g, "explicit");
-		json_gen_str(g, "ack_wait");
-		yajl_gen_integer(g, (long long)r->ack_wait_s * 1000000000LL);
-		json_gen_str(g, "max_deliver");
-		yajl_gen_integer(g, r->max_deliver);
-		json_gen_str(g, "max_ack_pending");
-		yajl_gen_integer(g, r->max_ack_pending);
-		if (r->push) {
-			json_gen_str(g, "deliver_subject");
-			json_gen_str(g, deliver);
-			json_gen_str(g, "deliver_group");
-			json_gen_str(g, name);
-		}
+	if ((req = store_wire_replay_consumer(r, probe != NULL, subj,
+	    sizeof(subj))) == NULL) {
+		snprintf(err, errlen, "consumer %s%s: name too long",
+		    STORE_REPLAY_PREFIX, r->id);
+		return NATS_ERR;
 	}
-	yajl_gen_map_close(g);
-	yajl_gen_map_close(g);
-	yajl_gen_get_buf(g, &buf, &len);
-	s = natsConnection_Request(&reply, store_conn.nc, subj, buf, (int)len,
-	    STORE_API_WAIT_MS);
-	yajl_gen_free(g);
-	if (s != NATS_OK) {
-		snprintf(err, errlen, "consumer %s: %s", name,
-		    natsStatus_GetText(s));
-		return s;
-	}
-	root = yajl_tree_parse(natsMsg_GetData(reply) != NULL ?
-	    natsMsg_GetData(reply) : "", NULL, 0);
-	if (root == NULL || !YAJL_IS_OBJECT(root) ||
-	    yajl_tree_get(root, p_err, yajl_t_any) != NULL ||
-	    (probe != NULL && ((v = yajl_tree_get(root, p_name,
-	    yajl_t_string)) == NULL || strlen(v->u.string) >= probelen))) {
-		v = root != NULL ? yajl_tree_get(root, p_desc, yajl_t_string) :
-		    NULL;
-		snprintf(err, errlen, "consumer %s: %s", name, v != NULL ?
-		    v->u.string : "unreadable answer");
+	s = natsConnection_Request(&reply, store_conn.nc, subj, req,
+	    (int)strlen(req), STORE_API_WAIT_MS);
+	free(req);
+	if (s != NATS_OK)
+		snprintf(err, errlen, "consumer %s%s: %s", STORE_REPLAY_PREFIX,
+		    r->id, natsStatus_GetText(s));
+	else if (store_wire_consumer_created(natsMsg_GetData(reply),
+	    (size_t)natsMsg_GetDataLength(reply), probe, probelen, why,
+	    sizeof(why)) == -1) {
+		snprintf(err, errlen, "consumer %s%s: %.96s", STORE_REPLAY_PREFIX,
+		    r->id, why);
 		s = NATS_ERR;
-	} else if (probe != NULL)
-		strcpy(probe, v->u.string);
-	yajl_tree_free(root);
+	}
 	natsMsg_Destroy(reply);
 	return s;
 }
@@ -427,19 +248,6 @@ seqs_read(struct store_replay_job *j)
 	return 0;
 }
 
-/*
- * The subject of an instance's counts for replay id, or (instance NULL)
- * of its end record.  Six tokens: no producer can publish there (a
- * producer's subjects have five), so no one can hide or fake a replay's
- * end by publishing after it.
- */
-static void
-record_subject(char *buf, size_t len, const char *id, const char *instance)
-{
-	snprintf(buf, len, "%s.%s.%s", STORE_REPLAY_SUBJECT, id,
-	    instance != NULL ? instance : STORE_REPLAY_END);
-}
-
 /* 1 when m's Nats-Msg-Id shows the relay wrote it. */
 static int
 ours(natsMsg *m)
@@ -463,12 +271,13 @@ progress_sum(const char *id, const char *skip, uint64_t *delivered,
 	jsOptions	 o;
 	natsMsg		*m;
 	char		 filter[128], mine[128];
-	struct store_replay r;
+	uint64_t	 d, x;
 	natsStatus	 s;
 	int		 i;
 
-	record_subject(filter, sizeof(filter), id, "*");
-	record_subject(mine, sizeof(mine), id, skip != NULL ? skip : "-");
+	store_wire_replay_subject(filter, sizeof(filter), id, "*");
+	store_wire_replay_subject(mine, sizeof(mine), id,
+	    skip != NULL ? skip : "-");
 	jsOptions_Init(&o);
 	o.Stream.Info.SubjectsFilter = filter;
 	if ((s = js_GetStreamInfo(&si, store_conn.js, STORE_AUDIT, &o,
@@ -488,20 +297,11 @@ progress_sum(const char *id, const char *skip, uint64_t *delivered,
 		if ((s = js_GetLastMsg(&m, store_conn.js, STORE_AUDIT, subj,
 		    NULL, code)) != NATS_OK)
 			break;
-		memset(&r, 0, sizeof(r));
-		if (ours(m) && natsMsg_GetDataLength(m) > 0) {
-			char	*text = xstrndup(natsMsg_GetData(m),
-			    (size_t)natsMsg_GetDataLength(m));
-			yajl_val root = yajl_tree_parse(text, NULL, 0);
-
-			if (root != NULL && YAJL_IS_OBJECT(root)) {
-				*delivered += (uint64_t)json_int(root,
-				    "delivered", 0);
-				*dropped += (uint64_t)json_int(root, "dropped",
-				    0);
-			}
-			yajl_tree_free(root);
-			free(text);
+		if (ours(m) && store_wire_replay_progress_read(
+		    natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m),
+		    &d, &x) == 0) {
+			*delivered += d;
+			*dropped += x;
 		}
 		natsMsg_Destroy(m);
 	}
@@ -517,7 +317,7 @@ static natsStatus
 end_record(const struct store_replay *r, enum store_replay_state st,
     jsErrCode *code)
 {
-	char		*data = replay_description(r, 1, st == STORE_REPLAY_DONE ?
+	char		*data = store_wire_replay_description(r, 1, st == STORE_REPLAY_DONE ?
 			    "done" : "cancelled");
 	char		 subj[128], msgid[96];
 	jsPubOptions	 po;
@@ -525,7 +325,7 @@ end_record(const struct store_replay *r, enum store_replay_state st,
 	natsMsg		*m = NULL;
 	natsStatus	 s;
 
-	record_subject(subj, sizeof(subj), r->id, NULL);
+	store_wire_replay_subject(subj, sizeof(subj), r->id, NULL);
 	snprintf(msgid, sizeof(msgid), "%s%s-end", STORE_REPLAY_MSGID_PREFIX,
 	    r->id);
 	if ((s = natsMsg_Create(&m, subj, NULL, data, (int)strlen(data))) ==
@@ -695,15 +495,6 @@ replay_from_info(struct store_replay *r, const jsConsumerInfo *ci)
 	r->state = STORE_REPLAY_RUNNING;
 }
 
-/* 1 when name is a replay's consumer. */
-static int
-replay_name(const char *name)
-{
-	return name != NULL && strncmp(name, STORE_REPLAY_PREFIX,
-	    strlen(STORE_REPLAY_PREFIX)) == 0 && strlen(name) ==
-	    strlen(STORE_REPLAY_PREFIX) + STORE_REPLAY_ID_LEN;
-}
-
 /* Every started replay's consumer on WORK. */
 static void
 replay_list_work(struct bridge_job *job)
@@ -728,8 +519,10 @@ replay_list_work(struct bridge_job *job)
 		const jsConsumerInfo	*ci = list->List[i];
 		struct store_replay	*r = &j->a.replays[j->a.n];
 
-		if (!replay_name(ci->Name) || ci->Config == NULL ||
-		    replay_parse(ci->Config->Description, r) == -1) {
+		if (!store_wire_replay_name(ci->Name) || ci->Config == NULL ||
+		    ci->Config->Description == NULL || store_wire_replay_parse(
+		    ci->Config->Description, strlen(ci->Config->Description),
+		    r) == -1) {
 			store_replay_free(r);
 			continue;
 		}
@@ -762,15 +555,16 @@ replay_find(struct store_replay_job *j)
 	jsErrCode		 code = 0;
 	natsMsg			*m = NULL;
 	natsStatus		 s;
-	char			 name[64], subj[128], *text;
+	char			 name[64], subj[128];
 	int			 rc = 0;
 
 	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, r->id);
 	s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK, name, NULL,
 	    &code);
 	if (s == NATS_OK) {
-		rc = ci->Config != NULL && replay_parse(ci->Config->Description,
-		    r) == 0;
+		rc = ci->Config != NULL && ci->Config->Description != NULL &&
+		    store_wire_replay_parse(ci->Config->Description,
+		    strlen(ci->Config->Description), r) == 0;
 		if (rc)
 			replay_from_info(r, ci);
 		jsConsumerInfo_Destroy(ci);
@@ -780,15 +574,13 @@ replay_find(struct store_replay_job *j)
 		job_fail(j, STORE_REPLAY_FAILED, s, code, name);
 		return -1;
 	}
-	record_subject(subj, sizeof(subj), r->id, NULL);
+	store_wire_replay_subject(subj, sizeof(subj), r->id, NULL);
 	code = 0;
 	s = js_GetLastMsg(&m, store_conn.js, STORE_AUDIT, subj, NULL, &code);
 	if (s == NATS_OK) {
-		text = xstrndup(natsMsg_GetData(m) != NULL ?
-		    natsMsg_GetData(m) : "", (size_t)natsMsg_GetDataLength(m));
-		rc = ours(m) && replay_parse(text, r) == 0 &&
+		rc = ours(m) && store_wire_replay_parse(natsMsg_GetData(m),
+		    (size_t)natsMsg_GetDataLength(m), r) == 0 &&
 		    r->state != STORE_REPLAY_RUNNING;
-		free(text);
 		natsMsg_Destroy(m);
 		return rc;
 	}

@@ -1,6 +1,7 @@
 /*
- * store-wire.c: JetStream's wire formats (store-wire.h).  Pure functions:
- * any thread; no nats.h, no libevent.
+ * store-wire.c: JetStream's wire formats (store-wire.h), and the replays'
+ * descriptions and records.  Pure functions: any thread; no nats.h, no
+ * libevent.
  *
  * Everything the relay writes to JetStream as text, and everything it
  * reads back from JetStream's replies, is spelled here once, so that the
@@ -10,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "treaty.h"
+#include "json.h"
 #include "store-wire.h"
 #include "util.h"
 
@@ -366,6 +370,266 @@ store_wire_advisory(const char *data, size_t len, char *name,
 		if (v != NULL && YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) > 0)
 			*deliveries = (uint64_t)YAJL_GET_INTEGER(v);
 		rc = 0;
+	}
+	yajl_tree_free(root);
+	return rc;
+}
+
+/*
+ * Replays (SPEC 15).  The description and the records are JSON objects;
+ * "onlyDropped" is the redrive flag ("dropped" is a count in reports).
+ */
+
+/* A non-negative integer member of obj, or def. */
+static long long
+json_count(yajl_val obj, const char *key, long long def)
+{
+	const char	*path[] = { key, NULL };
+	yajl_val	 v = yajl_tree_get(obj, path, yajl_t_number);
+
+	return v != NULL && YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0 ?
+	    YAJL_GET_INTEGER(v) : def;
+}
+
+/* data as a JSON object, or NULL (free with yajl_tree_free). */
+static yajl_val
+json_object(const char *data, size_t len)
+{
+	char		*text;
+	yajl_val	 root;
+
+	if (data == NULL || len == 0 || len > RECORD_MAX)
+		return NULL;
+	text = xstrndup(data, len);
+	root = yajl_tree_parse(text, NULL, 0);
+	free(text);
+	if (root != NULL && !YAJL_IS_OBJECT(root)) {
+		yajl_tree_free(root);
+		root = NULL;
+	}
+	return root;
+}
+
+/* A replay's description or end record; see store-wire.h. */
+char *
+store_wire_replay_description(const struct store_replay *r, int started,
+    const char *state)
+{
+	yajl_gen	 g = yajl_gen_alloc(NULL);
+
+	yajl_gen_map_open(g);
+	json_gen_str(g, "subscriber");
+	json_gen_str(g, r->subscriber);
+	json_gen_str(g, "since");
+	yajl_gen_integer(g, r->since_ns);
+	json_gen_str(g, "onlyDropped");
+	yajl_gen_bool(g, r->dropped);
+	json_gen_str(g, "created");
+	yajl_gen_integer(g, r->created_ns);
+	if (started) {
+		json_gen_str(g, "end");
+		yajl_gen_integer(g, (long long)r->end);
+		json_gen_str(g, "auditEnd");
+		yajl_gen_integer(g, (long long)r->audit_end);
+		json_gen_str(g, "matched");
+		if (r->matched >= 0)
+			yajl_gen_integer(g, r->matched);
+		else
+			yajl_gen_null(g);
+	}
+	if (state != NULL) {
+		json_gen_str(g, "state");
+		json_gen_str(g, state);
+		json_gen_str(g, "delivered");
+		yajl_gen_integer(g, (long long)r->delivered);
+		json_gen_str(g, "dropped");
+		yajl_gen_integer(g, (long long)r->dropped_n);
+	}
+	yajl_gen_map_close(g);
+	return json_gen_take(g);
+}
+
+/* A description or end record into r; see store-wire.h. */
+int
+store_wire_replay_parse(const char *data, size_t len, struct store_replay *r)
+{
+	static const char *p_sub[] = { "subscriber", NULL };
+	static const char *p_only[] = { "onlyDropped", NULL };
+	static const char *p_state[] = { "state", NULL };
+	yajl_val	 root = json_object(data, len), v;
+	int		 rc = -1;
+
+	if (root != NULL &&
+	    (v = yajl_tree_get(root, p_sub, yajl_t_string)) != NULL &&
+	    json_count(root, "end", -1) >= 0) {
+		free(r->subscriber);
+		r->subscriber = xstrdup(v->u.string);
+		r->since_ns = json_count(root, "since", 0);
+		r->created_ns = json_count(root, "created", 0);
+		r->dropped = yajl_tree_get(root, p_only, yajl_t_true) != NULL;
+		r->end = (uint64_t)json_count(root, "end", 0);
+		r->audit_end = (uint64_t)json_count(root, "auditEnd", 0);
+		r->matched = json_count(root, "matched", -1);
+		r->delivered = (uint64_t)json_count(root, "delivered", 0);
+		r->dropped_n = (uint64_t)json_count(root, "dropped", 0);
+		r->state = STORE_REPLAY_RUNNING;
+		if ((v = yajl_tree_get(root, p_state, yajl_t_string)) != NULL)
+			r->state = strcmp(v->u.string, "done") == 0 ?
+			    STORE_REPLAY_DONE : strcmp(v->u.string,
+			    "cancelled") == 0 ? STORE_REPLAY_CANCELLED :
+			    STORE_REPLAY_RUNNING;
+		rc = 0;
+	}
+	yajl_tree_free(root);
+	return rc;
+}
+
+/* An instance's progress record; see store-wire.h. */
+char *
+store_wire_replay_progress(uint64_t delivered, uint64_t dropped)
+{
+	yajl_gen	 g = yajl_gen_alloc(NULL);
+
+	yajl_gen_map_open(g);
+	json_gen_str(g, "delivered");
+	yajl_gen_integer(g, (long long)delivered);
+	json_gen_str(g, "dropped");
+	yajl_gen_integer(g, (long long)dropped);
+	yajl_gen_map_close(g);
+	return json_gen_take(g);
+}
+
+/* A progress record read; see store-wire.h. */
+int
+store_wire_replay_progress_read(const char *data, size_t len,
+    uint64_t *delivered, uint64_t *dropped)
+{
+	yajl_val	 root = json_object(data, len);
+
+	*delivered = *dropped = 0;
+	if (root == NULL)
+		return -1;
+	*delivered = (uint64_t)json_count(root, "delivered", 0);
+	*dropped = (uint64_t)json_count(root, "dropped", 0);
+	yajl_tree_free(root);
+	return 0;
+}
+
+/* A replay's record subject; see store-wire.h. */
+int
+store_wire_replay_subject(char *buf, size_t len, const char *id,
+    const char *instance)
+{
+	return fits(snprintf(buf, len, "%s.%s.%s", STORE_REPLAY_SUBJECT, id,
+	    instance != NULL ? instance : STORE_REPLAY_END), len);
+}
+
+/* replay-<id>; see store-wire.h. */
+int
+store_wire_replay_name(const char *name)
+{
+	size_t	 n = strlen(STORE_REPLAY_PREFIX);
+
+	return name != NULL && strncmp(name, STORE_REPLAY_PREFIX, n) == 0 &&
+	    hex_exact(name + n, STORE_REPLAY_ID_LEN);
+}
+
+/* The request that makes a replay's consumer or its probe; see .h. */
+char *
+store_wire_replay_consumer(const struct store_replay *r, int probe,
+    char *subj, size_t subjlen)
+{
+	yajl_gen	 g;
+	char		 name[64], deliver[64], t[TREATY_RFC3339_MAX];
+	char		*desc;
+
+	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, r->id);
+	if (fits(probe ? snprintf(subj, subjlen,
+	    "$JS.API.CONSUMER.CREATE.%s", STORE_WORK) : snprintf(subj, subjlen,
+	    "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", STORE_WORK, name),
+	    subjlen) == -1)
+		return NULL;
+	g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	json_gen_str(g, "stream_name");
+	json_gen_str(g, STORE_WORK);
+	json_gen_str(g, "config");
+	yajl_gen_map_open(g);
+	json_gen_str(g, "deliver_policy");
+	if (r->dropped) {
+		json_gen_str(g, "by_start_sequence");
+		json_gen_str(g, "opt_start_seq");
+		yajl_gen_integer(g, (long long)r->start_seq);
+	} else if (r->since_ns > 0) {
+		/* Nine digits always: nats.c 3.4 drops the leading zeros. */
+		treaty_rfc3339_format(r->since_ns / 1000000000LL,
+		    (long)(r->since_ns % 1000000000LL), 9, t, sizeof(t));
+		json_gen_str(g, "by_start_time");
+		json_gen_str(g, "opt_start_time");
+		json_gen_str(g, t);
+	} else
+		json_gen_str(g, "all");
+	json_gen_str(g, "filter_subject");
+	json_gen_str(g, r->filter);
+	json_gen_str(g, "replay_policy");
+	json_gen_str(g, "instant");
+	if (probe) {
+		json_gen_str(g, "ack_policy");
+		json_gen_str(g, "none");
+		/* Gone on its own if this instance dies before deleting it. */
+		json_gen_str(g, "inactive_threshold");
+		yajl_gen_integer(g, 60LL * 1000000000LL);
+	} else {
+		desc = store_wire_replay_description(r, 1, NULL);
+		json_gen_str(g, "durable_name");
+		json_gen_str(g, name);
+		json_gen_str(g, "description");
+		json_gen_str(g, desc);
+		free(desc);
+		json_gen_str(g, "ack_policy");
+		json_gen_str(g, "explicit");
+		json_gen_str(g, "ack_wait");
+		yajl_gen_integer(g, (long long)r->ack_wait_s * 1000000000LL);
+		json_gen_str(g, "max_deliver");
+		yajl_gen_integer(g, r->max_deliver);
+		json_gen_str(g, "max_ack_pending");
+		yajl_gen_integer(g, r->max_ack_pending);
+		if (r->push) {
+			snprintf(deliver, sizeof(deliver), "%s%s",
+			    STORE_REPLAY_DELIVER, r->id);
+			json_gen_str(g, "deliver_subject");
+			json_gen_str(g, deliver);
+			json_gen_str(g, "deliver_group");
+			json_gen_str(g, name);
+		}
+	}
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	return json_gen_take(g);
+}
+
+/* JetStream's answer to a consumer create request; see store-wire.h. */
+int
+store_wire_consumer_created(const char *data, size_t len, char *name,
+    size_t namelen, char *err, size_t errlen)
+{
+	static const char *p_err[] = { "error", NULL };
+	static const char *p_desc[] = { "error", "description", NULL };
+	static const char *p_name[] = { "name", NULL };
+	yajl_val	 root = json_object(data, len), v = NULL;
+	int		 rc = -1;
+
+	if (root != NULL && yajl_tree_get(root, p_err, yajl_t_any) == NULL &&
+	    (name == NULL || ((v = yajl_tree_get(root, p_name,
+	    yajl_t_string)) != NULL && strlen(v->u.string) < namelen))) {
+		if (name != NULL)
+			strcpy(name, v->u.string);
+		rc = 0;
+	} else {
+		v = root != NULL ? yajl_tree_get(root, p_desc,
+		    yajl_t_string) : NULL;
+		snprintf(err, errlen, "%s", v != NULL ? v->u.string :
+		    "unreadable answer");
 	}
 	yajl_tree_free(root);
 	return rc;

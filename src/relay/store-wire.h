@@ -1,7 +1,8 @@
 /*
  * store-wire.h: JetStream's wire formats as the relay writes and reads
  * them: consumer names, acknowledgement verbs and subjects, pull requests,
- * publish acknowledgements and the max-deliveries advisory.  Pure
+ * publish acknowledgements, the max-deliveries advisory, and a replay's
+ * consumer, description and records (SPEC 15).  Pure
  * functions, no nats.h, no libevent: any thread, and unit-tested
  * (test/unit/t-store-wire.c).  Only the store's files use them.
  */
@@ -103,5 +104,57 @@ int	 store_wire_consumer_found(const char *data, size_t len);
  */
 int	 store_wire_advisory(const char *data, size_t len, char *name,
 	    size_t namelen, uint64_t *seq, uint64_t *deliveries);
+
+/*
+ * Replays.  A replay's description (its consumer's, JSON): subscriber,
+ * since and created (Unix ns), onlyDropped, and once started (started 1)
+ * end, auditEnd and matched (null when unknown).  With state not NULL it
+ * is the replay's end record: also state ("done", "cancelled"),
+ * delivered and dropped.  malloc'd.
+ */
+char	*store_wire_replay_description(const struct store_replay *r,
+	    int started, const char *state);
+/*
+ * A description or end record into r (its subscriber replaced; id,
+ * filter and settings untouched; state RUNNING unless the record says
+ * done or cancelled).  -1 when it is not one of a started replay (no
+ * end yet: it is still being made) or not a JSON object.
+ */
+int	 store_wire_replay_parse(const char *data, size_t len,
+	    struct store_replay *r);
+/* An instance's progress record: {"delivered":..,"dropped":..}. */
+char	*store_wire_replay_progress(uint64_t delivered, uint64_t dropped);
+/* One read (0 for a count it lacks); -1, both 0, when not an object. */
+int	 store_wire_replay_progress_read(const char *data, size_t len,
+	    uint64_t *delivered, uint64_t *dropped);
+/*
+ * The subject of an instance's progress record for replay id
+ * (audit.relay.treaty.replay.<id>.<instance>), or with instance NULL of
+ * its end record (<id>.end).  Six tokens: no producer can publish there
+ * (a producer's subjects have five), so no one can hide or fake a
+ * replay's end by publishing after it.  -1 when it does not fit.
+ */
+int	 store_wire_replay_subject(char *buf, size_t len, const char *id,
+	    const char *instance);
+/* 1 when name is a replay's consumer: replay-<24 lowercase hex>. */
+int	 store_wire_replay_name(const char *name);
+/*
+ * The request that makes r's consumer (probe 0: durable replay-<id>, its
+ * description whole, push with the delivery group replay-<id> or pull)
+ * or its probe (an ephemeral consumer with the same start and filter
+ * that acknowledges nothing and goes away after a minute unused).  It
+ * starts at r's start_seq for a redrive, else at since to the
+ * nanosecond, or at the first event when since is 0.  The subject to
+ * send it to goes to subj; NULL when it does not fit.  malloc'd.
+ */
+char	*store_wire_replay_consumer(const struct store_replay *r, int probe,
+	    char *subj, size_t subjlen);
+/*
+ * JetStream's answer to a consumer create request: 0 when it made the
+ * consumer (its name into name unless name is NULL), -1 with
+ * JetStream's description, or "unreadable answer", in err.
+ */
+int	 store_wire_consumer_created(const char *data, size_t len, char *name,
+	    size_t namelen, char *err, size_t errlen);
 
 #endif

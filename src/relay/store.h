@@ -350,9 +350,13 @@ struct store_replay_job *store_replay_end(const char *id,
 /* Forget a job: its callback does not run. */
 void		 store_replay_close(struct store_replay_job *j);
 void		 store_replay_free(struct store_replay *r);
-/* JSON of this instance's counts for a replay, for its progress record. */
-char		*store_replay_progress_json(uint64_t delivered,
-		    uint64_t dropped);
+/*
+ * This instance's progress record for replay id: its subject into subj
+ * and its data (JSON, malloc'd) returned; NULL when subj is too small.
+ */
+char		*store_replay_progress(const char *id, const char *instance,
+		    uint64_t delivered, uint64_t dropped, char *subj,
+		    size_t subjlen);
 
 /*
  * Shutdown: a push consumer takes no more messages here.  What nats.c

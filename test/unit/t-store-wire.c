@@ -1,10 +1,13 @@
 /*
  * t-store-wire: JetStream's wire formats as the relay writes and reads
  * them: verbs, ack subjects (both forms), our requests' reply subjects,
- * pull requests, publish acknowledgements, the max-deliveries advisory.
+ * pull requests, publish acknowledgements, the max-deliveries advisory,
+ * and a replay's consumer request, description and records.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <yajl/yajl_tree.h>
 
 #include "harness.h"
 #include "../../src/relay/store-wire.h"
@@ -273,6 +276,291 @@ consumer_found(void)
 	T_EQ_INT(store_wire_consumer_found(NULL, 0), -1);
 }
 
+#define RID	"0123456789abcdef01234567"
+
+/* A replay as replay_start fills it in. */
+static void
+replay_fill(struct store_replay *r)
+{
+	memset(r, 0, sizeof(*r));
+	strcpy(r->id, RID);
+	r->subscriber = strdup("billing");
+	r->filter = strdup("evt.orders.*.*.*");
+	r->push = 1;
+	r->since_ns = 1700000000000005000LL;	/* .000005: not .5 */
+	r->created_ns = 1700000100123456789LL;
+	r->max_deliver = 7;
+	r->max_ack_pending = 32;
+	r->ack_wait_s = 30;
+	r->end = 900;
+	r->audit_end = 55;
+	r->matched = 412;
+}
+
+/* The description reads back as it was written; unstarted does not. */
+static void
+replay_description(void)
+{
+	struct store_replay	 r, back;
+	char			*d;
+
+	replay_fill(&r);
+	d = store_wire_replay_description(&r, 1, NULL);
+	memset(&back, 0, sizeof(back));
+	back.state = STORE_REPLAY_DONE;
+	T_EQ_INT(store_wire_replay_parse(d, strlen(d), &back), 0);
+	T_EQ_STR(back.subscriber, "billing");
+	T_EQ_INT(back.since_ns, r.since_ns);
+	T_EQ_INT(back.created_ns, r.created_ns);
+	T_EQ_INT(back.dropped, 0);
+	T_EQ_INT(back.end, 900);
+	T_EQ_INT(back.audit_end, 55);
+	T_EQ_INT(back.matched, 412);
+	T_EQ_INT(back.state, STORE_REPLAY_RUNNING);
+	T_ASSERT(back.filter == NULL);		/* the listing's, not this */
+	free(d);
+
+	/* A redrive with matched unknown: null, read back as -1. */
+	r.dropped = 1;
+	r.matched = -1;
+	d = store_wire_replay_description(&r, 1, NULL);
+	T_ASSERT(strstr(d, "\"matched\":null") != NULL);
+	T_ASSERT(strstr(d, "\"onlyDropped\":true") != NULL);
+	T_EQ_INT(store_wire_replay_parse(d, strlen(d), &back), 0);
+	T_EQ_INT(back.dropped, 1);
+	T_EQ_INT(back.matched, -1);
+	free(d);
+
+	/* Not started yet: no end, so not a replay to take up. */
+	d = store_wire_replay_description(&r, 0, NULL);
+	T_ASSERT(strstr(d, "\"end\"") == NULL);
+	T_EQ_INT(store_wire_replay_parse(d, strlen(d), &back), -1);
+	free(d);
+	store_replay_free(&back);
+	store_replay_free(&r);
+}
+
+/* The end record: state and totals. */
+static void
+replay_end_record(void)
+{
+	struct store_replay	 r, back;
+	char			*d;
+
+	replay_fill(&r);
+	r.delivered = 400;
+	r.dropped_n = 12;
+	memset(&back, 0, sizeof(back));
+	d = store_wire_replay_description(&r, 1, "done");
+	T_EQ_INT(store_wire_replay_parse(d, strlen(d), &back), 0);
+	T_EQ_INT(back.state, STORE_REPLAY_DONE);
+	T_EQ_INT(back.delivered, 400);
+	T_EQ_INT(back.dropped_n, 12);
+	free(d);
+	d = store_wire_replay_description(&r, 1, "cancelled");
+	T_EQ_INT(store_wire_replay_parse(d, strlen(d), &back), 0);
+	T_EQ_INT(back.state, STORE_REPLAY_CANCELLED);
+	free(d);
+	/* A state it does not know reads as running. */
+	d = store_wire_replay_description(&r, 1, "paused");
+	T_EQ_INT(store_wire_replay_parse(d, strlen(d), &back), 0);
+	T_EQ_INT(back.state, STORE_REPLAY_RUNNING);
+	free(d);
+	store_replay_free(&back);
+	store_replay_free(&r);
+}
+
+static int
+rparse(const char *text, struct store_replay *r)
+{
+	return store_wire_replay_parse(text, strlen(text), r);
+}
+
+/* What is not a started replay's description. */
+static void
+replay_parse_bad(void)
+{
+	struct store_replay	 r;
+
+	memset(&r, 0, sizeof(r));
+	T_EQ_INT(store_wire_replay_parse(NULL, 0, &r), -1);
+	T_EQ_INT(rparse("", &r), -1);
+	T_EQ_INT(rparse("not json", &r), -1);
+	T_EQ_INT(rparse("[{\"subscriber\":\"a\",\"end\":1}]", &r), -1);
+	T_EQ_INT(rparse("{\"end\":1}", &r), -1);
+	T_EQ_INT(rparse("{\"subscriber\":1,\"end\":1}", &r), -1);
+	T_EQ_INT(rparse("{\"subscriber\":\"a\",\"end\":-1}", &r), -1);
+	T_EQ_INT(rparse("{\"subscriber\":\"a\",\"end\":\"9\"}", &r), -1);
+	T_ASSERT(r.subscriber == NULL);
+	/* The least that is one; a negative count reads as absent. */
+	T_EQ_INT(rparse("{\"subscriber\":\"a\",\"end\":0,\"matched\":-4,"
+	    "\"delivered\":-1}", &r), 0);
+	T_EQ_STR(r.subscriber, "a");
+	T_EQ_INT(r.matched, -1);
+	T_EQ_INT(r.delivered, 0);
+	store_replay_free(&r);
+}
+
+/* Progress records, subjects and consumer names. */
+static void
+replay_records(void)
+{
+	char		*d, b[128];
+	uint64_t	 dl, dr;
+
+	d = store_wire_replay_progress(17, 3);
+	T_EQ_STR(d, "{\"delivered\":17,\"dropped\":3}");
+	T_EQ_INT(store_wire_replay_progress_read(d, strlen(d), &dl, &dr), 0);
+	T_EQ_INT(dl, 17);
+	T_EQ_INT(dr, 3);
+	free(d);
+	T_EQ_INT(store_wire_replay_progress_read("{\"dropped\":2}", 13, &dl,
+	    &dr), 0);
+	T_EQ_INT(dl, 0);
+	T_EQ_INT(dr, 2);
+	T_EQ_INT(store_wire_replay_progress_read("[5]", 3, &dl, &dr), -1);
+	T_EQ_INT(store_wire_replay_progress_read(NULL, 0, &dl, &dr), -1);
+	T_EQ_INT(dl + dr, 0);
+
+	T_EQ_INT(store_wire_replay_subject(b, sizeof(b), RID,
+	    "00112233aabbccdd"), 0);
+	T_EQ_STR(b, "audit.relay.treaty.replay." RID ".00112233aabbccdd");
+	T_EQ_INT(store_wire_replay_subject(b, sizeof(b), RID, NULL), 0);
+	T_EQ_STR(b, "audit.relay.treaty.replay." RID ".end");
+	T_EQ_INT(store_wire_replay_subject(b, 40, RID, NULL), -1);
+
+	T_EQ_INT(store_wire_replay_name("replay-" RID), 1);
+	T_EQ_INT(store_wire_replay_name("replay-" RID "0"), 0);
+	T_EQ_INT(store_wire_replay_name("replay-0123456789abcdef0123456"), 0);
+	T_EQ_INT(store_wire_replay_name("replay-0123456789ABCDEF01234567"), 0);
+	T_EQ_INT(store_wire_replay_name("relay-" RID), 0);
+	T_EQ_INT(store_wire_replay_name(NULL), 0);
+}
+
+/* config.<key> of a consumer request as a string, or NULL. */
+static const char *
+conf_str(yajl_val root, const char *key)
+{
+	const char	*path[] = { "config", key, NULL };
+	yajl_val	 v = yajl_tree_get(root, path, yajl_t_string);
+
+	return v != NULL ? v->u.string : NULL;
+}
+
+/* config.<key> as an integer, or -1. */
+static long long
+conf_int(yajl_val root, const char *key)
+{
+	const char	*path[] = { "config", key, NULL };
+	yajl_val	 v = yajl_tree_get(root, path, yajl_t_number);
+
+	return v != NULL && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : -1;
+}
+
+/* The request body as a tree (the test frees it). */
+static yajl_val
+consumer_req(const struct store_replay *r, int probe, char *subj,
+    size_t len)
+{
+	char		*body = store_wire_replay_consumer(r, probe, subj, len);
+	yajl_val	 root;
+
+	T_ASSERT(body != NULL);
+	root = yajl_tree_parse(body, NULL, 0);
+	T_ASSERT(root != NULL);
+	free(body);
+	return root;
+}
+
+/* The requests that make a replay's consumer and its probe. */
+static void
+replay_consumer(void)
+{
+	struct store_replay	 r, back;
+	char			 subj[160];
+	const char		*desc;
+	yajl_val		 root;
+
+	replay_fill(&r);
+	/* Push, since a time to the nanosecond. */
+	root = consumer_req(&r, 0, subj, sizeof(subj));
+	T_EQ_STR(subj, "$JS.API.CONSUMER.DURABLE.CREATE.WORK.replay-" RID);
+	T_EQ_STR(conf_str(root, "durable_name"), "replay-" RID);
+	T_EQ_STR(conf_str(root, "deliver_policy"), "by_start_time");
+	T_EQ_STR(conf_str(root, "opt_start_time"),
+	    "2023-11-14T22:13:20.000005000Z");
+	T_EQ_STR(conf_str(root, "filter_subject"), "evt.orders.*.*.*");
+	T_EQ_STR(conf_str(root, "ack_policy"), "explicit");
+	T_EQ_INT(conf_int(root, "ack_wait"), 30000000000LL);
+	T_EQ_INT(conf_int(root, "max_deliver"), 7);
+	T_EQ_INT(conf_int(root, "max_ack_pending"), 32);
+	T_EQ_STR(conf_str(root, "deliver_subject"), "treaty.replay." RID);
+	T_EQ_STR(conf_str(root, "deliver_group"), "replay-" RID);
+	desc = conf_str(root, "description");
+	T_ASSERT(desc != NULL);
+	memset(&back, 0, sizeof(back));
+	T_EQ_INT(store_wire_replay_parse(desc, strlen(desc), &back), 0);
+	T_EQ_INT(back.matched, 412);
+	store_replay_free(&back);
+	yajl_tree_free(root);
+
+	/* Pull: no deliver subject; a redrive starts at its sequence. */
+	r.push = 0;
+	r.dropped = 1;
+	r.start_seq = 77;
+	root = consumer_req(&r, 0, subj, sizeof(subj));
+	T_EQ_STR(conf_str(root, "deliver_policy"), "by_start_sequence");
+	T_EQ_INT(conf_int(root, "opt_start_seq"), 77);
+	T_ASSERT(conf_str(root, "opt_start_time") == NULL);
+	T_ASSERT(conf_str(root, "deliver_subject") == NULL);
+	T_ASSERT(conf_str(root, "deliver_group") == NULL);
+	yajl_tree_free(root);
+
+	/* The probe: ephemeral, acknowledges nothing, goes away unused. */
+	r.dropped = 0;
+	r.since_ns = 0;
+	root = consumer_req(&r, 1, subj, sizeof(subj));
+	T_EQ_STR(subj, "$JS.API.CONSUMER.CREATE.WORK");
+	T_EQ_STR(conf_str(root, "deliver_policy"), "all");
+	T_EQ_STR(conf_str(root, "ack_policy"), "none");
+	T_EQ_INT(conf_int(root, "inactive_threshold"), 60000000000LL);
+	T_ASSERT(conf_str(root, "durable_name") == NULL);
+	T_ASSERT(conf_str(root, "description") == NULL);
+	yajl_tree_free(root);
+	T_ASSERT(store_wire_replay_consumer(&r, 0, subj, 40) == NULL);
+	store_replay_free(&r);
+}
+
+static int
+created(const char *json, char *name, size_t nlen, char *err)
+{
+	return store_wire_consumer_created(json, strlen(json), name, nlen,
+	    err, 64);
+}
+
+/* JetStream's answer to a create request. */
+static void
+consumer_created(void)
+{
+	char	 name[32], err[64];
+
+	T_EQ_INT(created("{\"stream_name\":\"WORK\",\"name\":\"Xb3k\","
+	    "\"config\":{}}", name, sizeof(name), err), 0);
+	T_EQ_STR(name, "Xb3k");
+	T_EQ_INT(created("{\"stream_name\":\"WORK\",\"config\":{}}", NULL, 0,
+	    err), 0);
+	T_EQ_INT(created("{\"config\":{}}", name, sizeof(name), err), -1);
+	T_EQ_STR(err, "unreadable answer");
+	T_EQ_INT(created("{\"error\":{\"code\":400,\"err_code\":10012,"
+	    "\"description\":\"consumer already exists\"}}", NULL, 0, err), -1);
+	T_EQ_STR(err, "consumer already exists");
+	T_EQ_INT(created("{\"name\":\"a-name-longer-than-eight\"}", name, 8,
+	    err), -1);
+	T_EQ_INT(created("nope", NULL, 0, err), -1);
+	T_EQ_STR(err, "unreadable answer");
+	T_EQ_INT(store_wire_consumer_created(NULL, 0, NULL, 0, err, 64), -1);
+}
+
 static const struct t_case cases[] = {
 	{ "acknowledgement verbs", verbs },
 	{ "consumer and deliver names", names },
@@ -284,6 +572,12 @@ static const struct t_case cases[] = {
 	{ "max-deliveries advisory", advisory },
 	{ "drop records", drop_record },
 	{ "consumer info: found or not", consumer_found },
+	{ "replay description reads back", replay_description },
+	{ "replay end record", replay_end_record },
+	{ "not a replay's description", replay_parse_bad },
+	{ "replay progress records, subjects, names", replay_records },
+	{ "replay consumer requests", replay_consumer },
+	{ "consumer create answers", consumer_created },
 };
 
 int
