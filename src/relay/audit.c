@@ -138,8 +138,9 @@ audit_publish(struct audit_drop *a)
 
 /* Record a drop; see audit.h. */
 struct audit_drop *
-audit_drop(const char *subscriber, const struct store_msg *m,
-    uint64_t attempts, int status, const char *error, audit_cb cb, void *arg)
+audit_drop(const char *subscriber, const char *replay,
+    const struct store_msg *m, uint64_t attempts, int status,
+    const char *error, audit_cb cb, void *arg)
 {
 	struct audit_drop	*a = xcalloc(1, sizeof(*a));
 	yajl_gen		 g = yajl_gen_alloc(NULL);
@@ -153,8 +154,13 @@ audit_drop(const char *subscriber, const struct store_msg *m,
 	a->cb = cb;
 	a->arg = arg;
 	source = store_msg_header_decoded(m, "ce-source");
-	snprintf(a->drop_id, sizeof(a->drop_id), "drop-%s-%llu", subscriber,
-	    (unsigned long long)store_msg_seq(m));
+	/*
+	 * A replay's drop of an event dropped before is a second record:
+	 * the same id would be taken for a duplicate within AUDIT's window.
+	 */
+	snprintf(a->drop_id, sizeof(a->drop_id), "drop-%s-%llu%s%s",
+	    subscriber, (unsigned long long)store_msg_seq(m),
+	    replay != NULL ? "-r" : "", replay != NULL ? replay : "");
 	yajl_gen_map_open(g);
 	json_gen_str(g, "subscriber");
 	json_gen_str_or_null(g, subscriber);
@@ -174,6 +180,10 @@ audit_drop(const char *subscriber, const struct store_msg *m,
 		yajl_gen_null(g);
 	json_gen_str(g, "error");
 	json_gen_str_or_null(g, error);
+	if (replay != NULL) {
+		json_gen_str(g, "replay");
+		json_gen_str(g, replay);
+	}
 	/* Where the event is in WORK: what a redrive reads (SPEC 15). */
 	json_gen_str(g, "sequence");
 	yajl_gen_integer(g, (long long)store_msg_seq(m));

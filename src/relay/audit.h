@@ -20,11 +20,12 @@ void	audit_init(struct event_base *base);
 /*
  * Record that subscriber will never get the stored event m (its id,
  * source and subject are read from m, which the caller keeps) after
- * attempts, with the last HTTP status (0: none) and error.  Stored once
- * (a fixed Nats-Msg-Id per subscriber and stream sequence), retried every
+ * attempts, with the last HTTP status (0: none) and error; replay is the
+ * id of the replay that dropped it, or NULL.  Stored once (a fixed
+ * Nats-Msg-Id per subscriber, stream sequence and replay), retried every
  * 2 s until JetStream has it.  cb runs on the loop, never from inside.
  */
-struct audit_drop *audit_drop(const char *subscriber,
+struct audit_drop *audit_drop(const char *subscriber, const char *replay,
 	    const struct store_msg *m, uint64_t attempts, int status,
 	    const char *error, audit_cb cb, void *arg);
 /*

@@ -233,8 +233,8 @@ delivery_drop(struct delivery *d, enum drop_reason why, int status,
 	metrics_dropped(s->idx, why);
 	metrics_delivery(s->idx, DELIVERY_DROPPED, ms, d->attempt > 1);
 	delivery_set_state(d, DS_DROPPING);
-	d->op.ad = audit_drop(s->cfg->name, d->m, d->attempt, status, error,
-	    deliver_dropped_cb, d);
+	d->op.ad = audit_drop(s->cfg->name, d->replay[0] != '\0' ? d->replay :
+	    NULL, d->m, d->attempt, status, error, deliver_dropped_cb, d);
 }
 
 /*

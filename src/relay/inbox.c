@@ -416,7 +416,7 @@ inbox_drop(const char *name, struct isub *s, const char *replay,
 		metrics_inbox(s->idx, INBOX_DROPPED, 1);
 	if (replay != NULL)
 		replay_counted(replay, 0);
-	audit_drop(name, m, store_msg_delivered(m), 0,
+	audit_drop(name, replay, m, store_msg_delivered(m), 0,
 	    "lease expired maxDeliver times", inbox_dropped_cb, m);
 }
 

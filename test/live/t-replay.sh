@@ -312,5 +312,22 @@ wait_until 40 'box "$AB" take >/dev/null; replay_done $RIDX'
 check "its lease ran out: dropped, and the replay done" "done 1 0 1 0" "$(report $RIDX)"
 check "a drop record for it" "box-x1" "$(ndrops "$TX")"
 check "the drop logged, naming the replay" 1 "$(grep -h "msg=\"inbox event dropped\" inbox=box id=box-x1 .* replay=$RIDX" "$T"/relay.*.log | wc -l)"
+check "its record names the replay" "box-x1 $RIDX" "$(python3 -c 'import json,sys; print(*[(d["eventId"], d.get("replay")) for d in json.load(open(sys.argv[1]))["drops"]][0])' "$T/abody")"
+
+# A redrive that drops the event again, seconds after the first drop
+# (well within AUDIT's duplicate window): a second record, naming the
+# redrive, so that the listing and a later redrive see it.
+TY=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+post evt.acme.shop.box.created box-y1 "y"
+wait_until 20 '[ "$(box "$AB" take)" = box-y1 ]'
+wait_until 30 'box "$AB" take >/dev/null; [ "$(ndrops "$TY")" = box-y1 ]'
+check "box-y1 dropped once by the inbox" "box-y1" "$(ndrops "$TY")"
+check "POST replay?dropped=true: matched 1" "202 1" "$(areq POST "subscribers/box/replay?since=$TY&dropped=true") $(field matched)"
+RIDY=$(field replay)
+wait_until 20 '[ "$(box "$AB" take)" = box-y1 ]'
+wait_until 40 'box "$AB" take >/dev/null; replay_done $RIDY'
+check "the redrive's lease ran out: dropped" "done 1 0 1 0" "$(report $RIDY)"
+check "two drop records for box-y1: the inbox's, then the redrive's" "box-y1:None box-y1:$RIDY" \
+    "$([ "$(areq GET "drops?subscriber=box&since=$TY")" = 200 ] && python3 -c 'import json,sys; print(*["%s:%s" % (d["eventId"], d.get("replay")) for d in json.load(open(sys.argv[1]))["drops"]])' "$T/abody")"
 
 finish
