@@ -478,6 +478,7 @@ replay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	    now - rs.listed_ms < REPLAY_LIST_MS)
 		return;
 	rs.listed_ms = rs.list_ms = now;
+	log_debug("listing replays", NULL);
 	rs.list_job = store_replay_list(replay_list_cb, NULL);
 }
 

@@ -91,8 +91,9 @@ stray_keep(struct store_consumer *c, natsMsg *m)
 }
 
 /*
- * Give back c's strays that waited half their ack wait: handed out now,
- * they would leave a worker little of its lease.  One that waited its
+ * Give back c's strays that waited half their ack wait: the in-progress
+ * acknowledgement that starts a stray's lease again when it is handed out
+ * must reach JetStream well before that ack wait ends.  One that waited its
  * whole ack wait is only forgotten: JetStream hands it out again by
  * itself, and a late answer could reach that newer delivery.
  */
@@ -196,6 +197,11 @@ req_strays_cb(evutil_socket_t fd, short ev, void *arg)
 		TAILQ_REMOVE(&r->strays, st, entry);
 		m = st->m;
 		free(st);
+		/*
+		 * Its ack wait ran while it waited: started again, so that
+		 * the worker it goes to has the whole lease it is told of.
+		 */
+		store_msg_answer(m, STORE_PROGRESS, 0);
 		if (r->cb(r->arg, store_msg_wrap(m), 0) == 0) {
 			store_req_close(r, "answered");
 			return;

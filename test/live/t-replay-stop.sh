@@ -16,15 +16,17 @@ wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
 # one: one delivery at a time, delay1-* take 1 s each.
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"one","url":"http://127.0.0.1:'$RPORT'/1","secret":"'$S'","filter":"evt.*.shop.one.>","maxInFlight":1}]'
 export TREATY_RELAY_GRACE_SECONDS=2
+export TREATY_RELAY_VERBOSE=1	# its "listing replays" lines
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
-# stop_relay_frozen UNTIL CONT: SIGSTOP nats-server; once the shell
-# expression UNTIL holds, SIGTERM the relay; once its log has a line
+# stop_relay_frozen UNTIL CONT: SIGSTOP nats-server (N0: the relay's
+# listings so far); once the shell expression UNTIL holds, SIGTERM the relay; once its log has a line
 # matching CONT (its drain is then under way, waiting for nats-server),
 # SIGCONT nats-server, so what the relay had buffered reaches it.  The
 # relay's exit status in RC.
 stop_relay_frozen() {
 	kill -STOP $NATS_PID
+	N0=$(nlistings)
 	wait_until 20 "$1"
 	kill -TERM $RELAY_PID
 	wait_until 20 "grep -q '$2' \"\$RELAY_LOG\""
@@ -33,15 +35,15 @@ stop_relay_frozen() {
 	wait $RELAY_PID
 	RC=$?
 }
-# since_stop: milliseconds since nats-server was stopped.
-since_stop() { echo $(( $(now_ms) - STOPPED )); }
+# nlistings: the listings of replays the relay has started.
+nlistings() { grep -c 'msg="listing replays"' "$RELAY_LOG"; }
 
-# A listing (every 2 s, on the relay's own timer: nothing outside shows
-# it start) waits on the worker for the stopped nats-server, and ends
-# when the drain closes the connection.  Three seconds after the stop one
-# has started (the timer ticks every second, a listing every two).
-STOPPED=$(now_ms)
-stop_relay_frozen '[ "$(since_stop)" -ge 3000 ]' 'msg="shutting down"'
+# A listing (every 2 s, on the relay's own timer) started after the stop
+# waits on the worker for the stopped nats-server, and ends when the
+# drain closes the connection.
+wait_until 20 '[ "$(nlistings)" -ge 1 ]'
+check "the relay lists the replays (debug line)" yes "$([ "$(nlistings)" -ge 1 ] && echo yes)"
+stop_relay_frozen '[ "$(nlistings)" -gt "$N0" ]' 'msg="shutting down"'
 check "stopped with a listing on the worker: exit 0" 0 "$RC"
 check "and it logged its last line" yes "$(grep -q 'msg=stopped' "$RELAY_LOG" && echo yes)"
 
