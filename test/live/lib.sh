@@ -26,12 +26,24 @@ SAN_RE='AddressSanitizer|LeakSanitizer|runtime error:'
 SANITIZED=
 grep -qaE '__asan_init|__ubsan_handle' "$RELAY_BIN" 2>/dev/null && SANITIZED=1
 
+# sha256hex TEXT: SHA-256 of TEXT as 64 hex digits (a token's hash).
+sha256hex() { printf '%s' "$1" | sha256sum | cut -c1-64; }
+
 # Producer used by most tests: token "test-token-<suite>".
 TOKEN="test-token-0123456789"
-TOKEN_SHA=$(printf '%s' "$TOKEN" | sha256sum | cut -c1-64)
+TOKEN_SHA=$(sha256hex "$TOKEN")
 OTHER_TOKEN="other-token-0123456789"
-OTHER_SHA=$(printf '%s' "$OTHER_TOKEN" | sha256sum | cut -c1-64)
+OTHER_SHA=$(sha256hex "$OTHER_TOKEN")
 PRODUCERS_DEFAULT='[{"name":"alpha","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.*.shop.>","audit.*.shop.>"]},{"name":"beta","tokenSha256":"'$OTHER_SHA'","subjects":["evt.*.shop.>","evt.*.other.>"]}]'
+
+# start_receiver PORT FILE [CERT KEY]: test/live/receiver.py on PORT,
+# recording to FILE (HTTPS with CERT and KEY), stopped with the test.
+# Fails when it does not listen within 10 s.
+start_receiver() {
+	python3 "$ROOT/test/live/receiver.py" "$@" &
+	PIDS+=($!)
+	wait_for 10 port_open "$1"
+}
 
 cleanup() {
 	local p

@@ -5,15 +5,13 @@
 . "$(dirname "$0")/lib.sh"
 S=test-secret-0123456789
 IT=inbox-token-0123456789
-ISHA=$(printf '%s' "$IT" | sha256sum | cut -c1-64)
+ISHA=$(sha256hex "$IT")
 AT=admin-token-0123456789
-ASHA=$(printf '%s' "$AT" | sha256sum | cut -c1-64)
+ASHA=$(sha256hex "$AT")
 AT2=admin-token-two-0123456789
-ASHA2=$(printf '%s' "$AT2" | sha256sum | cut -c1-64)
+ASHA2=$(sha256hex "$AT2")
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 # stall: the receiver holds slow-* requests for 60 s, longer than this
 # test, so two stay in flight (maxInFlight 2) and the rest wait in
 # JetStream.  hook: answers by id (reject-* 400, a drop).  box: an inbox.

@@ -8,9 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 SECRET=test-secret-0123456789
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"'$SECRET'","filter":"evt.*.ship.>"}]'
 export TREATY_RELAY_PUBLISH_TIMEOUT_MS=2000
 PRODUCERS='[{"name":"alpha","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.*.shop.>","evt.*.ship.>"]},{"name":"beta","tokenSha256":"'$OTHER_SHA'","subjects":["evt.*.other.>"]}]'

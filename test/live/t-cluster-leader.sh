@@ -14,9 +14,7 @@
 start_cluster || { fail cluster "a nats-server did not start"; finish; }
 
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"test-secret-0123456789","filter":"evt.>","maxInFlight":256}]'
 export TREATY_RELAY_REPLICAS=3 TREATY_RELAY_PUBLISH_TIMEOUT_MS=2000
 NATS_URL_RELAY="nats://127.0.0.1:${ports[0]},nats://127.0.0.1:${ports[1]},nats://127.0.0.1:${ports[2]}"

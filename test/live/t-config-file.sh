@@ -9,7 +9,7 @@ TREATY=$ROOT/$O/treaty
 start_nats || { fail start "nats-server did not start"; finish; }
 
 NEW_TOKEN="new-token-0123456789"
-NEW_SHA=$(printf %s "$NEW_TOKEN" | sha256sum | cut -c1-64)
+NEW_SHA=$(sha256hex "$NEW_TOKEN")
 FILE=$T/relay.env
 # The file's producer has two tokens (a rotation under way): the new one
 # first.  JSON in single quotes: the same file works for a shell.

@@ -14,12 +14,10 @@ python3 "$(dirname "$0")/dns.py" $DPORT hooks=127.0.0.2,127.0.0.1 \
     inside.example=127.0.0.1 meta.example=169.254.169.254 &
 PIDS+=($!)
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/plain" &
-PIDS+=($!)
 TPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $TPORT "$T/tls" "$pki/server.pem" "$pki/server.key" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT && wait_for 10 port_open $TPORT || { fail receivers "did not start"; finish; }
+start_receiver $RPORT "$T/plain" &&
+    start_receiver $TPORT "$T/tls" "$pki/server.pem" "$pki/server.key" ||
+    { fail receivers "did not start"; finish; }
 got() { cat "$T/$1" 2>/dev/null | grep -cF "\"ce-id\": \"$2\""; }
 
 S=test-secret-0123456789

@@ -7,9 +7,7 @@ pki=$T/pki
 make_pki "$pki" || { fail pki "could not make test certificates"; finish; }
 
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" "$pki/server.pem" "$pki/server.key" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" "$pki/server.pem" "$pki/server.key" || { fail receiver "did not start"; finish; }
 received() { grep -F "\"ce-id\": \"$1\"" "$T/deliveries" 2>/dev/null; }
 
 S=test-secret-0123456789

@@ -5,9 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 SECRET=test-secret-0123456789
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 received() { grep -F "\"ce-id\": \"$1\"" "$T/deliveries" 2>/dev/null; }
 nreceived() { received "$1" | wc -l; }
 

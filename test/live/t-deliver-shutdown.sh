@@ -8,9 +8,7 @@
 # subscriber never failed.
 . "$(dirname "$0")/lib.sh"
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"test-secret-0123456789","filter":"evt.*.shop.>","maxDeliver":3,"maxInFlight":4}]'
 export TREATY_RELAY_GRACE_SECONDS=3
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }

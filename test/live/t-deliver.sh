@@ -5,9 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 SECRET=test-secret-0123456789
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 SWSECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/in","secret":"'$SECRET'","filter":"evt.*.shop.>","maxDeliver":3},
  {"name":"sw","url":"http://127.0.0.1:'$RPORT'/sw","secrets":["'$SWSECRET'","'$SECRET'"],"filter":"evt.*.webhooks.>","standardWebhooks":true}]'
@@ -146,8 +144,7 @@ check "a subscriber added later receives the events stored before it" 1 "$(grep 
 post evt.acme.shop.order.late ok-late-1 x
 wait_for 10 grep -q 'msg="delivery failed" sub=down id=ok-late-1 .*error="connection failed"' "$RELAY_LOG"
 check_match "connection refused: a failed attempt" 'msg="delivery failed" sub=down id=ok-late-1 subject=evt.acme.shop.order.late attempt=1 status=0 error="connection failed"' "$(cat "$RELAY_LOG")"
-python3 "$(dirname "$0")/receiver.py" $LPORT "$T/late" &
-PIDS+=($!)
+start_receiver $LPORT "$T/late"
 wait_until 15 'grep -q ok-late-1 "$T/late"'
 check "then up: delivered" 1 "$(grep -c '"ce-id": "ok-late-1"' "$T/late" 2>/dev/null)"
 finish

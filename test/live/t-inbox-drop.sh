@@ -4,7 +4,7 @@
 # drop in AUDIT (the same record as a push subscriber's), log it and count
 # it, once.
 . "$(dirname "$0")/lib.sh"
-IT=drop-inbox-token-0123456789; ISHA=$(printf '%s' "$IT" | sha256sum | cut -c1-64)
+IT=drop-inbox-token-0123456789; ISHA=$(sha256hex "$IT")
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"drops","tokenSha256":"'$ISHA'","secret":"drop-secret-0123456789","filter":"evt.*.shop.order.>","maxDeliver":2}]'
 export TREATY_RELAY_LEASE_SECONDS=1
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }

@@ -3,8 +3,8 @@
 # visible again when they expire; DELETE 204 then 404; extend, release;
 # destructive fetch; long-polls; tokens and receipts bound to their inbox.
 . "$(dirname "$0")/lib.sh"
-IT=inbox-token-0123456789;  ISHA=$(printf '%s' "$IT" | sha256sum | cut -c1-64)
-IT2=inbox2-token-012345678; ISHA2=$(printf '%s' "$IT2" | sha256sum | cut -c1-64)
+IT=inbox-token-0123456789;  ISHA=$(sha256hex "$IT")
+IT2=inbox2-token-012345678; ISHA2=$(sha256hex "$IT2")
 S=inbox-secret-0123456789
 export TREATY_RELAY_SUBSCRIBERS='[
  {"name":"work","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.order.>"},

@@ -10,9 +10,7 @@
 start_nats || { fail start "nats-server did not start"; finish; }
 
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 # systemd's notification socket, played by Python: one line per datagram.
 python3 -c '
 import socket, sys
@@ -29,13 +27,13 @@ wait_for 10 test -S "$T/notify.sock" || { fail notify "no socket"; finish; }
 S1=first-secret-0123456789
 S2=second-secret-0123456789
 NEW_TOKEN=new-token-0123456789
-NEW_SHA=$(printf %s "$NEW_TOKEN" | sha256sum | cut -c1-64)
+NEW_SHA=$(sha256hex "$NEW_TOKEN")
 GAMMA_TOKEN=gamma-token-0123456789
-GAMMA_SHA=$(printf %s "$GAMMA_TOKEN" | sha256sum | cut -c1-64)
+GAMMA_SHA=$(sha256hex "$GAMMA_TOKEN")
 I1=inbox-token-one-0123456789
-I1_SHA=$(printf %s "$I1" | sha256sum | cut -c1-64)
+I1_SHA=$(sha256hex "$I1")
 I2=inbox-token-two-0123456789
-I2_SHA=$(printf %s "$I2" | sha256sum | cut -c1-64)
+I2_SHA=$(sha256hex "$I2")
 H="http://127.0.0.1:$RPORT"
 FILE=$T/relay.env
 

@@ -8,11 +8,9 @@
 . "$(dirname "$0")/lib.sh"
 S=test-secret-0123456789
 AT=admin-token-0123456789
-export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(printf '%s' "$AT" | sha256sum | cut -c1-64)
+export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(sha256hex "$AT")
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 # one: one delivery at a time, delay1-* take 1 s each.
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"one","url":"http://127.0.0.1:'$RPORT'/1","secret":"'$S'","filter":"evt.*.shop.one.>","maxInFlight":1}]'
 export TREATY_RELAY_GRACE_SECONDS=2

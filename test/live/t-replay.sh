@@ -9,11 +9,9 @@
 . "$(dirname "$0")/lib.sh"
 S=test-secret-0123456789
 AT=admin-token-0123456789
-export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(printf '%s' "$AT" | sha256sum | cut -c1-64)
+export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(sha256hex "$AT")
 RPORT=$(free_port)
-python3 "$(dirname "$0")/receiver.py" $RPORT "$T/deliveries" &
-PIDS+=($!)
-wait_for 10 port_open $RPORT || { fail receiver "did not start"; finish; }
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 # hook: answers by id (once400-* 400 the first time: a drop).  other: a
 # second push subscriber, which a replay of hook must leave alone.  stall:
 # holds slow-* for 60 s, one at a time, so its replay stays running.
@@ -25,7 +23,7 @@ export TREATY_RELAY_SUBSCRIBERS='[
  {"name":"other","url":"http://127.0.0.1:'$RPORT'/o","secret":"'$S'","filter":"evt.*.shop.>"},
  {"name":"one","url":"http://127.0.0.1:'$RPORT'/1","secret":"'$S'","filter":"evt.*.shop.one.>","maxInFlight":1},
  {"name":"stall","url":"http://127.0.0.1:'$RPORT'/s","secret":"'$S'","filter":"evt.*.shop.stall.>","maxInFlight":1},
- {"name":"box","tokenSha256":"'$(printf '%s' "$BT" | sha256sum | cut -c1-64)'","secret":"'$S'","filter":"evt.*.shop.box.>","maxDeliver":1}]'
+ {"name":"box","tokenSha256":"'$(sha256hex "$BT")'","secret":"'$S'","filter":"evt.*.shop.box.>","maxDeliver":1}]'
 export TREATY_RELAY_RETRY_BASE_MS=50 TREATY_RELAY_RETRY_MAX_MS=200 TREATY_RELAY_LEASE_SECONDS=3
 # slow-* deliveries hold for 60 s: a shutdown gives them back after 2 s.
 export TREATY_RELAY_GRACE_SECONDS=2
