@@ -719,12 +719,15 @@ door_trim_later(void)
  * close callback), after door_close or on its own (the client left, an
  * answer with Connection: close, the idle timeout, shutdown).  The reason
  * is logged once, then everything the door holds is freed.  A refused
- * connection lingers: the descriptor is kept (a duplicate), its sending
- * side shut, and what the client still sends is read and dropped until
- * it stops or LINGER_MS pass, so the kernel does not answer it with a
- * reset that could destroy the answer.  Lingering descriptors are outside
- * the connection cap, so at most LINGER_MAX linger; beyond, a refused
- * connection is closed at once.
+ * connection lingers: the descriptor is kept, its sending side shut, and
+ * what the client still sends is read and dropped until it stops or
+ * LINGER_MS pass, so the kernel does not answer it with a reset that
+ * could destroy the answer.  The descriptor is taken from the bufferevent
+ * (set to -1: freeing it closes nothing) rather than duplicated: the
+ * loop's epoll applies its changes late (main.c), and a duplicate would
+ * keep the closed original's registration alive.  Lingering descriptors
+ * are outside the connection cap, so at most LINGER_MAX linger; beyond, a
+ * refused connection is closed at once.
  */
 static void
 door_closed_cb(struct evhttp_connection *evcon, void *arg)
@@ -737,7 +740,8 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 
 	(void)evcon;
 	if (c->st == D_REFUSED && door_lingering < LINGER_MAX &&
-	    (fd = bufferevent_getfd(c->bev)) != -1 && (fd = dup(fd)) != -1) {
+	    (fd = bufferevent_getfd(c->bev)) != -1 &&
+	    bufferevent_setfd(c->bev, -1) == 0) {
 		door_lingering++;
 		l = xcalloc(1, sizeof(*l));
 		l->until = now_ms() + LINGER_MS;

@@ -101,6 +101,42 @@ PY
 check_match "a stalled handshake is closed at the request deadline (2 s), not the idle timeout" '^[23]$' "$r"
 check "  counted as timed out" 1 $(($(metric treaty_relay_requests_timed_out_total) - TO0))
 
+# A refused request over TLS (a body on a GET, then more than a head of
+# junk): its answer (400 or 413) arrives whole while the client goes on
+# sending, the descriptor lingering (taken from
+# the TLS bufferevent); and the relay does not spin afterwards.
+r=$(python3 - "$RELAY_PORT" "$T/pki/ca.pem" <<'PY'
+import socket, ssl, sys, time
+port, ca = int(sys.argv[1]), sys.argv[2]
+ctx = ssl.create_default_context(cafile=ca)
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)),
+                    server_hostname="localhost")
+s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+          b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+s.settimeout(0.2)
+out, end = b"", time.time() + 5
+while time.time() < end and b"\r\n\r\n" not in out:
+    try:
+        s.sendall(b"a" * 1024)
+    except OSError:
+        pass
+    try:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+    except socket.timeout:
+        pass
+    except OSError:
+        break
+print(out.split(b"\r\n")[0].decode())
+PY
+)
+check_match "a refused request over TLS: its answer arrives while the client still sends" '^HTTP/1\.1 4(00|13) ' "$r"
+cpu() { awk '{ print $14 + $15 }' "/proc/$RELAY_PID/stat"; }
+c0=$(cpu); sleep 1; c1=$(cpu)	# the measure is of an interval
+check "  then the relay is idle (under 20 ticks of CPU in a second)" yes "$([ $((c1 - c0)) -lt 20 ] && echo yes)"
+
 # Renewal: the new pair in place, SIGHUP, new connections get it.
 serial() {
 	echo | timeout 10 openssl s_client -connect "127.0.0.1:$RELAY_PORT" -servername localhost 2>/dev/null |
