@@ -8,8 +8,12 @@
  * up to 16 KiB (a block is at most a quarter larger than asked: powers of
  * two alone left a burst's memory too scattered for malloc_trim to give
  * back); larger requests go to glibc each time.  At most EVMEM_KEEP_BYTES
- * of freed blocks are kept in all, and EVMEM_KEEP_CLASS per class, so
- * what is held is bounded and small next to the relay's RSS.
+ * of freed blocks are kept in all, and per class EVMEM_KEEP_CLASS, or as
+ * many as fill EVMEM_KEEP_SMALL for the smallest classes, so what is held
+ * is bounded and small next to the relay's RSS.  The smallest are evhttp's
+ * header names and values, twenty a request: a turn of the loop that ends
+ * 64 requests frees over a thousand of them before the next turn asks for
+ * as many again, and 256 kept sent half of them back to glibc.
  *
  * Another thread (nats.c's, the worker's) may make libevent allocate or
  * free: it goes to glibc directly, and only the loop thread, known from
@@ -30,6 +34,7 @@
 #define EVMEM_LARGE	EVMEM_CLASSES	/* the class of larger blocks */
 #define EVMEM_KEEP_BYTES (1024 * 1024)	/* freed bytes kept in all */
 #define EVMEM_KEEP_CLASS 256		/* freed blocks kept per class */
+#define EVMEM_KEEP_SMALL (64 * 1024)	/* or their bytes, when more */
 
 struct evmem_free {
 	struct evmem_free	*next;
@@ -194,6 +199,8 @@ evmem_install(void)
 	for (c = 0; c < EVMEM_CLASSES; c++) {
 		class_bytes[c] = class_size(c);
 		classes[c].keep = EVMEM_KEEP_CLASS;
+		if (class_bytes[c] * EVMEM_KEEP_CLASS < EVMEM_KEEP_SMALL)
+			classes[c].keep = EVMEM_KEEP_SMALL / class_bytes[c];
 #ifdef __SANITIZE_ADDRESS__
 		/*
 		 * AddressSanitizer must see every free, or a use after free
