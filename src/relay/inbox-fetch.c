@@ -30,6 +30,14 @@
  * waits (a lease ran out) goes to the next GET.  Peek (peek=true) shows
  * what the inbox's own consumer has: never a replay's events.
  *
+ * JetStream answers a "now" pull at once, except that nats-server 2.9
+ * keeps one, unanswered, while the consumer has MaxAckPending events out
+ * (a replay whose maxInFlight leases are all held): a replay's pull quiet
+ * for REPLAY_QUIET_MS is forgotten, what JetStream sends for it later is
+ * kept for the next pull (store_req_close), and its GET goes on to the
+ * next source instead of waiting out the store's deadline (5 s) while the
+ * inbox's own consumer may have events.
+ *
  * A struct fetch lives from the GET to its answer; fetch_close is its one
  * teardown, and cancels whatever the fetch still waits for (its place in
  * a queue, a peek on the worker, the confirmations of a destructive
@@ -59,6 +67,7 @@
 
 #define PUMP_RETRY_MS		500	/* long-polls, while NATS is away */
 #define WAIT_PULL_MIN_MS	100	/* the shortest expiry asked for */
+#define REPLAY_QUIET_MS		250	/* a replay's "now" pull, unanswered */
 
 /* A destructive fetch's acknowledgement of one of its events. */
 struct take {
@@ -400,6 +409,24 @@ fetch_next(struct fetch *f)
 	fetch_queue(f, &s->own, wait ? STORE_PULL_WAIT : STORE_PULL_NOW);
 }
 
+/* A source's "now" pull is over (answered, or closed). */
+static void
+src_quiet_off(struct isrc *src)
+{
+	event_del(&src->quiet);
+	src->req = NULL;
+}
+
+/* A replay's "now" pull may now be quiet for REPLAY_QUIET_MS. */
+static void
+src_quiet_on(struct isrc *src)
+{
+	struct timeval	 tv = { 0, REPLAY_QUIET_MS * 1000 };
+
+	if (src->replay[0] != '\0')
+		evtimer_add(&src->quiet, &tv);
+}
+
 /* A reply to a source's "now" pull: for the head of that queue. */
 static int
 now_cb(void *arg, struct store_msg *m, int status)
@@ -413,6 +440,7 @@ now_cb(void *arg, struct store_msg *m, int status)
 	event_active(&s->pump, EV_TIMEOUT, 0);
 	if (m == NULL) {
 		/* 404, 408, 409, timeout: nothing more now. */
+		src_quiet_off(src);
 		if (f != NULL)
 			fetch_next(f);
 		return 0;
@@ -424,8 +452,11 @@ now_cb(void *arg, struct store_msg *m, int status)
 		store_msg_give_back(m);
 	else
 		fetch_add(f, src, m);
-	if (src->got < src->asked)
+	if (src->got < src->asked) {
+		src_quiet_on(src);	/* the rest, or JetStream keeps it */
 		return 1;
+	}
+	src_quiet_off(src);
 	/*
 	 * The batch is complete: JetStream sends no status after that.  A
 	 * fetch with room left (its replay did not want some) asks again.
@@ -433,6 +464,27 @@ now_cb(void *arg, struct store_msg *m, int status)
 	if (f != NULL && f->n >= f->max)
 		fetch_next(f);
 	return 0;
+}
+
+/*
+ * A replay's "now" pull was quiet for REPLAY_QUIET_MS (see the top of the
+ * file): forgotten, and the GET at the head of the queue goes on.
+ */
+static void
+src_quiet_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct isrc	*src = arg;
+	struct fetch	*f = TAILQ_FIRST(&src->queue[STORE_PULL_NOW]);
+
+	(void)fd;
+	(void)ev;
+	log_debug("replay pull unanswered; on to the next source",
+	    "inbox=%s replay=%s", src->s->cfg->name, src->replay);
+	store_req_close(src->req, "unanswered");
+	src->req = NULL;
+	event_active(&src->s->pump, EV_TIMEOUT, 0);
+	if (f != NULL)
+		fetch_next(f);
 }
 
 /* A reply to the inbox's waiting pull: for the longest waiter. */
@@ -478,9 +530,11 @@ pump_now(struct isrc *src)
 		return 0;
 	src->asked = f->max - f->n;
 	src->got = 0;
-	if (store_pull(src->consumer, STORE_PULL_NOW, src->asked, 0, now_cb,
-	    src) != NULL)
+	if ((src->req = store_pull(src->consumer, STORE_PULL_NOW, src->asked,
+	    0, now_cb, src)) != NULL) {
+		src_quiet_on(src);
 		return 0;
+	}
 	if (f->n == 0) {
 		inbox_reject(f->req, 503, "inbox_unavailable",
 		    "JetStream is not available; try again", f->s->cfg->name);
@@ -596,6 +650,7 @@ isrc_init(struct isrc *src, struct isub *s, struct store_consumer *c)
 {
 	src->s = s;
 	src->consumer = c;
+	evtimer_assign(&src->quiet, ib.base, src_quiet_cb, src);
 	TAILQ_INIT(&src->queue[STORE_PULL_NOW]);
 	TAILQ_INIT(&src->queue[STORE_PULL_WAIT]);
 }
@@ -637,6 +692,7 @@ inbox_fetch_replay_remove(struct isub *s, struct isrc *src)
 	/* A GET moved on may be answered: s must outlive the loop. */
 	s->refs++;
 	store_pull_close_all(src->consumer, "replay left");
+	src_quiet_off(src);
 	while ((f = TAILQ_FIRST(&src->queue[STORE_PULL_NOW])) != NULL)
 		fetch_next(f);
 	TAILQ_REMOVE(&s->replays, src, entry);
@@ -653,6 +709,7 @@ inbox_fetch_replays_free(struct isub *s)
 
 	while ((src = TAILQ_FIRST(&s->replays)) != NULL) {
 		store_pull_close_all(src->consumer, "inbox gone");
+		src_quiet_off(src);
 		TAILQ_REMOVE(&s->replays, src, entry);
 		free(src);
 	}
@@ -691,8 +748,10 @@ inbox_fetch_close_all(void)
 	}
 	TAILQ_FOREACH(s, &ib.subs, entry) {
 		store_pull_close_all(s->own.consumer, "shutting down");
-		TAILQ_FOREACH(src, &s->replays, entry)
+		TAILQ_FOREACH(src, &s->replays, entry) {
 			store_pull_close_all(src->consumer, "shutting down");
+			src_quiet_off(src);
+		}
 		event_del(&s->pump);
 	}
 }

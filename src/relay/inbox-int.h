@@ -46,6 +46,9 @@ struct isrc {
 	void			*want_arg;
 	struct fetch_list	 queue[STORE_PULL_KINDS];
 	int			 asked, got;	/* the pending "now" pull's */
+	/* A replay's: its pending "now" pull, and how long it may be quiet. */
+	struct store_req	*req;
+	struct event		 quiet;
 	TAILQ_ENTRY(isrc)	 entry;
 };
 TAILQ_HEAD(isrc_list, isrc);

@@ -17,13 +17,16 @@ start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish
 # holds slow-* for 60 s, one at a time, so its replay stays running.
 # one: one delivery at a time (delay1-* take 1 s each).
 # box: an inbox whose 3 s lease, run out once, is a drop (maxDeliver 1).
+# tiny: an inbox with one lease out at a time (maxInFlight 1).
 BT=box-token-0123456789
+TT=tiny-token-0123456789
 export TREATY_RELAY_SUBSCRIBERS='[
  {"name":"hook","url":"http://127.0.0.1:'$RPORT'/h","secret":"'$S'","filter":"evt.*.shop.hook.>","maxInFlight":4,"maxDeliver":2},
  {"name":"other","url":"http://127.0.0.1:'$RPORT'/o","secret":"'$S'","filter":"evt.*.shop.>"},
  {"name":"one","url":"http://127.0.0.1:'$RPORT'/1","secret":"'$S'","filter":"evt.*.shop.one.>","maxInFlight":1},
  {"name":"stall","url":"http://127.0.0.1:'$RPORT'/s","secret":"'$S'","filter":"evt.*.shop.stall.>","maxInFlight":1},
- {"name":"box","tokenSha256":"'$(sha256hex "$BT")'","secret":"'$S'","filter":"evt.*.shop.box.>","maxDeliver":1}]'
+ {"name":"box","tokenSha256":"'$(sha256hex "$BT")'","secret":"'$S'","filter":"evt.*.shop.box.>","maxDeliver":1},
+ {"name":"tiny","tokenSha256":"'$(sha256hex "$TT")'","secret":"'$S'","filter":"evt.*.shop.tiny.>","maxInFlight":1}]'
 export TREATY_RELAY_RETRY_BASE_MS=50 TREATY_RELAY_RETRY_MAX_MS=200 TREATY_RELAY_LEASE_SECONDS=3
 # slow-* deliveries hold for 60 s: a shutdown gives them back after 2 s.
 export TREATY_RELAY_GRACE_SECONDS=2
@@ -327,5 +330,48 @@ wait_until 40 'box "$AB" take >/dev/null; replay_done $RIDY'
 check "the redrive's lease ran out: dropped" "done 1 0 1 0" "$(report $RIDY)"
 check "two drop records for box-y1: the inbox's, then the redrive's" "box-y1:None box-y1:$RIDY" \
     "$([ "$(areq GET "drops?subscriber=box&since=$TY")" = 200 ] && python3 -c 'import json,sys; print(*["%s:%s" % (d["eventId"], d.get("replay")) for d in json.load(open(sys.argv[1]))["drops"]])' "$T/abody")"
+
+# A replay whose maxInFlight leases are all out: nats-server 2.9 keeps a
+# pull of its consumer unanswered.  A GET that asks the replay first goes
+# on to the inbox's own events at once, instead of waiting for the store's
+# deadline (5 s) or for the replay's lease to run out (3 s, when it would
+# get the replay's event again).  Everything on A, whose GETs alternate:
+# the replay first, the inbox's own first, the replay first.
+TQ=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+RELAY_URL=$A_URL post evt.acme.shop.tiny.created tiny-1 x
+python3 "$ROOT/test/live/inbox.py" "$A_URL" tiny "$TT" ack tiny-1 20 > "$T/tiny1"
+check "tiny-1 leased and acknowledged" 1 "$(lent "$T/tiny1" tiny-1 own)"
+check "POST replay of tiny: matched 1" "202 1" "$(areq POST "subscribers/tiny/replay?since=$TQ" "$A_URL") $(field matched)"
+RIDT=$(field replay)
+check "A takes it up" logged "$(in_log "replay taken up.*replay=$RIDT" "$T/relay.${A_URL##*:}.log")"
+for i in 2 3; do RELAY_URL=$A_URL post evt.acme.shop.tiny.created tiny-$i x; done
+check "the replay's event, then the inbox's own, each GET answered within 1.5 s although the replay's lease is held" \
+    "tiny-1:$RIDT tiny-2:own 204 tiny-3:own fast" "$(python3 - "$A_URL" "$TT" <<'PY'
+import json, sys, time, urllib.request
+url, tok = sys.argv[1], sys.argv[2]
+def call(method, path):
+    req = urllib.request.Request(url + path, method=method, headers={"Authorization": "Bearer " + tok})
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+out, slow = [], []
+for i in range(3):
+    t = time.time()
+    st, body = call("GET", "/v1/inbox/tiny?lease=true&max=1")
+    ms = (time.time() - t) * 1000
+    envs = json.loads(body)["envelopes"] if st == 200 else []
+    if ms > 1500 or len(envs) != 1:
+        slow.append("GET %d: HTTP %d, %d events, %.0f ms" % (i + 1, st, len(envs), ms))
+    for e in envs:
+        f = e["receipt"].split(".")
+        out.append("%s:%s" % (e["id"], f[4][1:] if len(f) == 6 else "own"))
+        if i == 1:
+            st, _ = call("DELETE", "/v1/inbox/tiny/%s?receipt=%s" % (e["id"], e["receipt"]))
+            out.append(str(st))
+print(" ".join(out), "fast" if not slow else "ERROR: " + "; ".join(slow))
+PY
+)"
 
 finish
