@@ -17,13 +17,15 @@
       turn, each envelope acknowledged at once (DELETE) through the next
       URL in turn; one line per envelope, in order: "id deliveryCount
       lender ackURL ackStatus receipt", the lender being the replay id the
-      receipt names, or "own"
+      receipt names, or "own"; with READY=FILE in the environment, FILE
+      is made once the first GET was answered (it is polling now)
 
 Anything but a 200 with an inbox answer, a failed release, or ID not seen
 in time prints "ERROR: <why>" and exits 1: a check expecting "" (nothing
 handed out) must fail when the relay is gone.
 """
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -102,6 +104,8 @@ def main():
                 status, _ = call("DELETE", "/v1/inbox/%s/%s?receipt=%s" % (
                     INBOX, urllib.request.quote(e["id"], safe=""), e["receipt"]), url)
                 print(e["id"], e["deliveryCount"], lender, url, status, e["receipt"])
+            if i == 0 and os.environ.get("READY"):
+                open(os.environ["READY"], "w").close()  # polling now
             i += 1
             if want <= seen:
                 break

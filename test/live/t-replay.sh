@@ -300,8 +300,14 @@ check "box-k1 was not handed out again" "" "$(box "$AB" take)"
 # (record, log line), counted as the replay's.  Peek shows the inbox's own
 # consumer: not the replay's events.
 TX=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+# Polling before box-x1 is stored: nats-server may hand it to a pull it
+# kept from before, and the relay keeps it for the next GET for half a
+# lease (1.5 s) only, then gives it back (maxDeliver 1: a drop).
+READY=$T/ready5 box "$AB" ack box-x1 20 > "$T/box5" &
+BP=$!
+wait_until 20 '[ -e "$T/ready5" ]'
 post evt.acme.shop.box.created box-x1 "x"
-box "$AB" ack box-x1 20 > "$T/box5"
+wait $BP
 check "box-x1 leased and acknowledged" 1 "$(lent "$T/box5" box-x1 own)"
 check "POST replay of box-x1: matched 1" "202 1" "$(areq POST "subscribers/box/replay?since=$TX") $(field matched)"
 RIDX=$(field replay)
