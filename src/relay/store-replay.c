@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "treaty.h"
-#include "json.h"
 #include "log.h"
 #include "store-int.h"
 #include "util.h"
