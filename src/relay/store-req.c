@@ -31,8 +31,15 @@
 #include "store-int.h"
 #include "util.h"
 
-/* A pull's deadline: the server's expiry, plus this much. */
-#define PULL_SLACK_MS		STORE_API_WAIT_MS
+/*
+ * A pull's deadline: the server's expiry, plus this much.  Short, because
+ * nats-server 2.9 leaves a pull unanswered, expiry or not, while its
+ * consumer has MaxAckPending events out (an inbox whose maxInFlight
+ * leases are all held): the GET then waits this long for nothing.  What
+ * JetStream sends for a pull after its deadline is not lost: it is kept
+ * for the next pull (see store_req_close).
+ */
+#define PULL_SLACK_MS		1000
 /* Strays kept per consumer at most (the rest are given back). */
 #define STRAYS_MAX		256
 

@@ -189,9 +189,22 @@ CONF
 # start_cluster: three nats-servers with JetStream on loopback, routed to
 # each other (server names n0..n2).  Sets ports (client), cports (route)
 # and cpids; each server's files under $T/c<i>.  CLUSTER_CONF, when set,
-# is one more line of each server's configuration.  1 when one did not
-# start.
+# is one more line of each server's configuration.  A node that does not
+# listen within 20 s has its log's last lines shown ("# " lines), and the
+# three start again on other ports, once (a port taken meanwhile by
+# another program); 1 when that fails too.
 start_cluster() {
+	start_cluster_once && return 0
+	local i
+	for i in 0 1 2; do
+		kill "${cpids[$i]}" 2>/dev/null
+		tail -3 "$T/c$i/nats.log" 2>/dev/null | sed "s/^/# n$i: /"
+	done
+	for i in 0 1 2; do wait "${cpids[$i]}" 2>/dev/null; done
+	rm -rf "$T"/c0 "$T"/c1 "$T"/c2
+	start_cluster_once
+}
+start_cluster_once() {
 	local i j d routes
 	ports=() cports=() cpids=()
 	for i in 1 2 3; do ports+=($(free_port)); cports+=($(free_port)); done
@@ -213,7 +226,7 @@ CONF
 		cpids+=($!)
 		PIDS+=($!)
 	done
-	for i in 0 1 2; do wait_for 10 port_open ${ports[$i]} || return 1; done
+	for i in 0 1 2; do wait_for 20 port_open ${ports[$i]} || return 1; done
 }
 
 nats_up() { kill -0 "$NATS_PID" 2>/dev/null && port_open $NATS_PORT; }
