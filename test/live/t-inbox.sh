@@ -340,6 +340,9 @@ check "single: the first event leased" "200 single-1" "$st $(ids)"
 RC=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["envelopes"][0]["receipt"])' "$T/body" 2>/dev/null)
 t0=$(now_ms); st=$(iget single 'lease=true&max=1' "$IT3"); ms=$(($(now_ms) - t0))
 check "  a GET while its one lease is out: 200, nothing, within 2.5 s" "200  yes" "$st $(ids) $([ $ms -lt 2500 ] && echo yes || echo "no: $ms ms")"
+# Extended, so that the 4 s lease does not run out during the long-poll
+# (it would be handed out again, to the pull the relay stopped waiting for).
+check "  the lease extended" 204 "$(op POST "single/single-1/extend?receipt=$RC" "$IT3")"
 t0=$(now_ms); st=$(iget single 'lease=true&max=1&wait=1000' "$IT3"); ms=$(($(now_ms) - t0))
 check "  a long-poll (1 s): 200, nothing, within 3.5 s" "200  yes" "$st $(ids) $([ $ms -lt 3500 ] && echo yes || echo "no: $ms ms")"
 check "  the lease let go" 204 "$(curl_status -X DELETE -H "Authorization: Bearer $IT3" "$RELAY_URL/v1/inbox/single/single-1?receipt=$RC")"
