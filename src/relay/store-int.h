@@ -79,6 +79,8 @@ struct store_msg {
 struct store_stray {
 	natsMsg			*m;
 	long long		 at;		/* now_ms() it came */
+	long long		 renewed;	/* its lease last started */
+	uint64_t		 delivered;	/* JetStream's count, this one too */
 	TAILQ_ENTRY(store_stray) entry;
 };
 TAILQ_HEAD(store_stray_list, store_stray);
@@ -111,6 +113,7 @@ struct store_consumer {
 	struct store_req	*pull_req[STORE_PULL_KINDS];
 	struct store_stray_list	 strays;
 	int			 nstrays;
+	struct event		 strays_ev;	/* renews or gives them back */
 	TAILQ_ENTRY(store_consumer) entry;
 };
 TAILQ_HEAD(store_consumer_list, store_consumer);

@@ -16,10 +16,15 @@
  * answers a no_wait pull that came while the only pending messages were
  * ones it then gave up on (maxDeliver), and keeps it waiting, with no
  * expiry, for the next messages.  Those then come on the consumer's pull
- * subscription when no pull of ours is pending there.  Given back, each
- * would have used one of its deliveries unseen (with maxDeliver 1, its
- * only one); so such a stray is kept, for a while, and handed to the
- * consumer's next pull, before what JetStream sends that pull.
+ * subscription when no pull of ours is pending there.  And nats-server
+ * 2.9 leaves every pull unanswered while the consumer has MaxAckPending
+ * messages out, answering it once a lease is let go, often after our
+ * deadline.  Given back, such a message would have used one of its
+ * deliveries unseen (with maxDeliver 1, its only one); so this stray is
+ * kept and handed to the consumer's next pull, before what JetStream
+ * sends that pull.  It is given back after half a lease, using that
+ * delivery, unless it was its last: then giving it back would drop it, so
+ * it is kept, its lease renewed every half lease, until a pull takes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +45,14 @@
  * for the next pull (see store_req_close).
  */
 #define PULL_SLACK_MS		1000
-/* Strays kept per consumer at most (the rest are given back). */
+/*
+ * Strays kept per consumer at most; the rest are given back, except one
+ * on its last delivery.  Those are bounded anyway: each is a lease held,
+ * and JetStream hands out at most MaxAckPending (maxInFlight) at once.
+ */
 #define STRAYS_MAX		256
+/* How soon to try again a renewal that could not be sent (disconnected). */
+#define STRAY_RETRY_MS		1000
 
 /* A request waiting for its replies. */
 struct store_req {
@@ -76,18 +87,83 @@ stray_free(struct store_stray *st, int quiet)
 	free(st);
 }
 
+/* Whether giving st back would end it: it is on its last delivery. */
+static int
+stray_last(const struct store_consumer *c, const struct store_stray *st)
+{
+	return c->max_deliver > 0 && st->delivered >= (uint64_t)c->max_deliver;
+}
+
+/*
+ * Renew or give back c's strays that waited half a lease since it last
+ * started: the in-progress acknowledgement that starts a stray's lease
+ * again (when renewed, or when handed out) must reach JetStream well
+ * before that lease ends.  A stray that waited a whole lease is only
+ * forgotten: JetStream hands it out again by itself, and a late answer
+ * could reach that newer delivery.  Then wait for the next one due.
+ */
+static void
+strays_tick(struct store_consumer *c)
+{
+	struct store_stray	*st, *next;
+	long long		 lease = c->ack_wait_s * 1000LL, now = now_ms();
+	long long		 due, first = -1;
+	struct timeval		 tv;
+
+	for (st = TAILQ_FIRST(&c->strays); st != NULL; st = next) {
+		next = TAILQ_NEXT(st, entry);
+		if (now - st->renewed >= lease / 2 && now - st->renewed < lease &&
+		    stray_last(c, st)) {
+			if (store_conn.connected && !store_conn.closing) {
+				store_msg_answer(st->m, STORE_PROGRESS, 0);
+				st->renewed = now;
+				log_debug("pull message kept on its last delivery, "
+				    "lease renewed", "consumer=%s", c->name);
+			}
+		} else if (now - st->renewed >= lease / 2) {
+			TAILQ_REMOVE(&c->strays, st, entry);
+			c->nstrays--;
+			stray_free(st, now - st->renewed >= lease);
+			continue;
+		}
+		due = st->renewed + lease / 2;
+		if (due <= now)		/* could not be renewed yet */
+			due = now + STRAY_RETRY_MS;
+		if (first == -1 || due < first)
+			first = due;
+	}
+	if (first == -1) {
+		event_del(&c->strays_ev);
+		return;
+	}
+	tv.tv_sec = (first - now) / 1000;
+	tv.tv_usec = (first - now) % 1000 * 1000;
+	evtimer_add(&c->strays_ev, &tv);
+}
+
+static void
+strays_tick_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	strays_tick(arg);
+}
+
 /*
  * Keep a message of c's that came for no pending pull, for its next one;
- * over STRAYS_MAX, give it back.
+ * over STRAYS_MAX, give it back unless that would drop it.
  */
 static void
 stray_keep(struct store_consumer *c, natsMsg *m)
 {
 	struct store_stray	*st = xcalloc(1, sizeof(*st));
+	struct store_lease	 l;
 
 	st->m = m;
-	st->at = now_ms();
-	if (c->nstrays >= STRAYS_MAX) {
+	st->at = st->renewed = now_ms();
+	store_wire_ack_parse(natsMsg_GetReply(m), &l);
+	st->delivered = l.delivered;
+	if (c->nstrays >= STRAYS_MAX && !stray_last(c, st)) {
 		stray_free(st, 0);
 		return;
 	}
@@ -95,27 +171,11 @@ stray_keep(struct store_consumer *c, natsMsg *m)
 	c->nstrays++;
 	log_debug("pull message kept for the next pull", "consumer=%s kept=%d",
 	    c->name, c->nstrays);
-}
-
-/*
- * Give back c's strays that waited half their ack wait: the in-progress
- * acknowledgement that starts a stray's lease again when it is handed out
- * must reach JetStream well before that ack wait ends.  One that waited its
- * whole ack wait is only forgotten: JetStream hands it out again by
- * itself, and a late answer could reach that newer delivery.
- */
-static void
-strays_expire(struct store_consumer *c)
-{
-	struct store_stray	*st;
-	long long		 wait = c->ack_wait_s * 1000LL, age;
-
-	while ((st = TAILQ_FIRST(&c->strays)) != NULL &&
-	    (age = now_ms() - st->at) > wait / 2) {
-		TAILQ_REMOVE(&c->strays, st, entry);
-		c->nstrays--;
-		stray_free(st, age >= wait);
-	}
+	if (!event_initialized(&c->strays_ev))
+		evtimer_assign(&c->strays_ev, store_conn.base, strays_tick_cb,
+		    c);
+	if (!evtimer_pending(&c->strays_ev, NULL))
+		strays_tick(c);
 }
 
 /* Give back every stray of c (it is going, or the relay stops). */
@@ -126,9 +186,11 @@ store_req_strays_free(struct store_consumer *c)
 
 	while ((st = TAILQ_FIRST(&c->strays)) != NULL) {
 		TAILQ_REMOVE(&c->strays, st, entry);
-		stray_free(st, now_ms() - st->at >= c->ack_wait_s * 1000LL);
+		stray_free(st, now_ms() - st->renewed >= c->ack_wait_s * 1000LL);
 	}
 	c->nstrays = 0;
+	if (event_initialized(&c->strays_ev))
+		event_del(&c->strays_ev);
 }
 
 /*
@@ -156,6 +218,8 @@ store_req_close(struct store_req *r, const char *reason)
 		} else
 			stray_free(st, 0);
 	}
+	if (r->pull != NULL && r->pull->nstrays > 0)
+		strays_tick(r->pull);
 	event_del(&r->strays_ev);
 	event_del(&r->timeout);
 	TAILQ_REMOVE(&rq.live, r, entry);
@@ -366,7 +430,6 @@ store_pull(struct store_consumer *c, enum store_pull_kind kind, int batch,
 	uint64_t		 id;
 	int			 k;
 
-	strays_expire(c);
 	k = c->nstrays < batch ? c->nstrays : batch;
 	id = rq.next_id + 1;
 	if (c->pull_req[kind] != NULL || !req_possible() ||

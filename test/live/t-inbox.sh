@@ -11,7 +11,7 @@ export TREATY_RELAY_SUBSCRIBERS='[
  {"name":"work","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.order.>"},
  {"name":"other","tokenSha256":"'$ISHA2'","secret":"'$S'","filter":"evt.*.other.>"},
  {"name":"hook","url":"http://127.0.0.1:9/x","secret":"'$S'","filter":"evt.*.nothing.>"},
- {"name":"single","tokenSha256":"'$ISHA3'","secret":"'$S'","filter":"evt.*.shop.single.>","maxInFlight":1}]'
+ {"name":"single","tokenSha256":"'$ISHA3'","secret":"'$S'","filter":"evt.*.shop.single.>","maxInFlight":1,"maxDeliver":1}]'
 export TREATY_RELAY_LEASE_SECONDS=4
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
@@ -263,7 +263,7 @@ for rs in 1 2 3; do
 	op DELETE "work/restart-$rs?receipt=$rr" > /dev/null
 	[ "$seen" = restart-$rs ] && op DELETE "work/restart-$rs?receipt=$(field restart-$rs receipt)" > /dev/null
 done
-first=$RELAY_URL
+first=$RELAY_URL first_log=$RELAY_LOG
 if [ $inlease = 0 ]; then
 	echo "# skip - $SUITE: after a restart the lease still hides it: the restart and GET never took less than the 4 s lease (three tries)"
 else
@@ -271,7 +271,7 @@ else
 fi
 start_relay || { fail second "second relay did not start"; finish; }
 check "a second instance acknowledges it: 204" 204 "$(op DELETE "work/restart-$rs?receipt=$rr")"
-RELAY_URL=$first
+RELAY_URL=$first RELAY_LOG=$first_log
 wait_until 10 'settled relay-work'
 check "and it does not come back after the lease" "200 | ack_pending=0 pending=0" "$(iget work 'lease=true') $(ids)| $(held)"
 
@@ -346,6 +346,17 @@ check "  the lease extended" 204 "$(op POST "single/single-1/extend?receipt=$RC"
 t0=$(now_ms); st=$(iget single 'lease=true&max=1&wait=1000' "$IT3"); ms=$(($(now_ms) - t0))
 check "  a long-poll (1 s): 200, nothing, within 3.5 s" "200  yes" "$st $(ids) $([ $ms -lt 3500 ] && echo yes || echo "no: $ms ms")"
 check "  the lease let go" 204 "$(curl_status -X DELETE -H "Authorization: Bearer $IT3" "$RELAY_URL/v1/inbox/single/single-1?receipt=$RC")"
+# That frees a place, and nats-server answers a request it held, when the
+# relay waits for none: the relay keeps single-2 for the next GET.  Its
+# one delivery is its last (maxDeliver 1), so giving it back after half a
+# lease, as an earlier delivery would be, would drop it: it is kept, its
+# lease renewed every half lease, until a GET takes it.
+wait_until 10 'grep -q "msg=\"pull message kept for the next pull\" consumer=relay-single" "$RELAY_LOG"'
+check "  the next event kept for the next GET" 1 "$(grep -c 'msg="pull message kept for the next pull" consumer=relay-single' "$RELAY_LOG")"
+# Three renewals: a lease and a half, so without them it would have run out.
+wait_until 15 '[ "$(grep -c "lease renewed\" consumer=relay-single" "$RELAY_LOG")" -ge 3 ]'
+n=$(grep -c 'lease renewed" consumer=relay-single' "$RELAY_LOG")
+check "  on its last delivery: its lease renewed, three times or more" yes "$([ "$n" -ge 3 ] && echo yes || echo "no: $n")"
 st=$(iget single 'lease=true&max=1&wait=5000' "$IT3")
-check "  then the pending event" "200 single-2" "$st $(ids)"
+check "  then the pending event, at its first delivery" "200 single-2:1" "$st $(python3 -c 'import json,sys; print(" ".join("%s:%d" % (e["id"], e["deliveryCount"]) for e in json.load(open(sys.argv[1]))["envelopes"]))' "$T/body" 2>&1)"
 finish
