@@ -78,8 +78,7 @@ struct store_msg {
  */
 struct store_stray {
 	natsMsg			*m;
-	long long		 at;		/* now_ms() it came */
-	long long		 renewed;	/* its lease last started */
+	long long		 renewed;	/* now_ms() its lease last started */
 	uint64_t		 delivered;	/* JetStream's count, this one too */
 	TAILQ_ENTRY(store_stray) entry;
 };

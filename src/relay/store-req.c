@@ -94,6 +94,8 @@ stray_last(const struct store_consumer *c, const struct store_stray *st)
 	return c->max_deliver > 0 && st->delivered >= (uint64_t)c->max_deliver;
 }
 
+static void	 strays_tick_cb(evutil_socket_t, short, void *);
+
 /*
  * Renew or give back c's strays that waited half a lease since it last
  * started: the in-progress acknowledgement that starts a stray's lease
@@ -110,6 +112,9 @@ strays_tick(struct store_consumer *c)
 	long long		 due, first = -1;
 	struct timeval		 tv;
 
+	if (!event_initialized(&c->strays_ev))
+		evtimer_assign(&c->strays_ev, store_conn.base, strays_tick_cb,
+		    c);
 	for (st = TAILQ_FIRST(&c->strays); st != NULL; st = next) {
 		next = TAILQ_NEXT(st, entry);
 		if (now - st->renewed >= lease / 2 && now - st->renewed < lease &&
@@ -141,6 +146,7 @@ strays_tick(struct store_consumer *c)
 	evtimer_add(&c->strays_ev, &tv);
 }
 
+/* A stray of the consumer is due: renew it or give it back. */
 static void
 strays_tick_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -160,7 +166,7 @@ stray_keep(struct store_consumer *c, natsMsg *m)
 	struct store_lease	 l;
 
 	st->m = m;
-	st->at = st->renewed = now_ms();
+	st->renewed = now_ms();
 	store_wire_ack_parse(natsMsg_GetReply(m), &l);
 	st->delivered = l.delivered;
 	if (c->nstrays >= STRAYS_MAX && !stray_last(c, st)) {
@@ -171,10 +177,8 @@ stray_keep(struct store_consumer *c, natsMsg *m)
 	c->nstrays++;
 	log_debug("pull message kept for the next pull", "consumer=%s kept=%d",
 	    c->name, c->nstrays);
-	if (!event_initialized(&c->strays_ev))
-		evtimer_assign(&c->strays_ev, store_conn.base, strays_tick_cb,
-		    c);
-	if (!evtimer_pending(&c->strays_ev, NULL))
+	if (!event_initialized(&c->strays_ev) ||
+	    !evtimer_pending(&c->strays_ev, NULL))
 		strays_tick(c);
 }
 
