@@ -493,41 +493,59 @@ replay_from_info(struct store_replay *r, const jsConsumerInfo *ci)
 	r->state = STORE_REPLAY_RUNNING;
 }
 
-/* Every started replay's consumer on WORK. */
+/*
+ * Every started replay's consumer on WORK.  Their names first, then the
+ * info of the replays' alone: a listing with every consumer's info has
+ * nats-server work out each subscriber's pending count under its locks,
+ * every 2 s on every instance, and held up deliveries measurably
+ * (docs/BENCHMARKS.md); the names cost it next to nothing.
+ */
 static void
 replay_list_work(struct bridge_job *job)
 {
 	struct store_replay_job *j = BRIDGE_CONTAINER(job,
 	    struct store_replay_job, job);
-	jsConsumerInfoList	*list = NULL;
+	jsConsumerNamesList	*names = NULL;
+	jsConsumerInfo		*ci;
 	jsErrCode		 code = 0;
 	natsStatus		 s;
 	int			 i;
 
-	if ((s = js_Consumers(&list, store_conn.js, STORE_WORK, NULL,
+	if ((s = js_ConsumerNames(&names, store_conn.js, STORE_WORK, NULL,
 	    &code)) != NATS_OK) {
 		if (s == NATS_NOT_FOUND)
 			return;		/* no consumers at all */
 		job_fail(j, STORE_REPLAY_FAILED, s, code, "list");
 		return;
 	}
-	j->a.replays = xcalloc((size_t)list->Count + 1,
+	j->a.replays = xcalloc((size_t)names->Count + 1,
 	    sizeof(*j->a.replays));
-	for (i = 0; i < list->Count; i++) {
-		const jsConsumerInfo	*ci = list->List[i];
+	for (i = 0; i < names->Count; i++) {
 		struct store_replay	*r = &j->a.replays[j->a.n];
 
-		if (!store_wire_replay_name(ci->Name) || ci->Config == NULL ||
-		    ci->Config->Description == NULL || store_wire_replay_parse(
-		    ci->Config->Description, strlen(ci->Config->Description),
-		    r) == -1) {
-			store_replay_free(r);
+		if (!store_wire_replay_name(names->List[i]))
 			continue;
+		ci = NULL;
+		code = 0;
+		s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK,
+		    names->List[i], NULL, &code);
+		if (s == NATS_NOT_FOUND)
+			continue;	/* ended since the names were read */
+		if (s != NATS_OK) {
+			job_fail(j, STORE_REPLAY_FAILED, s, code, "list");
+			break;
 		}
-		replay_from_info(r, ci);
-		j->a.n++;
+		if (ci->Config == NULL || ci->Config->Description == NULL ||
+		    store_wire_replay_parse(ci->Config->Description,
+		    strlen(ci->Config->Description), r) == -1)
+			store_replay_free(r);
+		else {
+			replay_from_info(r, ci);
+			j->a.n++;
+		}
+		jsConsumerInfo_Destroy(ci);
 	}
-	jsConsumerInfoList_Destroy(list);
+	jsConsumerNamesList_Destroy(names);
 }
 
 /* A redrive's sequences. */
