@@ -78,8 +78,8 @@ struct store_msg {
  */
 struct store_stray {
 	natsMsg			*m;
-	long long		 renewed;	/* now_ms() its lease last started */
-	uint64_t		 delivered;	/* JetStream's count, this one too */
+	long long		 renewed;	/* now_ms(): lease started */
+	uint64_t		 delivered;	/* JetStream's count, with it */
 	TAILQ_ENTRY(store_stray) entry;
 };
 TAILQ_HEAD(store_stray_list, store_stray);

@@ -109,7 +109,7 @@ strays_tick(struct store_consumer *c)
 {
 	struct store_stray	*st, *next;
 	long long		 lease = c->ack_wait_s * 1000LL, now = now_ms();
-	long long		 due, first = -1;
+	long long		 age, due, first = -1;
 	struct timeval		 tv;
 
 	if (!event_initialized(&c->strays_ev))
@@ -117,18 +117,19 @@ strays_tick(struct store_consumer *c)
 		    c);
 	for (st = TAILQ_FIRST(&c->strays); st != NULL; st = next) {
 		next = TAILQ_NEXT(st, entry);
-		if (now - st->renewed >= lease / 2 && now - st->renewed < lease &&
-		    stray_last(c, st)) {
+		age = now - st->renewed;
+		if (age >= lease / 2 && age < lease && stray_last(c, st)) {
 			if (store_conn.connected && !store_conn.closing) {
 				store_msg_answer(st->m, STORE_PROGRESS, 0);
 				st->renewed = now;
-				log_debug("pull message kept on its last delivery, "
-				    "lease renewed", "consumer=%s", c->name);
+				log_debug("pull message kept on its last "
+				    "delivery, lease renewed", "consumer=%s",
+				    c->name);
 			}
-		} else if (now - st->renewed >= lease / 2) {
+		} else if (age >= lease / 2) {
 			TAILQ_REMOVE(&c->strays, st, entry);
 			c->nstrays--;
-			stray_free(st, now - st->renewed >= lease);
+			stray_free(st, age >= lease);
 			continue;
 		}
 		due = st->renewed + lease / 2;
@@ -190,7 +191,8 @@ store_req_strays_free(struct store_consumer *c)
 
 	while ((st = TAILQ_FIRST(&c->strays)) != NULL) {
 		TAILQ_REMOVE(&c->strays, st, entry);
-		stray_free(st, now_ms() - st->renewed >= c->ack_wait_s * 1000LL);
+		stray_free(st, now_ms() - st->renewed >=
+		    c->ack_wait_s * 1000LL);
 	}
 	c->nstrays = 0;
 	if (event_initialized(&c->strays_ev))
