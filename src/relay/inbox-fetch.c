@@ -127,6 +127,28 @@ fetch_add(struct fetch *f, const struct isrc *src, struct store_msg *m)
 }
 
 /*
+ * An event of s's that no GET can take now (its worker left, or no GET
+ * waits): back to JetStream, or kept by its consumer if that would drop
+ * it (store_pull_return).  A replay's that has left: given back.
+ */
+static void
+fetch_return(struct isub *s, const char *replay, struct store_msg *m)
+{
+	struct isrc	*src;
+
+	if (replay[0] == '\0') {
+		store_pull_return(s->own.consumer, m);
+		return;
+	}
+	TAILQ_FOREACH(src, &s->replays, entry)
+		if (strcmp(src->replay, replay) == 0) {
+			store_pull_return(src->consumer, m);
+			return;
+		}
+	store_msg_give_back(m);
+}
+
+/*
  * End a fetch, the one way, once its request is answered: off its queue
  * and the list, what it waits for cancelled, its messages freed
  * (JetStream keeps their leases), the reason logged.
@@ -332,7 +354,7 @@ fetch_done(struct fetch *f)
 	if (http_client_gone(f->req)) {
 		/* The client left: give everything back at once. */
 		for (i = 0; i < f->n; i++) {
-			store_msg_give_back(f->msgs[i].m);
+			fetch_return(f->s, f->msgs[i].replay, f->msgs[i].m);
 			f->msgs[i].m = NULL;
 		}
 		evhttp_send_reply(f->req, 499, "Client gone", NULL);
@@ -449,7 +471,7 @@ now_cb(void *arg, struct store_msg *m, int status)
 	if (src->want != NULL && !src->want(src->want_arg, store_msg_seq(m)))
 		store_msg_ack(m);	/* not the replay's: never seen */
 	else if (f == NULL || f->n >= f->max)
-		store_msg_give_back(m);
+		store_pull_return(src->consumer, m);
 	else
 		fetch_add(f, src, m);
 	if (src->got < src->asked) {
@@ -505,7 +527,7 @@ wait_cb(void *arg, struct store_msg *m, int status)
 		f = TAILQ_FIRST(&s->own.queue[STORE_PULL_WAIT]);
 	}
 	if (f == NULL) {
-		store_msg_give_back(m);
+		store_pull_return(s->own.consumer, m);
 		return 0;
 	}
 	fetch_add(f, &s->own, m);

@@ -80,6 +80,7 @@ struct store_stray {
 	natsMsg			*m;
 	long long		 renewed;	/* now_ms(): lease started */
 	uint64_t		 delivered;	/* JetStream's count, with it */
+	int			 last;		/* seen on its last delivery */
 	TAILQ_ENTRY(store_stray) entry;
 };
 TAILQ_HEAD(store_stray_list, store_stray);

@@ -25,6 +25,8 @@
  * sends that pull.  It is given back after half a lease, using that
  * delivery, unless it was its last: then giving it back would drop it, so
  * it is kept, its lease renewed every half lease, until a pull takes it.
+ * So is a message on its last delivery that a pull got but nobody can
+ * take now, its worker gone (store_pull_return).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +53,11 @@
  * and JetStream hands out at most MaxAckPending (maxInFlight) at once.
  */
 #define STRAYS_MAX		256
-/* How soon to try again a renewal that could not be sent (disconnected). */
+/*
+ * How soon to try again a renewal that could not be sent (disconnected):
+ * this, or a quarter of the lease if sooner, so that a retry still falls
+ * within the lease.
+ */
 #define STRAY_RETRY_MS		1000
 
 /* A request waiting for its replies. */
@@ -87,11 +93,25 @@ stray_free(struct store_stray *st, int quiet)
 	free(st);
 }
 
-/* Whether giving st back would end it: it is on its last delivery. */
+/* Whether a message of c's so delivered is on its last delivery. */
 static int
-stray_last(const struct store_consumer *c, const struct store_stray *st)
+last_delivery(const struct store_consumer *c, uint64_t delivered)
 {
-	return c->max_deliver > 0 && st->delivered >= (uint64_t)c->max_deliver;
+	return c->max_deliver > 0 && delivered >= (uint64_t)c->max_deliver;
+}
+
+/*
+ * Whether giving st back would end it: it is on its last delivery.  Once
+ * seen so, always so: a reload that raises maxDeliver changes ours before
+ * JetStream's (store_check_consumers), and keeping a stray too long costs
+ * a lease, where giving it back too early drops it.
+ */
+static int
+stray_last(const struct store_consumer *c, struct store_stray *st)
+{
+	if (last_delivery(c, st->delivered))
+		st->last = 1;
+	return st->last;
 }
 
 static void	 strays_tick_cb(evutil_socket_t, short, void *);
@@ -134,7 +154,8 @@ strays_tick(struct store_consumer *c)
 		}
 		due = st->renewed + lease / 2;
 		if (due <= now)		/* could not be renewed yet */
-			due = now + STRAY_RETRY_MS;
+			due = now + (lease / 4 < STRAY_RETRY_MS ? lease / 4 :
+			    STRAY_RETRY_MS);
 		if (first == -1 || due < first)
 			first = due;
 	}
@@ -170,7 +191,7 @@ stray_keep(struct store_consumer *c, natsMsg *m)
 	st->renewed = now_ms();
 	store_wire_ack_parse(natsMsg_GetReply(m), &l);
 	st->delivered = l.delivered;
-	if (c->nstrays >= STRAYS_MAX && !stray_last(c, st)) {
+	if (!stray_last(c, st) && c->nstrays >= STRAYS_MAX) {
 		stray_free(st, 0);
 		return;
 	}
@@ -181,6 +202,23 @@ stray_keep(struct store_consumer *c, natsMsg *m)
 	if (!event_initialized(&c->strays_ev) ||
 	    !evtimer_pending(&c->strays_ev, NULL))
 		strays_tick(c);
+}
+
+/* See store.h. */
+void
+store_pull_return(struct store_consumer *c, struct store_msg *m)
+{
+	natsMsg	*nm;
+
+	if (c == NULL || !last_delivery(c, m->delivered)) {
+		store_msg_give_back(m);
+		return;
+	}
+	nm = m->m;
+	free(m);
+	/* Its lease started a while ago: again now, as stray_keep counts. */
+	store_msg_answer(nm, STORE_PROGRESS, 0);
+	stray_keep(c, nm);
 }
 
 /* Give back every stray of c (it is going, or the relay stops). */

@@ -400,6 +400,13 @@ int		 store_pull_pending(const struct store_consumer *c,
 /* Close every pull request of c still pending (shutdown). */
 void		 store_pull_close_all(struct store_consumer *c,
 		    const char *reason);
+/*
+ * A message c's pull got that no one can take now: given back to
+ * JetStream, unless that would drop it (its last delivery); then c keeps
+ * it, its lease renewed, for its next pull.  c NULL: given back.
+ */
+void		 store_pull_return(struct store_consumer *c,
+		    struct store_msg *m);
 
 /*
  * Peek: up to max of the events a pull consumer has not handed out yet,
