@@ -190,8 +190,13 @@ batch_publish(struct batch *b)
 		    batch_published_cb, &b->ev[i]);
 		if (res == STORE_OK)
 			continue;
-		/* nats.c refused: the rest is not even tried, and counted. */
-		metrics_publish_failures(PUBFAIL_NATS, b->n - i - 1);
+		/*
+		 * Refused (store_publish counted this one): the rest is not
+		 * even tried, and counted under the same cause.
+		 */
+		metrics_publish_failures(res == STORE_NOT_READY ?
+		    PUBFAIL_NOT_READY : res == STORE_OVERLOAD ?
+		    PUBFAIL_OVERLOAD : PUBFAIL_NATS, b->n - i - 1);
 		for (; i < b->n; i++) {
 			b->ev[i].state = BEV_FAILED;
 			b->waiting--;
