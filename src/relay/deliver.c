@@ -717,18 +717,25 @@ deliver_stop(void)
 		store_consumer_stop(s->consumer);
 }
 
-/* Give back and close every delivery of s. */
+/*
+ * Give back and close every delivery of s.  A removed subscriber is freed
+ * with its last delivery (delivery_close): s is not read after that.
+ */
 static void
 dsub_give_back(struct dsub *s)
 {
 	struct delivery	*d;
+	int		 last;
 
 	while ((d = TAILQ_FIRST(&s->live)) != NULL) {
+		last = TAILQ_NEXT(d, entry) == NULL;
 		if (d->m != NULL) {
 			store_msg_give_back(d->m);
 			d->m = NULL;
 		}
 		delivery_close(d, "given back: shutting down");
+		if (last)
+			return;
 	}
 }
 

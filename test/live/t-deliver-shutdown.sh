@@ -69,4 +69,24 @@ PY
 check "an event on a connection open at SIGTERM: stored (202), Connection: close" "202 - | 202 close" "$ka"
 wait_until 20 '! kill -0 $RELAY_PID'
 check "  and it is in WORK" 1 "$("$JSGET" "$NATS_URL_T" last WORK evt.acme.shop.order.created 2>/dev/null | grep -c 'ce-id: ka-2')"
+
+# A subscriber a reload removed while its delivery is under way, then
+# SIGTERM: when the grace period ends, that delivery is given back and the
+# relay exits 0.  (The subscriber is freed with its last delivery; the
+# relay used to read it once more, which the sanitizer build caught here.)
+FILE=$T/gone.env
+gone_conf() { echo "TREATY_RELAY_SUBSCRIBERS='$1'" > "$FILE.tmp"; mv "$FILE.tmp" "$FILE"; }
+gone_conf '[{"name":"gone","url":"http://127.0.0.1:'$RPORT'/in","secret":"test-secret-0123456789","filter":"evt.*.shop.gone.>"}]'
+unset TREATY_RELAY_SUBSCRIBERS		# the file's, so that a reload changes it
+start_relay --config "$FILE" || { fail gone "relay did not become healthy"; finish; }
+post evt.acme.shop.gone.created slow-gone x
+wait_until 10 'grep -q "\"ce-id\": \"slow-gone\"" "$T/deliveries"'
+gone_conf '[]'
+kill -HUP $RELAY_PID
+check "a subscriber removed by a reload, its delivery under way" logged "$(in_log 'msg="configuration reloaded')"
+kill -TERM $RELAY_PID
+wait_until 20 '! kill -0 $RELAY_PID'
+wait $RELAY_PID
+check "  then SIGTERM: the relay stopped, exit 0" 0 $?
+check "  that delivery given back" logged "$(in_log 'msg="delivery closed" sub=gone .*given back: shutting down')"
 finish
