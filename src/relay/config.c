@@ -591,6 +591,7 @@ config_load(struct config *cfg, int argc, char **argv,
 	const char	*given[NOPTS];	/* value from flag, or NULL */
 	char		 tlsname[2][64] = { "TREATY_RELAY_TLS_CERT",
 			    "TREATY_RELAY_TLS_KEY" };
+	char		 progname[64] = "TREATY_RELAY_PROGRESS_SECONDS";
 	const char	*file = NULL, *file_blame = "--config";
 	struct file_vars fv;
 	enum config_action action = CONFIG_RUN;
@@ -678,6 +679,8 @@ config_load(struct config *cfg, int argc, char **argv,
 		if (i == O_TLS_CERT || i == O_TLS_KEY)
 			snprintf(tlsname[i - O_TLS_CERT], sizeof(tlsname[0]),
 			    "%s", name);
+		if (i == O_PROGRESS)
+			snprintf(progname, sizeof(progname), "%s", name);
 		if (i == O_CA_FILE && !ca_file_usable(val)) {
 			config_err(err, name, "", "%s is not a readable PEM file "
 			    "of CA certificates", val);
@@ -714,7 +717,15 @@ config_load(struct config *cfg, int argc, char **argv,
 			}
 		}
 	}
-	if (config_tls(cfg, tlsname, err) == -1)
+	/*
+	 * In-progress must reach JetStream before the ack wait runs out, or
+	 * a slow delivery is handed to another instance meanwhile.
+	 */
+	if (cfg->progress_seconds >= cfg->ack_wait_seconds) {
+		config_err(err, progname, "", "must be below the ack wait "
+		    "(%d s)", cfg->ack_wait_seconds);
+		action = CONFIG_BAD;
+	} else if (config_tls(cfg, tlsname, err) == -1)
 		action = CONFIG_BAD;
 out:
 	for (i = 0; i < NOPTS; i++)

@@ -367,6 +367,32 @@ numeric_ranges(void)
 	env_clear();
 }
 
+/*
+ * In-progress must reach JetStream before the ack wait runs out: a
+ * progress interval not below the ack wait is refused, naming the
+ * progress setting (from where it came: default, variable or flag).
+ */
+static void
+progress_below_ack_wait(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+
+	expect_bad_at(__LINE__, "TREATY_RELAY_ACK_WAIT_SECONDS", "10", NULL,
+	    NULL, "TREATY_RELAY_PROGRESS_SECONDS", "");
+	expect_bad_at(__LINE__, "TREATY_RELAY_ACK_WAIT_SECONDS", "30",
+	    "--progress-seconds", "30", "--progress-seconds", "");
+	env_clear();
+	setenv("TREATY_RELAY_ACK_WAIT_SECONDS", "5", 1);
+	EXPECT_BAD_AT_KEEP("TREATY_RELAY_PROGRESS_SECONDS", "6", "");
+	setenv("TREATY_RELAY_PROGRESS_SECONDS", "4", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_INT(cfg.ack_wait_seconds, 5);
+	T_EQ_INT(cfg.progress_seconds, 4);
+	config_free(&cfg);
+	env_clear();
+}
+
 /* TREATY_RELAY_VERBOSE: 0/1/true/false/empty, anything else refused. */
 static void
 verbose_values(void)
@@ -1360,6 +1386,7 @@ static const struct t_case cases[] = {
 	{ "environment values", env_values },
 	{ "flags override the environment", flags_override_env },
 	{ "numeric ranges, garbage and empty values", numeric_ranges },
+	{ "progress below the ack wait", progress_below_ack_wait },
 	{ "TREATY_RELAY_VERBOSE values", verbose_values },
 	{ "valid producers, hashes stored lowercase", producers_ok },
 	{ "bad producers name var and field", producers_bad },
