@@ -243,13 +243,24 @@ static void
 exhausted_advisory(natsMsg *m)
 {
 	struct store_getmsg_job	*gj = xcalloc(1, sizeof(*gj));
-	struct store_consumer	*c;
+	struct store_consumer	*c = NULL;
+	int			 parsed;
 
-	if (store_wire_advisory(natsMsg_GetData(m),
+	parsed = store_wire_advisory(natsMsg_GetData(m),
 	    (size_t)natsMsg_GetDataLength(m), gj->consumer,
-	    sizeof(gj->consumer), &gj->seq, &gj->deliveries) == -1 ||
-	    (c = consumer_find(gj->consumer)) == NULL ||
+	    sizeof(gj->consumer), &gj->seq, &gj->deliveries) == 0;
+	if (!parsed || (c = consumer_find(gj->consumer)) == NULL ||
 	    c->exhausted_cb == NULL) {
+		/*
+		 * One of ours that this instance does not have (the instances'
+		 * subscribers differ, say during a rolling change): the
+		 * advisory comes once, to one of them, so say it was lost.
+		 */
+		if (parsed && c == NULL &&
+		    strncmp(gj->consumer, "relay-", 6) == 0)
+			log_warnx("gave-up event of an unknown subscriber, "
+			    "not recorded", "consumer=%s seq=%llu",
+			    log_q(gj->consumer), (unsigned long long)gj->seq);
 		free(gj);
 		return;
 	}
