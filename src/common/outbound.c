@@ -563,8 +563,8 @@ ob_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
- * Send m on a connection to the address being tried, with the deadline
- * started afresh.  -1 when no connection can be made.
+ * Send m on a connection to the address being tried, within what is left
+ * of the request's deadline.  -1 when no connection can be made.
  */
 static int
 ob_attempt(struct outbound_req *r, const struct outbound_msg *m)
@@ -579,10 +579,10 @@ ob_attempt(struct outbound_req *r, const struct outbound_msg *m)
 	struct timeval		 tv;
 	char			 clen[24];
 	size_t			 i;
+	long long		 left;
 
 	r->have_err = 0;
 	r->not_started = 0;
-	r->start = now_ms();
 	if ((r->conn = ob_conn_get(t,
 	    (const struct sockaddr *)&r->to.addrs[r->addr],
 	    r->to.addrlens[r->addr])) == NULL)
@@ -600,8 +600,12 @@ ob_attempt(struct outbound_req *r, const struct outbound_msg *m)
 	for (i = 0; i < m->nh; i++)
 		evhttp_add_header(oh, m->h[i].key, m->h[i].value);
 	evbuffer_add(evhttp_request_get_output_buffer(r->req), m->body, m->len);
-	tv.tv_sec = ob.deadline_ms / 1000;
-	tv.tv_usec = ob.deadline_ms % 1000 * 1000;
+	/* The deadline is the request's, over all of its addresses. */
+	left = r->start + ob.deadline_ms - now_ms();
+	if (left < 0)
+		left = 0;
+	tv.tv_sec = left / 1000;
+	tv.tv_usec = left % 1000 * 1000;
 	evtimer_add(&r->deadline, &tv);
 	/*
 	 * A connection refused or reset is reported later through ob_done_cb;
@@ -670,6 +674,7 @@ outbound_send(struct outbound_target *t, const struct resolve_result *to,
 	r->cb = cb;
 	r->arg = arg;
 	r->to = *to;
+	r->start = now_ms();
 	if (r->to.naddrs > RESOLVE_MAX_ADDRS)
 		r->to.naddrs = RESOLVE_MAX_ADDRS;
 	evtimer_assign(&r->deadline, ob.base, ob_deadline_cb, r);

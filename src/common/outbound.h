@@ -88,7 +88,7 @@ void		 outbound_target_free(struct outbound_target *t);
 /*
  * Send m to t, connecting to the first address of to (they carry the
  * port).  When its TCP connect fails, nothing was sent, and the next
- * address is tried within the same request (with its own deadline), up
+ * address is tried within the same request, and within its deadline, up
  * to the last.  cb runs exactly once, on the loop thread, never from
  * inside this call, unless the request is cancelled first.  NULL when no
  * connection can be made.

@@ -11,6 +11,7 @@ make_pki "$pki" inside.example || { fail pki "could not make test certificates";
 
 DPORT=$(free_port)
 python3 "$(dirname "$0")/dns.py" $DPORT hooks=127.0.0.2,127.0.0.1 \
+    holes=127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5 \
     inside.example=127.0.0.1 meta.example=169.254.169.254 &
 PIDS+=($!)
 RPORT=$(free_port)
@@ -48,6 +49,41 @@ check_match "a name resolving to 127.0.0.1 is refused" 'msg="delivery dropped" s
 check_match "a name resolving to 169.254.169.254 is refused" 'msg="delivery dropped" sub=meta id=ok-meta-1 .*error="meta.example has a [a-z -]*address' "$(cat "$RELAY_LOG")"
 check "the refused address was never contacted" "logged 0" \
     "$(in_log 'msg="delivery dropped" sub=inside id=ok-in-1 ') $(got tls ok-in-1)"
+
+# holes resolves to four addresses whose listen queues are full, so that
+# connecting to any of them gets no answer: each connect gives up at the
+# idle timeout (1 s), and the next address is tried, but the attempt as a
+# whole ends at its deadline (1.5 s), not after a deadline per address (a
+# duration is the behaviour under test: 4 s and more before).
+HPORT=$(free_port)
+python3 - $HPORT 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 > "$T/holes.out" 2>&1 <<'PY' &
+import socket, sys, time
+port, held = int(sys.argv[1]), []
+for a in sys.argv[2:]:
+    l = socket.socket()
+    l.bind((a, port))
+    l.listen(0)
+    held.append(l)
+    for _ in range(3):		# fill the queue; never accepted
+        c = socket.socket()
+        c.setblocking(False)
+        c.connect_ex((a, port))
+        held.append(c)
+print("ready", flush=True)
+time.sleep(600)
+PY
+PIDS+=($!)
+wait_for 10 grep -q ready "$T/holes.out" || fail holes "the full listeners did not start"
+kill $RELAY_PID; wait $RELAY_PID 2>/dev/null
+TREATY_RELAY_SUBSCRIBERS='[{"name":"holes","url":"http://holes:'$HPORT'/in","secret":"'$S'","filter":"evt.*.holes.>","maxDeliver":1}]' \
+    TREATY_RELAY_DELIVERY_IDLE_TIMEOUT_MS=1000 TREATY_RELAY_DELIVERY_TIMEOUT_MS=1500 \
+    start_relay || { fail restart "relay did not start"; finish; }
+t0=$(now_ms)
+post evt.acme.holes.thing.done hole-1 x
+wait_for 20 grep -q 'msg="delivery dropped" sub=holes id=hole-1' "$RELAY_LOG"
+ms=$(($(now_ms) - t0))
+check_match "four silent addresses: the attempt ends at its deadline" 'msg="delivery dropped" sub=holes id=hole-1 .*error=timeout' "$(cat "$RELAY_LOG")"
+check "  within 3 s of the event (1.5 s deadline; 1 s idle timeout per address)" yes "$([ $ms -lt 3000 ] && echo yes || echo "no: $ms ms")"
 
 # The same name with TREATY_RELAY_ALLOW_PRIVATE_NETWORKS=1: delivered over
 # https to the pinned address, certificate checked against the name.
