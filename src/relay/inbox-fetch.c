@@ -254,7 +254,7 @@ gen_envelope(yajl_gen g, struct fetch *f, const struct fetch_msg *fm,
 	    s->cfg->tokens.hash[0], id, fm->replay, l, receipt,
 	    sizeof(receipt)) == 0) {
 		json_gen_str(g, receipt);
-		inbox_leases_note(ib.leases, s->idx, fm->replay, l,
+		inbox_leases_handout(ib.leases, s->idx, fm->replay, l,
 		    INBOX_LEASE_HELD, now_ms());
 	} else
 		yajl_gen_null(g);
@@ -321,9 +321,10 @@ fetch_answer(struct fetch *f)
 static int
 take_cb(void *arg, struct store_msg *m, int status)
 {
-	struct take	*tk = arg;
-	struct fetch	*f = tk->f;
-	struct fetch_msg *fm = &f->msgs[tk->i];
+	struct take		*tk = arg;
+	struct fetch		*f = tk->f;
+	struct fetch_msg	*fm = &f->msgs[tk->i];
+	struct store_lease	 l;
 
 	tk->r = NULL;
 	if (m != NULL)
@@ -332,8 +333,15 @@ take_cb(void *arg, struct store_msg *m, int status)
 		/* Unconfirmed: give it back rather than hand it out. */
 		store_msg_give_back(fm->m);
 		fm->m = NULL;
-	} else if (fm->replay[0] != '\0')
+		goto out;
+	}
+	/* Gone: an earlier lease's receipt is 404 from now on. */
+	store_msg_lease(fm->m, &l);
+	inbox_leases_handout(ib.leases, f->s->idx, fm->replay, &l,
+	    INBOX_LEASE_ACKED, now_ms());
+	if (fm->replay[0] != '\0')
 		replay_counted(fm->replay, 1);
+out:
 	if (--f->acks == 0)
 		fetch_answer(f);
 	return 0;

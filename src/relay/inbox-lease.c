@@ -182,10 +182,14 @@ lease_find(const struct inbox_leases *m, int inbox, const char *replay,
 	return NULL;
 }
 
-/* Remember a lease's state; forget what is past its time or too many. */
-void
-inbox_leases_note(struct inbox_leases *m, int inbox, const char *replay,
-    const struct store_lease *sl, enum inbox_lease_state st, long long now)
+/*
+ * Remember a lease's state; forget what is past its time or too many.
+ * Unless fresh, a later delivery of the event noted before wins.
+ */
+static void
+leases_note(struct inbox_leases *m, int inbox, const char *replay,
+    const struct store_lease *sl, enum inbox_lease_state st, long long now,
+    int fresh)
 {
 	struct lease	*l;
 	size_t		 slot;
@@ -205,7 +209,7 @@ inbox_leases_note(struct inbox_leases *m, int inbox, const char *replay,
 		m->hash[slot] = l;
 		m->n++;
 	} else {
-		if (l->dseq > sl->dseq)
+		if (!fresh && l->dseq > sl->dseq)
 			return;		/* we know a newer lease */
 		TAILQ_REMOVE(&m->list, l, entry);
 	}
@@ -213,6 +217,22 @@ inbox_leases_note(struct inbox_leases *m, int inbox, const char *replay,
 	l->state = st;
 	l->forget = now + m->keep_ms;
 	TAILQ_INSERT_TAIL(&m->list, l, entry);
+}
+
+/* See inbox-lease.h. */
+void
+inbox_leases_note(struct inbox_leases *m, int inbox, const char *replay,
+    const struct store_lease *l, enum inbox_lease_state st, long long now)
+{
+	leases_note(m, inbox, replay, l, st, now, 0);
+}
+
+/* See inbox-lease.h. */
+void
+inbox_leases_handout(struct inbox_leases *m, int inbox, const char *replay,
+    const struct store_lease *l, enum inbox_lease_state st, long long now)
+{
+	leases_note(m, inbox, replay, l, st, now, 1);
 }
 
 /* Whether the memory knows the lease is no longer held. */

@@ -68,6 +68,15 @@ void	inbox_leases_note(struct inbox_leases *m, int inbox,
 	    const char *replay, const struct store_lease *l,
 	    enum inbox_lease_state st, long long now);
 /*
+ * The same for a lease JetStream has just handed out (HELD), or just
+ * confirmed taken by a destructive fetch (ACKED): the newest there is,
+ * noted even over a later delivery sequence noted before (a consumer or
+ * stream re-created since counts from 1 again).
+ */
+void	inbox_leases_handout(struct inbox_leases *m, int inbox,
+	    const char *replay, const struct store_lease *l,
+	    enum inbox_lease_state st, long long now);
+/*
  * 1 when the memory knows lease l of inbox from replay's consumer (NULL
  * or "": its own) is no longer held: a later delivery of the event by
  * that consumer was handed out, or this one was acknowledged or released.

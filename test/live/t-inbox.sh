@@ -372,4 +372,18 @@ wait_until 10 '[ "$(kept)" -gt "$k0" ]'
 check "  the event that came for it, on its last delivery: kept" yes "$([ "$(kept)" -gt "$k0" ] && echo yes || echo no)"
 st=$(iget single 'lease=true&max=1&wait=5000' "$IT3")
 check "  and handed to the next GET" "200 single-3" "$st $(ids)"
+
+# A lease that ran out, the event then taken by a destructive GET to the
+# same instance: the first worker's receipt is 404 (not held), not 204.
+post evt.acme.shop.order.created stale-1 x
+lease_until stale-1 10 || fail stale "stale-1 was not leased"
+RCS=$(field stale-1 receipt)
+end=$(($(now_ms) + 15000)); got=
+while [ "$(now_ms)" -lt $end ]; do
+	st=$(iget work 'max=10')
+	[[ " $(ids) " == *" stale-1 "* ]] && { got=yes; break; }
+	sleep 0.2
+done
+check "a lease run out: the event taken by a destructive GET" yes "$got"
+check "  the first lease's receipt afterwards: 404" 404 "$(op DELETE "work/stale-1?receipt=$RCS")"
 finish

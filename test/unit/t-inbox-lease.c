@@ -218,6 +218,31 @@ leases_per_consumer(void)
 	inbox_leases_free(m);
 }
 
+/*
+ * A handout is the newest lease there is, even under a lower delivery
+ * sequence: a consumer re-created since counts from 1 again.
+ */
+static void
+leases_handout(void)
+{
+	struct inbox_leases	*m = inbox_leases_new(1000);
+	struct store_lease	 anew = L;
+
+	inbox_leases_note(m, 0, NULL, &L, INBOX_LEASE_HELD, 0);
+	anew.dseq = 1;
+	anew.delivered = 1;
+	T_ASSERT(anew.dseq < L.dseq);
+	inbox_leases_handout(m, 0, NULL, &anew, INBOX_LEASE_HELD, 1);
+	T_EQ_INT(inbox_leases_gone(m, 0, NULL, &anew), 0);
+	/* Taken by a destructive fetch: the lease before it is gone. */
+	inbox_leases_handout(m, 0, NULL, &L, INBOX_LEASE_HELD, 3);
+	anew.dseq = L.dseq + 1;
+	inbox_leases_handout(m, 0, NULL, &anew, INBOX_LEASE_ACKED, 4);
+	T_EQ_INT(inbox_leases_gone(m, 0, NULL, &L), 1);
+	T_EQ_INT(inbox_leases_count(m), 1);
+	inbox_leases_free(m);
+}
+
 /* Forgotten keep_ms after the last note, and never more than the cap. */
 static void
 leases_forgotten(void)
@@ -249,6 +274,7 @@ static const struct t_case cases[] = {
 	{ "malformed receipts", receipt_malformed },
 	{ "lease states", leases_states },
 	{ "leases kept apart per consumer", leases_per_consumer },
+	{ "a handout over a higher sequence", leases_handout },
 	{ "leases forgotten in time and over the cap", leases_forgotten },
 };
 
