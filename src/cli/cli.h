@@ -304,16 +304,16 @@ size_t		 strset_key2(char *buf, size_t bufsz, const char *scope,
  */
 struct record_file;
 /*
- * Open (creating) path and read back the keys of its records: envelope
- * ids, and (source, id) pairs.  A torn last line (a crash in the middle of
+ * Open (creating) path and read back the keys of its records: (source,
+ * id) pairs, and the same per inbox.  A torn last line (a crash in the middle of
  * an append) is ignored and the next append starts on a new line; lines
  * that are not records are skipped with a notice.  NULL with a message.
  */
 struct record_file *record_open(const char *path);
 void	record_close(struct record_file *f);
-/* 1 when the file has a record with this envelope id (inbox-scoped). */
-int	record_has_envelope(struct record_file *f, const char *inbox,
-	    const char *id);
+/* 1 when the file has a record of the event (source, id) from inbox. */
+int	record_has_inbox_event(struct record_file *f, const char *inbox,
+	    const char *source, const char *id);
 /* 1 when the file has a record of the event (source, id). */
 int	record_has_event(struct record_file *f, const char *source,
 	    const char *id);
@@ -332,7 +332,8 @@ int	record_append(struct record_file *f, const struct cevent *ev,
 int	record_sync(struct record_file *f);
 
 /*
- * dedup.c: the (inbox, id) cache of work: completed deliveries for 10
+ * dedup.c: the (inbox, event) cache of work (the event as strset_key2 of
+ * its source and id): completed deliveries for 10
  * minutes, at most a fixed number of entries (16,384).
  */
 struct dedup;

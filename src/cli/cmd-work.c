@@ -49,6 +49,7 @@ struct job {
 	TAILQ_ENTRY(job)	 entry;
 	enum job_state		 state;
 	char			*id;
+	char			*key;		/* (source, id): strset_key2 */
 	char			*receipt;
 	long long		 count;
 	struct cevent		 ev;
@@ -108,6 +109,7 @@ job_free(struct job *j)
 	event_del(&j->heartbeat);
 	cevent_free(&j->ev);
 	free(j->id);
+	free(j->key);
 	free(j->receipt);
 	free(j);
 }
@@ -222,7 +224,7 @@ job_complete(struct job *j)
 {
 	if (!j->in_cache) {
 		/* Cannot fail: polls never ask for more than there is room. */
-		dedup_add(wk.dd, wk.inbox, j->id, now_ms());
+		dedup_add(wk.dd, wk.inbox, j->key, now_ms());
 		j->in_cache = 1;
 		wk.nuncached--;
 	}
@@ -409,6 +411,7 @@ work_envelope(yajl_val e)
 	static const char	*psig[] = { "signature", NULL };
 	yajl_val		 id, rc, cnt, ev, sig;
 	struct job		*j, *o;
+	size_t			 klen;
 	int			 v;
 
 	id = yajl_tree_get(e, pid, yajl_t_string);
@@ -450,17 +453,25 @@ work_envelope(yajl_val e)
 		job_free(j);
 		return;
 	}
-	/* The same envelope twice in one answer: the first one is enough. */
+	/*
+	 * An event is known by its source and id (SPEC 2 keeps two
+	 * producers' ids apart): the same one twice in one answer, the
+	 * first is enough.
+	 */
+	klen = strlen(j->ev.source) + strlen(j->id) + 24;
+	j->key = xmalloc(klen);
+	(void)strset_key2(j->key, klen, j->ev.source, j->id);
 	TAILQ_FOREACH(o, &wk.jobs, entry)
-		if (o != j && strcmp(o->id, j->id) == 0)
+		if (o != j && o->key != NULL && strcmp(o->key, j->key) == 0)
 			break;
 	if (o != NULL) {
 		job_free(j);
 		return;
 	}
 	/* 2. Completed already: acknowledge again, nothing else. */
-	if (dedup_has(wk.dd, wk.inbox, j->id, now_ms()) ||
-	    (wk.rf != NULL && record_has_envelope(wk.rf, wk.inbox, j->id))) {
+	if (dedup_has(wk.dd, wk.inbox, j->key, now_ms()) ||
+	    (wk.rf != NULL && record_has_inbox_event(wk.rf, wk.inbox,
+	    j->ev.source, j->id))) {
 		wk.duplicates++;
 		log_info("already completed; acknowledging again",
 		    "inbox=%s id=%s count=%lld", log_q(wk.inbox), log_q(j->id),

@@ -47,8 +47,9 @@ struct record_file {
 };
 
 /*
- * The set's key of a record: its kind ('e' an envelope in an inbox, 's'
- * an event of a source) and the scoped id, into k; length, or 0.
+ * The set's key of a record: its kind ('i' an event of a source in an
+ * inbox, its id then "<source, id>" from strset_key2; 's' an event of a
+ * source) and the scoped id, into k; length, or 0.
  */
 static size_t
 record_key(char k[KEY_MAX], char kind, const char *scope, const char *id)
@@ -61,15 +62,30 @@ record_key(char k[KEY_MAX], char kind, const char *scope, const char *id)
 	return n + 1;
 }
 
-/* Add the keys one record line gives: its envelope and its event. */
+/*
+ * The key of event (source, id) in inbox: an event id is unique only
+ * within its source (and the relay keeps two producers' ids apart), so an
+ * inbox may hand out two events of the same id.  Length, or 0.
+ */
+static size_t
+record_inbox_key(char k[KEY_MAX], const char *inbox, const char *source,
+    const char *id)
+{
+	char	 sid[KEY_MAX];
+
+	if (strset_key2(sid, sizeof(sid), source, id) == 0)
+		return 0;
+	return record_key(k, 'i', inbox, sid);
+}
+
+/* Add the keys one record line gives: its event, and in its inbox. */
 static int
 record_line_keys(struct record_file *f, const char *line)
 {
-	static const char	*pe[] = { "envelopeId", NULL };
 	static const char	*pi[] = { "inbox", NULL };
 	static const char	*ps[] = { "event", "source", NULL };
 	static const char	*pd[] = { "event", "id", NULL };
-	yajl_val		 root, e, in, src, id;
+	yajl_val		 root, in, src, id;
 	char			 k[KEY_MAX];
 	size_t			 n;
 
@@ -78,14 +94,14 @@ record_line_keys(struct record_file *f, const char *line)
 		yajl_tree_free(root);
 		return -1;
 	}
-	e = yajl_tree_get(root, pe, yajl_t_string);
 	in = yajl_tree_get(root, pi, yajl_t_string);
-	if (e != NULL && (n = record_key(k, 'e', in != NULL ?
-	    YAJL_GET_STRING(in) : "", YAJL_GET_STRING(e))) > 0)
-		strset_add(f->keys, k, n);
 	src = yajl_tree_get(root, ps, yajl_t_string);
 	id = yajl_tree_get(root, pd, yajl_t_string);
 	if (src != NULL && id != NULL && (n = record_key(k, 's',
+	    YAJL_GET_STRING(src), YAJL_GET_STRING(id))) > 0)
+		strset_add(f->keys, k, n);
+	if (in != NULL && src != NULL && id != NULL &&
+	    (n = record_inbox_key(k, YAJL_GET_STRING(in),
 	    YAJL_GET_STRING(src), YAJL_GET_STRING(id))) > 0)
 		strset_add(f->keys, k, n);
 	yajl_tree_free(root);
@@ -194,11 +210,15 @@ record_has(struct record_file *f, char kind, const char *scope,
 	return n > 0 && strset_has(f->keys, k, n);
 }
 
-/* An envelope of inbox already recorded. */
+/* An event (source, id) of inbox already recorded. */
 int
-record_has_envelope(struct record_file *f, const char *inbox, const char *id)
+record_has_inbox_event(struct record_file *f, const char *inbox,
+    const char *source, const char *id)
 {
-	return record_has(f, 'e', inbox, id);
+	char	 k[KEY_MAX];
+	size_t	 n = record_inbox_key(k, inbox, source, id);
+
+	return n > 0 && strset_has(f->keys, k, n);
 }
 
 /* An event (source, id) already recorded. */
@@ -208,15 +228,11 @@ record_has_event(struct record_file *f, const char *source, const char *id)
 	return record_has(f, 's', source, id);
 }
 
-/* Remember a key of an appended, not yet synced record. */
+/* Remember key k (n bytes, 0: none) of an appended, unsynced record. */
 static void
-record_pend(struct record_file *f, char kind, const char *scope,
-    const char *id)
+record_pend(struct record_file *f, const char *k, size_t n)
 {
-	char	 k[KEY_MAX];
-	size_t	 n;
-
-	if ((n = record_key(k, kind, scope, id)) == 0)
+	if (n == 0)
 		return;
 	if (strset_add(f->keys, k, n) == 1) {
 		f->pending[f->npending] = xstrndup(k, n);
@@ -299,7 +315,7 @@ record_append(struct record_file *f, const struct cevent *ev,
 {
 	const unsigned char	*buf;
 	size_t			 len, n;
-	char			 ts[64], *line;
+	char			 ts[64], *line, k[KEY_MAX];
 	struct timespec		 now;
 	int			 rc = 0;
 
@@ -346,10 +362,12 @@ record_append(struct record_file *f, const struct cevent *ev,
 	free(line);
 	f->need_nl = 0;
 	f->size += (off_t)n;
-	if (envelope_id != NULL)
-		record_pend(f, 'e', inbox, envelope_id);
-	if (ev->source != NULL && ev->id != NULL)
-		record_pend(f, 's', ev->source, ev->id);
+	if (ev->source != NULL && ev->id != NULL) {
+		record_pend(f, k, record_key(k, 's', ev->source, ev->id));
+		if (envelope_id != NULL)
+			record_pend(f, k, record_inbox_key(k, inbox,
+			    ev->source, ev->id));
+	}
 	if (sync)
 		rc = record_sync(f);
 	return rc;

@@ -103,6 +103,18 @@ check "every record's data is byte for byte what was published (null and \\u0000
 check "each acknowledged: nothing comes back after the lease" "$GONE" "$(gone work)"
 check "a second pass records nothing" "0 7" "$(work work --inbox "$F" 2>/dev/null; echo $? "$(lines "$F")")"
 
+# Two producers, the same id from two sources: two events (SPEC 2 keeps
+# the producers' ids apart, and an id is unique only within its source),
+# both recorded, neither taken for the other's duplicate.
+printf '%s\n' "$OTHER_TOKEN" > "$T/otoken"
+pub order same-id-1
+"$TREATY" publish --token-file "$T/otoken" --subject evt.acme.shop.order.created \
+    --type dev.shop.order.created.v1 --source /t-cli-work/other --id same-id-1 >/dev/null
+work work --inbox "$T/same.jsonl" 2>/dev/null
+check "one id from two sources: both recorded" "/t-cli-work /t-cli-work/other" \
+    "$(python3 -c 'import json,sys; print(" ".join(sorted(json.loads(l)["event"]["source"] for l in open(sys.argv[1]))))' "$T/same.jsonl" 2>&1)"
+check "  and a second pass records nothing more" "0 2" "$(work work --inbox "$T/same.jsonl" 2>/dev/null; echo $? "$(lines "$T/same.jsonl")")"
+
 # 2. Signatures are checked before anything else: a worker with the wrong
 # secret records nothing and acknowledges nothing.
 pub order o-forged --data 'x'
