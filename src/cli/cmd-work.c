@@ -649,7 +649,7 @@ cmd_work(int argc, char **argv)
 {
 	const char	*secret_file = NULL, *inbox_file = NULL, *why;
 	long long	 v;
-	int		 c, rc = EXIT_FAILED;
+	int		 c, i, rc = EXIT_FAILED;
 	char		*name;
 
 	memset(&wk, 0, sizeof(wk));
@@ -757,6 +757,10 @@ out:
 	return rc;
 
 bad_num:
-	cli_err("%s: out of range (see treaty work --help)", argv[optind - 1]);
+	/* The option's name: argv[optind - 1] may be its value. */
+	for (i = 0; work_opts[i].name != NULL && work_opts[i].val != c; i++)
+		continue;
+	cli_err("--%s: out of range (see treaty work --help)",
+	    work_opts[i].name != NULL ? work_opts[i].name : "?");
 	return EXIT_USAGE;
 }
