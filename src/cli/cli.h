@@ -58,7 +58,8 @@ int	 outbox_read(const char *path, char **subject, char **body,
 	    size_t *len);
 /*
  * Rename an entry the relay refused for good to *.rejected, and say so:
- * 0, or -1 with a message (it stays, and flush must stop).
+ * 0 (also when it is gone already: another flush set it aside), or -1
+ * with a message (it stays).
  */
 int	 outbox_reject(const char *path);
 /* cmd-work.c */

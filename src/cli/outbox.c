@@ -178,7 +178,11 @@ outbox_reject(const char *path)
 
 	if ((rc = rename(path, rej)) == 0)
 		cli_err("kept as %s", rej);
-	else
+	else if (errno == ENOENT) {
+		/* A flush running beside this one set it aside first. */
+		cli_err("%s: already set aside or sent", path);
+		rc = 0;
+	} else
 		cli_err("cannot set %s aside: %s", path, strerror(errno));
 	free(rej);
 	return rc;
