@@ -159,15 +159,21 @@ consumer_put(const struct store_replay *r, char *probe, size_t probelen,
 	return s;
 }
 
-/* Delete replay id's consumer (it may be gone already). */
-static void
-consumer_delete(const char *id)
+/*
+ * Delete replay id's consumer: NATS_OK also when it was gone already;
+ * JetStream's error code into *code.
+ */
+static natsStatus
+consumer_delete(const char *id, jsErrCode *code)
 {
 	char		 name[64];
-	jsErrCode	 code = 0;
+	natsStatus	 s;
 
 	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, id);
-	js_DeleteConsumer(store_conn.js, STORE_WORK, name, NULL, &code);
+	*code = 0;
+	s = js_DeleteConsumer(store_conn.js, STORE_WORK, name, NULL, code);
+	return s == NATS_NOT_FOUND || *code == JSConsumerNotFoundErr ?
+	    NATS_OK : s;
 }
 
 /* A redrive's sequences as they are read. */
@@ -432,7 +438,7 @@ replay_start_work(struct bridge_job *job)
 		if ((s = consumer_put(r, NULL, 0, j->err, sizeof(j->err))) !=
 		    NATS_OK) {
 			j->a.result = STORE_REPLAY_FAILED;
-			consumer_delete(r->id);
+			(void)consumer_delete(r->id, &code);
 		}
 		return;
 	}
@@ -469,7 +475,7 @@ replay_start_work(struct bridge_job *job)
 	if ((s = consumer_put(r, NULL, 0, j->err, sizeof(j->err))) !=
 	    NATS_OK) {
 		j->a.result = STORE_REPLAY_FAILED;
-		consumer_delete(r->id);
+		(void)consumer_delete(r->id, &code);
 	}
 }
 
@@ -481,6 +487,7 @@ replay_from_info(struct store_replay *r, const jsConsumerInfo *ci)
 
 	snprintf(r->id, sizeof(r->id), "%s", ci->Name +
 	    strlen(STORE_REPLAY_PREFIX));
+	free(r->filter);
 	r->filter = xstrdup(c->FilterSubject != NULL ? c->FilterSubject : "");
 	r->push = c->DeliverSubject != NULL && c->DeliverSubject[0] != '\0';
 	r->max_deliver = (int)c->MaxDeliver;
@@ -661,8 +668,16 @@ replay_end_work(struct bridge_job *job)
 		job_fail(j, STORE_REPLAY_FAILED, s, code, "end");
 		return;
 	}
+	/*
+	 * Until its consumer is gone the replay still runs everywhere: a
+	 * failure here is a failure to end it (the end record is written
+	 * again, the same, when asked again).
+	 */
+	if ((s = consumer_delete(j->r.id, &code)) != NATS_OK) {
+		job_fail(j, STORE_REPLAY_FAILED, s, code, "delete");
+		return;
+	}
 	j->r.state = j->state;
-	consumer_delete(j->r.id);
 }
 
 /*
