@@ -118,7 +118,8 @@ cmd_hash_token(int argc, char **argv)
 	size_t	 len;
 
 	if (argc != 1) {
-		if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+		    strcmp(argv[1], "-h") == 0)) {
 			puts("usage: treaty hash-token < TOKEN");
 			return EXIT_OK;
 		}
@@ -145,7 +146,8 @@ cmd_gen_token(int argc, char **argv)
 	char	 hex[2 * TOKEN_BYTES + 1];
 
 	if (argc != 1) {
-		if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+		    strcmp(argv[1], "-h") == 0)) {
 			puts("usage: treaty gen-token");
 			return EXIT_OK;
 		}

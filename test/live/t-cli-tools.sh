@@ -41,4 +41,13 @@ if printf '%s' "$body" | "$TR" sign --secret-file "$T/secrets" --id $id 2>&1 | g
 else
 	ok "secrets are never printed"
 fi
+
+# Every command: -h and --help, its usage on standard output, exit 0.
+bad=
+for c in publish flush work listen "admin status" sign verify hash-token gen-token; do
+	for h in -h --help; do
+		out=$($TR $c $h 2>/dev/null </dev/null) && [[ "$out" == usage:* ]] || bad="$bad [$c $h]"
+	done
+done
+check "every command's -h and --help: usage, exit 0" "" "$bad"
 finish
