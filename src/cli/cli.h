@@ -306,9 +306,10 @@ size_t		 strset_key2(char *buf, size_t bufsz, const char *scope,
 struct record_file;
 /*
  * Open (creating) path and read back the keys of its records: (source,
- * id) pairs, and the same per inbox.  A torn last line (a crash in the middle of
- * an append) is ignored and the next append starts on a new line; lines
- * that are not records are skipped with a notice.  NULL with a message.
+ * id) pairs, and the same per inbox.  A torn last line (a crash in the
+ * middle of an append) is ignored and the next append starts on a new
+ * line; lines that are not records are skipped with a notice.  NULL with a
+ * message.
  */
 struct record_file *record_open(const char *path);
 void	record_close(struct record_file *f);
@@ -334,8 +335,8 @@ int	record_sync(struct record_file *f);
 
 /*
  * dedup.c: the (inbox, event) cache of work (the event as strset_key2 of
- * its source and id): completed deliveries for 10
- * minutes, at most a fixed number of entries (16,384).
+ * its source and id): completed deliveries for 10 minutes, at most a fixed
+ * number of entries (16,384).
  */
 struct dedup;
 struct dedup *dedup_new(size_t cap, int64_t ttl_ms);
