@@ -378,12 +378,9 @@ check "  and handed to the next GET" "200 single-3" "$st $(ids)"
 post evt.acme.shop.order.created stale-1 x
 lease_until stale-1 10 || fail stale "stale-1 was not leased"
 RCS=$(field stale-1 receipt)
-end=$(($(now_ms) + 15000)); got=
-while [ "$(now_ms)" -lt $end ]; do
-	st=$(iget work 'max=10')
-	[[ " $(ids) " == *" stale-1 "* ]] && { got=yes; break; }
-	sleep 0.2
-done
-check "a lease run out: the event taken by a destructive GET" yes "$got"
+# taken ID: a destructive GET on work hands out ID.
+taken() { iget work 'max=10' > /dev/null; [[ " $(ids) " == *" $1 "* ]]; }
+check "a lease run out: the event taken by a destructive GET" yes \
+    "$(wait_until 15 'taken stale-1' && echo yes || echo no)"
 check "  the first lease's receipt afterwards: 404" 404 "$(op DELETE "work/stale-1?receipt=$RCS")"
 finish
