@@ -298,6 +298,7 @@ size_t		 strset_count(const struct strset *s);
 #define KEY_MAX		(2 * 4096 + 32)
 size_t		 strset_key2(char *buf, size_t bufsz, const char *scope,
 		    const char *id);
+char		*strset_key2_new(const char *scope, const char *id);
 
 /*
  * record.c: the local inbox file of work and listen: one JSON line per

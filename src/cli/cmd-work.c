@@ -411,7 +411,6 @@ work_envelope(yajl_val e)
 	static const char	*psig[] = { "signature", NULL };
 	yajl_val		 id, rc, cnt, ev, sig;
 	struct job		*j, *o;
-	size_t			 klen;
 	int			 v;
 
 	id = yajl_tree_get(e, pid, yajl_t_string);
@@ -458,9 +457,7 @@ work_envelope(yajl_val e)
 	 * producers' ids apart): the same one twice in one answer, the
 	 * first is enough.
 	 */
-	klen = strlen(j->ev.source) + strlen(j->id) + 24;
-	j->key = xmalloc(klen);
-	(void)strset_key2(j->key, klen, j->ev.source, j->id);
+	j->key = strset_key2_new(j->ev.source, j->id);
 	TAILQ_FOREACH(o, &wk.jobs, entry)
 		if (o != j && o->key != NULL && strcmp(o->key, j->key) == 0)
 			break;

@@ -168,3 +168,14 @@ strset_key2(char *buf, size_t bufsz, const char *scope, const char *id)
 	n = snprintf(buf, bufsz, "%zu:%s:%s", a, scope, id);
 	return n < 0 || (size_t)n >= bufsz || a + b + 2 > bufsz ? 0 : (size_t)n;
 }
+
+/* The same key, allocated to fit. */
+char *
+strset_key2_new(const char *scope, const char *id)
+{
+	size_t	 sz = strlen(scope) + strlen(id) + 24;	/* "%zu:" ":" NUL */
+	char	*k = xmalloc(sz);
+
+	(void)strset_key2(k, sz, scope, id);
+	return k;
+}

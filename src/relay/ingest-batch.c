@@ -29,7 +29,6 @@
 #include "ingest-int.h"
 #include "json.h"
 #include "log.h"
-#include "metrics.h"
 #include "util.h"
 
 enum bev_state {
@@ -194,9 +193,7 @@ batch_publish(struct batch *b)
 		 * Refused (store_publish counted this one): the rest is not
 		 * even tried, and counted under the same cause.
 		 */
-		metrics_publish_failures(res == STORE_NOT_READY ?
-		    PUBFAIL_NOT_READY : res == STORE_OVERLOAD ?
-		    PUBFAIL_OVERLOAD : PUBFAIL_NATS, b->n - i - 1);
+		store_count_refused(res, b->n - i - 1);
 		for (; i < b->n; i++) {
 			b->ev[i].state = BEV_FAILED;
 			b->waiting--;

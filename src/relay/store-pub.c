@@ -220,9 +220,16 @@ store_can_publish(size_t n)
 	    natsConnection_Buffered(store_conn.nc) > OUT_BUFFER_MAX)
 		res = STORE_OVERLOAD;
 	if (res != STORE_OK)
-		metrics_publish_failures(res == STORE_NOT_READY ?
-		    PUBFAIL_NOT_READY : PUBFAIL_OVERLOAD, n);
+		store_count_refused(res, n);
 	return res;
+}
+
+/* Count n publishes refused with res (not STORE_OK); see store.h. */
+void
+store_count_refused(enum store_result res, size_t n)
+{
+	metrics_publish_failures(res == STORE_NOT_READY ? PUBFAIL_NOT_READY :
+	    res == STORE_OVERLOAD ? PUBFAIL_OVERLOAD : PUBFAIL_NATS, n);
 }
 
 /* Publish one event; see store.h. */

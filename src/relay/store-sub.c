@@ -257,7 +257,8 @@ exhausted_advisory(natsMsg *m)
 		 * advisory comes once, to one of them, so say it was lost.
 		 */
 		if (parsed && c == NULL &&
-		    strncmp(gj->consumer, "relay-", 6) == 0)
+		    strncmp(gj->consumer, STORE_CONSUMER_PREFIX,
+		    strlen(STORE_CONSUMER_PREFIX)) == 0)
 			log_warnx("gave-up event of an unknown subscriber, "
 			    "not recorded", "consumer=%s seq=%llu",
 			    log_q(gj->consumer), (unsigned long long)gj->seq);

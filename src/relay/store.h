@@ -62,6 +62,11 @@ int		 store_fits(const struct store_header *h, size_t nh,
  */
 enum store_result store_can_publish(size_t n);
 /*
+ * Count n publishes refused with res in the publish failure metrics,
+ * under its cause (not ready, overload, or NATS).
+ */
+void		 store_count_refused(enum store_result res, size_t n);
+/*
  * Publish data on subject with headers and Nats-Msg-Id msg_id.  Returns
  * STORE_OK when cb will be called later, exactly once; any other value is
  * the answer now and cb is never called.

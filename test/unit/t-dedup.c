@@ -4,6 +4,7 @@
  * scoping by inbox, and the set's growth and deletion.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -67,6 +68,21 @@ t_scope(void)
 	T_EQ_INT(dedup_add(d, "a:b", "c", 0), 0);
 	T_EQ_INT(dedup_has(d, "a", "b:c", 1), 0);
 	dedup_free(d);
+	/* The allocated key is the same key, whole, also for long parts. */
+	{
+		char	*kn = strset_key2_new("a:b", "c"), *big, *kb;
+
+		T_EQ_STR(kn, k1);
+		free(kn);
+		if ((big = malloc(4001)) == NULL)
+			return;
+		memset(big, 's', 4000);
+		big[4000] = '\0';
+		kb = strset_key2_new(big, big);
+		T_EQ_INT((long long)strlen(kb), 4 + 1 + 4000 + 1 + 4000);
+		free(kb);
+		free(big);
+	}
 }
 
 /* The set grows past its first table and deletes what it should. */
