@@ -75,6 +75,24 @@ cev_copy(struct cevent *ev, const char *s, size_t n)
 	return p;
 }
 
+/*
+ * An empty event.  Everything but the attributes' slots, which are never
+ * read past nattrs: zeroing all 64 of them cost about 350 instructions,
+ * twice for every ingested event.
+ */
+static void
+cev_init(struct cevent *ev)
+{
+	ev->nattrs = 0;
+	ev->id = ev->source = ev->type = ev->specversion = NULL;
+	ev->content_type = NULL;
+	ev->data = NULL;
+	ev->datalen = 0;
+	ev->owned = NULL;
+	ev->blocks = NULL;
+	ev->detail[0] = '\0';
+}
+
 /* Free what the event owns. */
 void
 cevent_free(struct cevent *ev)
@@ -86,7 +104,7 @@ cevent_free(struct cevent *ev)
 		free(b);
 	}
 	free(ev->owned);
-	memset(ev, 0, sizeof(*ev));
+	cev_init(ev);
 }
 
 /* Value of attribute name, or NULL. */
@@ -269,7 +287,7 @@ cevent_from_binary(struct cevent *ev, const struct evkeyvalq *headers,
 	size_t			 i, n, vlen;
 	int			 known;
 
-	memset(ev, 0, sizeof(*ev));
+	cev_init(ev);
 	TAILQ_FOREACH(kv, headers, next) {
 		/* "ce-" in any case, without a call: read for every header. */
 		if ((kv->key[0] | 0x20) != 'c' || (kv->key[1] | 0x20) != 'e' ||
@@ -326,28 +344,38 @@ media_type(const char *ct, char *buf, size_t bufsz)
 	buf[i] = '\0';
 }
 
-/* 1 for application/cloudevents+json. */
-int
-cevent_is_structured(const char *ct)
+/*
+ * 1 when ct's media type is want (lowercase, an application/cloudevents
+ * type).  Both are asked of every ingested event, whose type is most often
+ * something else: the shared prefix is compared first, without copying.
+ */
+static int
+cloudevents_type(const char *ct, const char *want)
 {
 	char	 mt[128];
 
 	if (ct == NULL)
 		return 0;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	if (strncasecmp(ct, "application/cloudevents", 23) != 0)
+		return 0;
 	media_type(ct, mt, sizeof(mt));
-	return strcmp(mt, "application/cloudevents+json") == 0;
+	return strcmp(mt, want) == 0;
+}
+
+/* 1 for application/cloudevents+json. */
+int
+cevent_is_structured(const char *ct)
+{
+	return cloudevents_type(ct, "application/cloudevents+json");
 }
 
 /* 1 for application/cloudevents-batch+json (SPEC 14). */
 int
 cevent_is_batch(const char *ct)
 {
-	char	 mt[128];
-
-	if (ct == NULL)
-		return 0;
-	media_type(ct, mt, sizeof(mt));
-	return strcmp(mt, "application/cloudevents-batch+json") == 0;
+	return cloudevents_type(ct, "application/cloudevents-batch+json");
 }
 
 /* 1 for application/json and any type ending in +json. */
@@ -465,7 +493,7 @@ cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 	yajl_val	 root;
 	int		 rc;
 
-	memset(ev, 0, sizeof(*ev));
+	cev_init(ev);
 	if (memchr(body, '\0', len) != NULL)
 		return bad(ev, "body is not JSON");
 	if (!json_depth_ok(body, len, JSON_MAX_DEPTH))
@@ -494,7 +522,7 @@ cevent_from_value(struct cevent *ev, const struct yajl_val_s *root)
 	size_t		 i;
 	int		 rc = -1;
 
-	memset(ev, 0, sizeof(*ev));
+	cev_init(ev);
 	if (!YAJL_IS_OBJECT(root)) {
 		bad(ev, "body is not a JSON object");
 		goto out;

@@ -24,6 +24,7 @@ struct event_attr {
 
 struct cevent_block;			/* the attributes' bytes (cevent.c) */
 
+/* A new field is reset in cev_init (cevent.c) too. */
 struct cevent {
 	struct event_attr attrs[CEVENT_MAX_ATTRS];
 	size_t		  nattrs;

@@ -179,28 +179,42 @@ treaty_pattern_valid(const char *pattern)
 	return (1);
 }
 
-/* 1 when pattern (valid) matches subject (literal tokens only), NATS rules. */
+/* Where the token starting at p ends: its '.' or the NUL. */
+static const char *
+tok_end(const char *p)
+{
+	while (*p != '.' && *p != '\0')
+		p++;
+	return (p);
+}
+
+/*
+ * 1 when pattern matches subject (literal tokens only), NATS rules; 0 for
+ * a pattern or subject that is not valid.  One pass over the pattern, for
+ * every ingested event: a pattern token that equals a subject token is
+ * literal because the subject's are, so only the wildcards' places need
+ * checking, and a match reads the whole pattern.
+ */
 int
 treaty_pattern_match(const char *pattern, const char *subject)
 {
-	struct tokenizer	 pz, sz;
-	struct token		 pt, st;
-	int			 hp, hs;
+	const char	*p = pattern, *s = subject, *pe, *se;
 
-	if (!treaty_pattern_valid(pattern) ||
-	    literal_tokens(subject, NULL, 0) == 0)
+	if (pattern == NULL || literal_tokens(subject, NULL, 0) == 0)
 		return (0);
-	tok_init(&pz, pattern);
-	tok_init(&sz, subject);
 	for (;;) {
-		hp = tok_next(&pz, &pt);
-		hs = tok_next(&sz, &st);
-		if (!hp || !hs)
-			return (!hp && !hs);
-		if (tok_is(&pt, ">"))
-			return (1);	/* st is the first of 1+ tokens */
-		if (!tok_is(&pt, "*") && !tok_eq(&pt, &st))
+		pe = tok_end(p);
+		se = tok_end(s);
+		/* '>': one or more tokens, and only as the last. */
+		if (pe - p == 1 && *p == '>')
+			return (*pe == '\0');
+		if (!(pe - p == 1 && *p == '*') && (pe - p != se - s ||
+		    memcmp(p, s, (size_t)(pe - p)) != 0))
 			return (0);
+		if (*pe == '\0' || *se == '\0')
+			return (*pe == '\0' && *se == '\0');
+		p = pe + 1;
+		s = se + 1;
 	}
 }
 

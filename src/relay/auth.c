@@ -23,6 +23,7 @@
 
 #include "treaty.h"
 #include "auth.h"
+#include "http.h"
 #include "log.h"
 #include "siphash.h"
 
@@ -57,7 +58,7 @@ auth_clear(void)
 int
 auth_bearer(struct evhttp_request *req, char hex[AUTH_HASH_HEX])
 {
-	return auth_bearer_value(evhttp_find_header(
+	return auth_bearer_value(http_header(
 	    evhttp_request_get_input_headers(req), "Authorization"), hex);
 }
 

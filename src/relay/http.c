@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -523,6 +525,31 @@ http_query_bool(const struct evkeyvalq *q, const char *key)
 	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || *v == '\0')
 		return 1;
 	return -2;
+}
+
+/*
+ * A header by name; see http.h.  evhttp_find_header runs its strcasecmp
+ * on every header before the one asked for (about 70 instructions each,
+ * for every request).  Names here differ in their first two bytes far
+ * more often than not, so those come first: equal without case is equal
+ * with bit 0x20 set, and a key whose first byte passes is a letter, so it
+ * has a second byte (maybe its NUL).  glibc's strcasecmp is ASCII's in
+ * the C locale, the only one the relay runs in, and several times
+ * faster than libevent's byte-by-byte evutil_ascii_strcasecmp.
+ */
+const char *
+http_header(const struct evkeyvalq *h, const char *name)
+{
+	const struct evkeyval	*kv;
+	unsigned char		 c0 = (unsigned char)name[0] | 0x20;
+	unsigned char		 c1 = (unsigned char)name[1] | 0x20;
+
+	TAILQ_FOREACH(kv, h, next)
+		if (((unsigned char)kv->key[0] | 0x20) == c0 &&
+		    ((unsigned char)kv->key[1] | 0x20) == c1 &&
+		    strcasecmp(kv->key, name) == 0)
+			return kv->value;
+	return NULL;
 }
 
 /* Free the server. */

@@ -55,6 +55,12 @@ long long	http_query_int(const struct evkeyvalq *q, const char *key,
 		    long long lo, long long hi);
 int		http_query_bool(const struct evkeyvalq *q, const char *key);
 /*
+ * A header's value, its name compared without case, or NULL: the answer
+ * of evhttp_find_header.  name starts with a letter and has two bytes at
+ * least.
+ */
+const char	*http_header(const struct evkeyvalq *h, const char *name);
+/*
  * 1 when the client of a request we have not answered yet has gone: evhttp
  * does not read a connection while its request waits for us, so a closed
  * one is only seen by looking.

@@ -394,7 +394,7 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 		    "may not publish to this subject", p->name, subject);
 		return;
 	}
-	ct = evhttp_find_header(ih, "Content-Type");
+	ct = http_header(ih, "Content-Type");
 	if (cevent_is_batch(ct)) {
 		ingest_batch(req, p, subject);
 		return;

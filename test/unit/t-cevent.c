@@ -902,6 +902,16 @@ media_types(void)
 	T_EQ_INT(cevent_is_structured("application/cloudevents-batch+json"),
 	    0);
 	T_EQ_INT(cevent_is_structured(NULL), 0);
+	T_EQ_INT(cevent_is_structured(" \tapplication/cloudevents+json"), 1);
+	T_EQ_INT(cevent_is_structured("application/cloudevents"), 0);
+	T_EQ_INT(cevent_is_structured("application/cloudevents+jsonx"), 0);
+	T_EQ_INT(cevent_is_batch("application/cloudevents-batch+json"), 1);
+	T_EQ_INT(cevent_is_batch(
+	    " APPLICATION/cloudevents-BATCH+json ; charset=utf-8"), 1);
+	T_EQ_INT(cevent_is_batch("application/cloudevents+json"), 0);
+	T_EQ_INT(cevent_is_batch("application/json"), 0);
+	T_EQ_INT(cevent_is_batch(""), 0);
+	T_EQ_INT(cevent_is_batch(NULL), 0);
 	T_EQ_INT(cevent_media_is_json("application/json"), 1);
 	T_EQ_INT(cevent_media_is_json("APPLICATION/JSON;charset=utf-8"), 1);
 	T_EQ_INT(cevent_media_is_json("application/ld+json"), 1);

@@ -209,6 +209,16 @@ match_literal(void)
 	T_EQ_INT(treaty_pattern_match("evt.>", "evt..a"), 0);
 	T_EQ_INT(treaty_pattern_match("evt.>", ""), 0);
 	T_EQ_INT(treaty_pattern_match("evt.>.a", "evt.x.a"), 0);
+	/* Invalid patterns never match, even where their bytes would. */
+	T_EQ_INT(treaty_pattern_match("evt.>.>", "evt.a.b"), 0);
+	T_EQ_INT(treaty_pattern_match("evt.*.>.b", "evt.a.x.b"), 0);
+	T_EQ_INT(treaty_pattern_match("evt.a.", "evt.a"), 0);
+	T_EQ_INT(treaty_pattern_match("evt.a.", "evt.a.b"), 0);
+	T_EQ_INT(treaty_pattern_match(".a", "x.a"), 0);
+	T_EQ_INT(treaty_pattern_match("", "x"), 0);
+	T_EQ_INT(treaty_pattern_match("evt.**", "evt.a"), 0);
+	T_EQ_INT(treaty_pattern_match("evt.>x", "evt.a"), 0);
+	T_EQ_INT(treaty_pattern_match("evt.a b", "evt.a"), 0);
 	T_EQ_INT(treaty_pattern_match(NULL, "evt.a.b.c.d"), 0);
 	T_EQ_INT(treaty_pattern_match("evt.>", NULL), 0);
 }
