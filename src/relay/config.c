@@ -592,6 +592,7 @@ config_load(struct config *cfg, int argc, char **argv,
 	char		 tlsname[2][64] = { "TREATY_RELAY_TLS_CERT",
 			    "TREATY_RELAY_TLS_KEY" };
 	char		 progname[64] = "TREATY_RELAY_PROGRESS_SECONDS";
+	char		 dupname[64] = "TREATY_RELAY_DUPLICATE_WINDOW_MINUTES";
 	const char	*file = NULL, *file_blame = "--config";
 	struct file_vars fv;
 	enum config_action action = CONFIG_RUN;
@@ -679,8 +680,9 @@ config_load(struct config *cfg, int argc, char **argv,
 		if (i == O_TLS_CERT || i == O_TLS_KEY)
 			snprintf(tlsname[i - O_TLS_CERT], sizeof(tlsname[0]),
 			    "%s", name);
-		if (i == O_PROGRESS)
-			snprintf(progname, sizeof(progname), "%s", name);
+		if (i == O_PROGRESS || i == O_DUPWIN)
+			snprintf(i == O_PROGRESS ? progname : dupname, 64,
+			    "%s", name);
 		if (i == O_CA_FILE && !ca_file_usable(val)) {
 			config_err(err, name, "", "%s is not a readable PEM file "
 			    "of CA certificates", val);
@@ -724,6 +726,15 @@ config_load(struct config *cfg, int argc, char **argv,
 	if (cfg->progress_seconds >= cfg->ack_wait_seconds) {
 		config_err(err, progname, "", "must be below the ack wait "
 		    "(%d s)", cfg->ack_wait_seconds);
+		action = CONFIG_BAD;
+	/* JetStream refuses a stream whose window is longer than its age. */
+	} else if (cfg->duplicate_window_minutes > cfg->work_max_age_hours *
+	    60 || cfg->duplicate_window_minutes > cfg->audit_max_age_days *
+	    1440) {
+		config_err(err, dupname, "", "must not be longer than the WORK "
+		    "and AUDIT max ages (%d min, %d min)",
+		    cfg->work_max_age_hours * 60,
+		    cfg->audit_max_age_days * 1440);
 		action = CONFIG_BAD;
 	} else if (config_tls(cfg, tlsname, err) == -1)
 		action = CONFIG_BAD;

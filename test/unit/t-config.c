@@ -393,6 +393,33 @@ progress_below_ack_wait(void)
 	env_clear();
 }
 
+/*
+ * JetStream refuses a stream whose duplicate window is longer than its
+ * max age: refused here, naming the window, rather than accepted and
+ * then failing every publish (a reload) or never becoming ready (a start).
+ */
+static void
+duplicate_window_within_ages(void)
+{
+	struct config		 cfg;
+	struct config_error	 err;
+
+	expect_bad_at(__LINE__, "TREATY_RELAY_WORK_MAX_AGE_HOURS", "1",
+	    "--duplicate-window-minutes", "61", "--duplicate-window-minutes",
+	    "");
+	expect_bad_at(__LINE__, "TREATY_RELAY_AUDIT_MAX_AGE_DAYS", "1",
+	    "--duplicate-window-minutes", "1441",
+	    "--duplicate-window-minutes", "");
+	env_clear();
+	setenv("TREATY_RELAY_WORK_MAX_AGE_HOURS", "1", 1);
+	EXPECT_BAD_AT_KEEP("TREATY_RELAY_DUPLICATE_WINDOW_MINUTES", "120", "");
+	setenv("TREATY_RELAY_DUPLICATE_WINDOW_MINUTES", "60", 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_EQ_INT(cfg.duplicate_window_minutes, 60);
+	config_free(&cfg);
+	env_clear();
+}
+
 /* TREATY_RELAY_VERBOSE: 0/1/true/false/empty, anything else refused. */
 static void
 verbose_values(void)
@@ -1387,6 +1414,8 @@ static const struct t_case cases[] = {
 	{ "flags override the environment", flags_override_env },
 	{ "numeric ranges, garbage and empty values", numeric_ranges },
 	{ "progress below the ack wait", progress_below_ack_wait },
+	{ "duplicate window within the max ages",
+	  duplicate_window_within_ages },
 	{ "TREATY_RELAY_VERBOSE values", verbose_values },
 	{ "valid producers, hashes stored lowercase", producers_ok },
 	{ "bad producers name var and field", producers_bad },
