@@ -619,3 +619,46 @@ out:
 	free(copy);
 	return rc;
 }
+
+/*
+ * The producer whose token hash is sha_hex.  Every configured hash is
+ * compared, in constant time, so the answer's timing says nothing about
+ * which hash (or how much of one) matched.
+ */
+const struct producer *
+config_find_producer(const struct config *cfg, const char *sha_hex)
+{
+	const struct producer	*found = NULL;
+	size_t			 i;
+
+	for (i = 0; i < cfg->nproducers; i++)
+		if (config_token_match(&cfg->producers[i].tokens, sha_hex))
+			found = &cfg->producers[i];
+	return found;
+}
+
+/* The pull subscriber whose token hash equals sha_hex, in constant time. */
+const struct subscriber *
+config_find_inbox(const struct config *cfg, const char *sha_hex)
+{
+	const struct subscriber	*found = NULL;
+	size_t			 i;
+
+	for (i = 0; i < cfg->nsubscribers; i++)
+		if (cfg->subscribers[i].kind == SUB_PULL &&
+		    config_token_match(&cfg->subscribers[i].tokens, sha_hex))
+			found = &cfg->subscribers[i];
+	return found;
+}
+
+/* One of a token list's hashes, each compared in constant time. */
+int
+config_token_match(const struct token_list *t, const char *sha_hex)
+{
+	size_t	 i;
+	int	 match = 0;
+
+	for (i = 0; i < t->n; i++)
+		match |= treaty_memeq(t->hash[i], sha_hex, TOKEN_HASH_HEX);
+	return match;
+}

@@ -5,8 +5,8 @@
 # no answer; TLS 1.1 refused, 1.2 taken; ALPN http/1.1 (h2 alone: the
 # no_application_protocol alert); the handshake counts against the request
 # deadline; a renewed certificate served after SIGHUP without a restart; a
-# reload with a broken pair keeps the running one; the control listener
-# stays plain HTTP.
+# reload with a broken pair keeps the running one, and one without the pair
+# keeps TLS on (a restart's setting); the control listener stays plain HTTP.
 . "$(dirname "$0")/lib.sh"
 TR=$ROOT/$O/treaty
 make_pki "$T/pki" localhost || { fail pki "openssl could not make the test certificates"; finish; }
@@ -156,6 +156,17 @@ check "a reload with a mismatched pair is refused" 1 "$(metric 'treaty_relay_con
 check "  the running certificate is still served" "$NEW" "$(serial)"
 check_match "  the log names the key file's variable" 'configuration not reloaded.*var=TREATY_RELAY_TLS_KEY' \
     "$(grep 'configuration not reloaded' "$RELAY_LOG" | tail -1)"
+# TLS off is a restart's (SPEC 11): a file without the pair keeps TLS on.
+cp "$T/pki2/server.key" "$T/key.pem"
+: > "$T/relay.env"
+kill -HUP "$RELAY_PID"
+wait_until 10 '[ "$(metric "treaty_relay_config_reloads_total{result=\"ok\"}")" = 2 ]'
+check "a reload without the TLS pair is applied" 2 "$(metric 'treaty_relay_config_reloads_total{result="ok"}')"
+check "  TLS stays on: the running certificate is still served" "$NEW" "$(serial)"
+check "  plain HTTP still gets no answer" 000 \
+    "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$RELAY_PORT/healthz")"
+check_match "  one warning names the certificate's variable" \
+    'level=warn.*restart.*var=TREATY_RELAY_TLS_CERT' "$(grep 'var=TREATY_RELAY_TLS_CERT' "$RELAY_LOG" | tail -1)"
 check "the relay is still running" yes "$(relay_alive && echo yes)"
 check_no_sanitizer_report "no sanitizer report" "$RELAY_LOG"
 finish
