@@ -76,6 +76,14 @@
  * closed.
  */
 #define DOOR_RAW_MAX		(API_BODY_MAX + DOOR_OPEN_BODY_MAX)
+/*
+ * Past this, while evhttp writes an answer, the socket is not read until
+ * evhttp reads again (after the answer): a client that keeps sending and
+ * does not read what it is sent then costs the next head and an open body
+ * at most, not DOOR_RAW_MAX (whose buffers took about three times their
+ * bytes: some 3 MiB a connection).  TCP holds back the rest.
+ */
+#define DOOR_HOLD_MAX		(DOOR_HEAD_MAX + DOOR_OPEN_BODY_MAX)
 #define TRIM_AFTER		64	/* closed connections, then malloc_trim */
 #define TRIM_DELAY_MS		1000
 
@@ -161,6 +169,26 @@ static void
 door_pass(struct dconn *c, size_t n)
 {
 	c->off += n;
+}
+
+/*
+ * In place of raw's next n bytes (after what is let through), let text
+ * through (len bytes; none for NULL): a line the door rewrites or drops.
+ */
+static void	door_flush(struct dconn *);
+
+static void
+door_pass_as(struct dconn *c, size_t n, const char *text, size_t len)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+
+	door_flush(c);
+	evbuffer_drain(c->raw, n);
+	if (text == NULL)
+		return;
+	door_add_begin(c, in);
+	evbuffer_add(in, text, len);
+	door_add_end(c, in);
 }
 
 /*
@@ -353,6 +381,19 @@ door_head_len(struct dconn *c)
 	return 0;
 }
 
+/* 1 when a chunk-size line's len bytes are hex digits alone. */
+static int
+door_hex_only(const char *p, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < len; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') ||
+		    ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')))
+			return 0;
+	return 1;
+}
+
 /*
  * Let through what can go: whole heads (read first), bodies as they come.
  * 1 when something went through.
@@ -363,6 +404,8 @@ door_scan(struct dconn *c)
 	size_t			 n, take, line, linelen;
 	int64_t			 sz;
 	int			 passed = 0;
+	const char		*lp;
+	char			 hex[24];
 
 	while ((n = evbuffer_get_length(c->raw) - c->off) > 0) {
 		switch (c->st) {
@@ -408,11 +451,19 @@ door_scan(struct dconn *c)
 					return -1;
 				return passed;
 			}
-			sz = door_chunk_size(door_peek(c, linelen, &take),
-			    linelen);
-			if (sz < 0)
+			lp = door_peek(c, linelen, &take);
+			if ((sz = door_chunk_size(lp, linelen)) < 0)
 				return -1;
-			door_pass(c, line);
+			/*
+			 * libevent 2.1 reads the size alone: extensions (valid
+			 * HTTP, and ours to ignore) would be its HTML 413.
+			 */
+			if (!door_hex_only(lp, linelen)) {
+				take = (size_t)snprintf(hex, sizeof(hex),
+				    "%llx\r\n", (unsigned long long)sz);
+				door_pass_as(c, line, hex, take);
+			} else
+				door_pass(c, line);
 			passed = 1;
 			if (sz == 0)
 				c->st = D_TRAILER;
@@ -438,6 +489,16 @@ door_scan(struct dconn *c)
 			/* After a chunk's data, its line end and nothing else. */
 			if (c->st == D_CHUNK_END && linelen != 0)
 				return -1;
+			/*
+			 * Trailer fields are dropped: nothing here reads them,
+			 * evhttp would add them to the request's headers after
+			 * the body (where a proxy in front may not look), and
+			 * one it cannot parse would be its HTML 413.
+			 */
+			if (c->st == D_TRAILER && linelen != 0) {
+				door_pass_as(c, line, NULL, 0);
+				continue;
+			}
 			door_pass(c, line);
 			passed = 1;
 			if (c->st == D_CHUNK_END)
@@ -517,6 +578,13 @@ door_input_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
 	if (rd == door_read_cb && !c->overflow)
 		return;
+	/*
+	 * evhttp is writing (its read callback is off; it reads only to see
+	 * a close, and enables reading again when the answer is out).  A
+	 * close is seen by the write meanwhile.
+	 */
+	if (rd == NULL && evbuffer_get_length(c->raw) > DOOR_HOLD_MAX)
+		bufferevent_disable(c->bev, EV_READ);
 	if (rd == NULL && !c->overflow)
 		evbuffer_cb_set_flags(bufferevent_get_output(c->bev), c->outcb,
 		    EVBUFFER_CB_ENABLED);
