@@ -251,7 +251,7 @@ gen_envelope(yajl_gen g, struct fetch *f, const struct fetch_msg *fm,
 	json_gen_str(g, id);
 	json_gen_str(g, "receipt");
 	if (f->lease && inbox_receipt_make(s->cfg->name,
-	    s->cfg->tokens.hash[0], id, fm->replay, l, receipt,
+	    f->key, id, fm->replay, l, receipt,
 	    sizeof(receipt)) == 0) {
 		json_gen_str(g, receipt);
 		inbox_leases_handout(ib.leases, s->idx, fm->replay, l,
@@ -643,10 +643,11 @@ fetch_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 /* Start a GET whose parameters inbox.c checked. */
 void
 inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
-    int peek, long long wait_ms)
+    int peek, long long wait_ms, const char *key)
 {
 	struct fetch	*f = xcalloc(1, sizeof(*f));
 
+	snprintf(f->key, sizeof(f->key), "%s", key);
 	f->req = req;
 	f->s = s;
 	s->refs++;

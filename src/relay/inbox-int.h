@@ -104,6 +104,7 @@ struct fetch {
 	int			 peeking;	/* peek=true */
 	struct event		 deadline;	/* end of a long-poll's wait */
 	long long		 wait_end;	/* now_ms() */
+	char			 key[TOKEN_HASH_HEX + 1];	/* receipts' */
 	struct fetch_msg	*msgs;		/* max of them */
 	int			 n;
 	struct take		*takes;		/* destructive: per message */
@@ -131,8 +132,9 @@ void	inbox_reject(struct evhttp_request *req, int status, const char *code,
 	    const char *detail, const char *inbox);
 
 /* inbox-fetch.c */
+/* key: the hash of the request's token, which its receipts are made with. */
 void	inbox_fetch(struct evhttp_request *req, struct isub *s, int max,
-	    int lease, int peek, long long wait_ms);
+	    int lease, int peek, long long wait_ms, const char *key);
 void	inbox_fetch_pump_init(struct isub *s, struct store_consumer *c);
 void	inbox_fetch_replay_add(struct isub *s, const char *id,
 	    struct store_consumer *c, int (*want)(void *, uint64_t),

@@ -74,13 +74,12 @@ inbox_reject(struct evhttp_request *req, int status, const char *code,
 
 /*
  * The bearer token must be the inbox's own: none (or one nobody has) is
- * 401, another inbox's or a producer's is 403.
+ * 401, another inbox's or a producer's is 403.  hex: its hash.
  */
 static int
-inbox_auth(struct evhttp_request *req, const struct isub *s)
+inbox_auth(struct evhttp_request *req, const struct isub *s,
+    char hex[AUTH_HASH_HEX])
 {
-	char	 hex[AUTH_HASH_HEX];
-
 	if (auth_bearer(req, hex) == 0) {
 		if (config_token_match(&s->cfg->tokens, hex))
 			return 0;
@@ -101,9 +100,9 @@ inbox_auth(struct evhttp_request *req, const struct isub *s)
 /*
  * Read a receipt of this inbox (l, and the replay it names into replay):
  * 0, -1 when it is not a receipt, -2 when no token hash of the inbox made
- * it.  Receipts are made with the newest hash and read with any, so a
- * lease taken before a token rotation can still be answered until the
- * old hash is removed.
+ * it.  Receipts are made with the hash of the token that took the lease
+ * and read with any, so a lease taken before a token rotation can still
+ * be answered until the old hash is removed (whatever the list's order).
  */
 static int
 inbox_receipt_check(const struct isub *s, const char *id, const char *r,
@@ -121,7 +120,7 @@ inbox_receipt_check(const struct isub *s, const char *id, const char *r,
 /* GET /v1/inbox/<name>: the parameters, then inbox-fetch.c. */
 static void
 inbox_get(struct evhttp_request *req, struct isub *s,
-    const struct evkeyvalq *q)
+    const struct evkeyvalq *q, const char *key)
 {
 	long long	 max, wait;
 	int		 lease, peek;
@@ -142,7 +141,7 @@ inbox_get(struct evhttp_request *req, struct isub *s,
 		return;
 	}
 	inbox_fetch(req, s, max > 0 ? (int)max : API_INBOX_BATCH_DEFAULT, lease,
-	    peek, wait > 0 ? wait : 0);
+	    peek, wait > 0 ? wait : 0, key);
 }
 
 /* End an operation, the one way (its request answered, or to be). */
@@ -333,7 +332,7 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 	struct evkeyvalq	 q;
 	const char		*slash = strchr(rest, '/'), *idp, *verb = NULL;
 	struct isub		*s;
-	char			*id = NULL, *seg;
+	char			*id = NULL, *seg, key[AUTH_HASH_HEX];
 	size_t			 idlen;
 
 	s = inbox_find(rest, slash != NULL ? (size_t)(slash - rest) :
@@ -347,7 +346,7 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 		    "relay is shutting down");
 		return;
 	}
-	if (inbox_auth(req, s) == -1)
+	if (inbox_auth(req, s, key) == -1)
 		return;
 	TAILQ_INIT(&q);
 	if (evhttp_parse_query_str(uri != NULL && evhttp_uri_get_query(uri) ?
@@ -360,7 +359,7 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 		if (m != EVHTTP_REQ_GET)
 			inbox_not_allowed(req, "GET", "fetch with GET");
 		else
-			inbox_get(req, s, &q);
+			inbox_get(req, s, &q, key);
 		evhttp_clear_headers(&q);
 		return;
 	}

@@ -277,4 +277,30 @@ wait_until 25 '[ -s "$T/poll2.status" ]'
 check_match "a removed inbox's long-poll gets the event that arrives" '^200 (late-1|in-1)' \
     "$(cat "$T/poll2.status") $(python3 -c 'import json,sys; print(" ".join(e["id"] for e in json.load(open(sys.argv[1]))["envelopes"]))' "$T/poll2.json" 2>&1)"
 check "  and the relay goes on" 202 "$(TOKEN=$NEW_TOKEN post evt.acme.shop.order.created after-1 x; echo $STATUS)"
+
+# 9. An inbox's token rotated with the new hash listed last: a lease taken
+#    with the new token is still extended and acknowledged once the old
+#    hash is removed (its receipt is made with the hash of the token that
+#    took it, not with the list's first).
+I3=inbox-token-three-0123456789
+I3_SHA=$(sha256hex "$I3")
+conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$(hook1 h1b $S1),$(inbox1 '["'$I2_SHA'","'$I3_SHA'"]'),$HOOK2]" \
+    "TREATY_RELAY_WORK_MAX_AGE_HOURS=24"
+reload
+TOKEN=$NEW_TOKEN post evt.acme.inbox.item.created rot-1 x
+rcpt=
+for _ in 1 2 3 4 5; do
+	inbox_get "$I3" '&wait=3000' > /dev/null
+	rcpt=$(python3 -c 'import json,sys
+print("".join(e["receipt"] for e in json.load(open(sys.argv[1]))["envelopes"] if e["id"] == "rot-1"))' \
+	    "$T/inbox.json" 2>/dev/null)
+	[ -n "$rcpt" ] && break
+done
+check_match "rotation: rot-1 leased with the new token" '^[0-9]' "$rcpt"
+conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$(hook1 h1b $S1),$(inbox1 '"'$I3_SHA'"'),$HOOK2]" \
+    "TREATY_RELAY_WORK_MAX_AGE_HOURS=24"
+reload
+iop() { curl -s -m 10 -o /dev/null -w '%{http_code}' -X "$1" -H "Authorization: Bearer $I3" "$RELAY_URL/v1/inbox/inbox1/$2"; }
+check "  the old hash removed: its lease is extended (204)" 204 "$(iop POST "rot-1/extend?receipt=$rcpt")"
+check "  and acknowledged (204)" 204 "$(iop DELETE "rot-1?receipt=$rcpt")"
 finish
