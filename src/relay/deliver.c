@@ -86,6 +86,17 @@ struct dtarget {
 };
 
 /*
+ * How a subscriber's deliveries are signed, pinned by each like its pool:
+ * a reload that changes the url and the secrets together must not have a
+ * delivery under way sign for the new endpoint and post to the old.
+ */
+struct dsign {
+	struct treaty_keys	*keys;
+	int			 standard_webhooks;
+	int			 refs;	/* its deliveries, +1 while current */
+};
+
+/*
  * One push subscriber, with its own copy of its settings, which a reload
  * replaces (later attempts use the new ones).  A removed subscriber moves
  * to dl.gone until its last delivery ends.
@@ -96,7 +107,7 @@ struct dsub {
 	struct store_consumer	*consumer;	/* NULL once removed */
 	struct dtarget		*target;
 	int			 allow_private;
-	struct treaty_keys	*keys;
+	struct dsign		*sign;
 	struct delivery_list	 live;
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
@@ -106,6 +117,7 @@ TAILQ_HEAD(dsub_list, dsub);
 struct delivery {
 	struct dsub		*s;
 	struct dtarget		*t;		/* the pool it uses */
+	struct dsign		*sign;		/* and its keys */
 	struct store_msg	*m;		/* NULL once JetStream was answered */
 	enum delivery_state	 state;
 	union {
@@ -145,6 +157,16 @@ dtarget_release(struct dtarget *t)
 		return;
 	outbound_target_free(t->t);
 	free(t);
+}
+
+/* Let go of signing keys; the last user frees them. */
+static void
+dsign_release(struct dsign *g)
+{
+	if (--g->refs > 0)
+		return;
+	treaty_keys_free(g->keys);
+	free(g);
 }
 
 /* Move a delivery to state s. */
@@ -188,6 +210,7 @@ delivery_close(struct delivery *d, const char *reason)
 	dl.in_flight--;
 	metrics_in_flight(d->s->idx, -1);
 	dtarget_release(d->t);
+	dsign_release(d->sign);
 	if (d->s->consumer == NULL && TAILQ_EMPTY(&d->s->live)) {
 		/* The last delivery of a removed subscriber. */
 		TAILQ_REMOVE(&dl.gone, d->s, entry);
@@ -315,7 +338,7 @@ collect_header(void *arg, const char *key, const char *value)
 static void
 delivery_send(struct delivery *d, const struct resolve_result *to)
 {
-	struct dsub	*s = d->s;
+	struct dsign	*g = d->sign;
 	struct hdrs	 hs;
 	struct outbound_msg msg;
 	const void	*body;
@@ -328,13 +351,13 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 	body = store_msg_data(d->m, &len);
 	memset(&hs, 0, sizeof(hs));
 	store_msg_headers(d->m, collect_header, &hs);
-	if (treaty_keys_sig_sign(s->keys, t, d->id, body, len, sig,
+	if (treaty_keys_sig_sign(g->keys, t, d->id, body, len, sig,
 	    sizeof(sig)) < 0) {
 		delivery_failed(d, 0, "cannot sign", NULL, -1);
 		return;
 	}
 	hs.h[hs.n++] = (struct outbound_header){ TREATY_SIG_HEADER, sig };
-	if (s->cfg->standard_webhooks) {
+	if (g->standard_webhooks) {
 		/*
 		 * The same instant, signed the Standard Webhooks way too.  Its
 		 * id is the ce-id as the header carries it (percent-encoded
@@ -345,7 +368,7 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 		const char	*swid = store_msg_header(d->m, "ce-id");
 
 		snprintf(ts, sizeof(ts), "%lld", (long long)t);
-		if (swid == NULL || treaty_keys_sw_sign(s->keys, swid, t,
+		if (swid == NULL || treaty_keys_sw_sign(g->keys, swid, t,
 		    body, len, swsig, sizeof(swsig)) < 0) {
 			delivery_failed(d, 0, "cannot sign", NULL, -1);
 			return;
@@ -403,6 +426,8 @@ delivery_new(struct dsub *s, struct store_msg *m)
 	d->s = s;
 	d->t = s->target;
 	d->t->refs++;
+	d->sign = s->sign;
+	d->sign->refs++;
 	d->m = m;
 	d->state = DS_IDLE;
 	d->attempt = store_msg_delivered(m);
@@ -564,8 +589,12 @@ dsub_set(struct dsub *s, const struct subscriber *sc)
 	}
 	s->allow_private = dl.cfg->allow_private_networks ||
 	    config_host_is_local(outbound_target_host(s->target->t));
-	treaty_keys_free(s->keys);
-	s->keys = config_keys(s->cfg);
+	if (s->sign != NULL)
+		dsign_release(s->sign);
+	s->sign = xcalloc(1, sizeof(*s->sign));
+	s->sign->refs = 1;
+	s->sign->keys = config_keys(s->cfg);
+	s->sign->standard_webhooks = s->cfg->standard_webhooks;
 	config_subscriber_free(old);
 }
 
@@ -591,7 +620,7 @@ static void
 dsub_free(struct dsub *s)
 {
 	dtarget_release(s->target);
-	treaty_keys_free(s->keys);
+	dsign_release(s->sign);
 	config_subscriber_free(s->cfg);
 	free(s);
 }
