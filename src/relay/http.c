@@ -352,8 +352,15 @@ http_bind(const char *addr, int port, int reuseport)
 		fatalx("cannot listen", "addr=%s port=%d", log_q(addr), port);
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
-	if (fd == -1 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	/*
+	 * With reuseport, not SO_REUSEADDR as well: a socket bound with
+	 * both, not listening yet (until ready), does not keep another
+	 * program that sets SO_REUSEADDR from binding the port, and the
+	 * ready instance's listen() would fail instead.  SO_REUSEPORT alone
+	 * rebinds past TIME_WAIT connections just the same.
+	 */
+	if (fd == -1 || (!reuseport && setsockopt(fd, SOL_SOCKET,
+	    SO_REUSEADDR, &one, sizeof(one)) == -1) ||
 	    (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one,
 	    sizeof(one)) == -1) ||
 	    bind(fd, (struct sockaddr *)&ss, len) == -1)

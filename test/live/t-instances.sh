@@ -64,6 +64,22 @@ check "a second instance without --reuseport: exit 1" 1 "$?"
 check_match "  naming the address" "level=error msg=\"cannot listen\" addr=127.0.0.1 port=$PORT_SHARED" \
     "$(cat "$T/relay.b.log")"
 kill -TERM $A; wait $A
+# The same while the reuseport instance is not ready (its share bound,
+# not yet listening): the plain one must not take the port from it.
+CA=$(free_port)
+NATS_URL_INST=nats://127.0.0.1:$(free_port) inst a --reuseport --control-listen 127.0.0.1:$CA
+A=$INST_PID
+wait_until 15 '[ "$(ctl_health $CA)" = 503 ]' || fail a "its control listener did not answer"
+inst b
+B=$INST_PID
+# Bounded: a b that took the port would run on.
+wait_until 15 '! kill -0 $B 2>/dev/null' || kill -TERM $B
+wait $B
+check "a plain instance beside a reuseport one that is not ready: exit 1" 1 "$?"
+check_match "  naming the address" "level=error msg=\"cannot listen\" addr=127.0.0.1 port=$PORT_SHARED" \
+    "$(cat "$T/relay.b.log")"
+check "  and the reuseport one is still running" yes "$(kill -0 $A 2>/dev/null && echo yes)"
+kill -TERM $A; wait $A
 
 # 2. Two with --reuseport, each with its control port.
 CA=$(free_port)
