@@ -146,6 +146,13 @@ door_head_parse(const char *head, size_t len, struct door_head *h)
 			if (vlen != 7 || strncasecmp(v, "chunked", 7) != 0)
 				te_ok = 0;
 		} else if (n == 13 && strncasecmp(p, "Authorization", n) == 0) {
+			/*
+			 * One only: the door would check the last and evhttp
+			 * hand ingest the first, and a proxy in front either.
+			 */
+			if (h->auth != NULL)
+				return refuse(h, 400, "bad_request", "more "
+				    "than one Authorization");
 			h->auth = v;
 			h->authlen = vlen;
 		}

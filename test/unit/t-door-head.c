@@ -62,6 +62,8 @@ smuggling(void)
 		"HEAD /x HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
 		"HEAD /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
 		"TRACE /x HTTP/1.1\r\nContent-Length: 1\r\n\r\n",
+		"POST /x HTTP/1.1\r\nAuthorization: Bearer a\r\n"
+		    "authorization: Bearer b\r\n\r\n",
 	};
 	struct door_head h;
 	size_t		 i;
