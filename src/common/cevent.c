@@ -134,14 +134,21 @@ attr_name_ok(const char *name)
 	return treaty_ce_extension_name_valid(name);
 }
 
-/* Control characters cannot go into a NATS header or a log line. */
+/*
+ * Control characters cannot go into a NATS header or a log line: C0, DEL,
+ * and C1 (U+0080-U+009F, UTF-8 C2 80-9F: NEL among them, a line end to
+ * some readers).  s is UTF-8.
+ */
 static int
 has_ctl_n(const char *s, size_t len)
 {
 	size_t	 i;
 
 	for (i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f ||
+		    ((unsigned char)s[i] == 0xc2 && i + 1 < len &&
+		    (unsigned char)s[i + 1] >= 0x80 &&
+		    (unsigned char)s[i + 1] <= 0x9f))
 			return 1;
 	return 0;
 }

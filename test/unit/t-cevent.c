@@ -399,7 +399,7 @@ static void
 bin_id_control(void)
 {
 	static const char *const badid[] = { "a%0Ab", "a%0Db", "a%09b",
-	    "a%1Fb", "a%7Fb", "%01" };
+	    "a%1Fb", "a%7Fb", "%01", "a%C2%85b", "%C2%80", "a%C2%9F" };
 	struct hdrs	 h;
 	struct cevent	 ev;
 	size_t		 i;
@@ -447,6 +447,16 @@ bin_text_only(void)
 	hdrs_init(&h, 1);
 	hdr(&h, "ce-subject", "%FF");
 	BIN_BAD(&h, "an invalid byte in a value");
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-subject", "a\xc2\x85" "b");
+	BIN_BAD(&h, "a C1 control (NEL) in a value, raw");
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-subject", "a%C2%85b");
+	BIN_BAD(&h, "a C1 control (NEL) in a value, percent-encoded");
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-subject", "%C2%A0%C2%A9");
+	T_EQ_INT(bin(&ev, &h, ""), 0);
+	cevent_free(&ev);
 	hdrs_init(&h, 1);
 	hdr(&h, "Content-Type", "text/plain; charset=\xc3\xa9");
 	hdr(&h, "ce-subject", "caf%C3%A9");
