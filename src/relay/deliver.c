@@ -142,6 +142,7 @@ static struct {
 	struct dsub_list	 gone;		/* removed, deliveries left */
 	int			 in_flight;
 	int			 stopping;
+	int			 progress_s;	/* what the timers run at */
 } dl = {
 	.subs = TAILQ_HEAD_INITIALIZER(dl.subs),
 	.gone = TAILQ_HEAD_INITIALIZER(dl.gone)
@@ -712,6 +713,7 @@ deliver_init(struct event_base *base, const struct config *cfg)
 {
 	dl.base = base;
 	dl.cfg = cfg;
+	dl.progress_s = cfg->progress_seconds;
 	resolve_init(base, cfg->dns_server, cfg->dns_timeout_ms, PIN_CACHE_MS);
 	if (outbound_init(base, cfg->ca_file, cfg->delivery_timeout_ms,
 	    cfg->delivery_idle_ms, "treaty-relay") == -1)
@@ -720,12 +722,40 @@ deliver_init(struct event_base *base, const struct config *cfg)
 	deliver_sync(NULL);
 }
 
+/*
+ * A new progress interval (it is below the new ack wait): every delivery
+ * under way tells JetStream now and goes on at the new pace, since the
+ * old one may be past a lowered ack wait.  Removed subscribers' too.
+ */
+static void
+deliver_progress_reset(void)
+{
+	struct dsub_list	*lists[] = { &dl.subs, &dl.gone };
+	struct timeval		 tv = { dl.cfg->progress_seconds, 0 };
+	struct dsub		*s;
+	struct delivery		*d;
+	size_t			 i;
+
+	if (dl.progress_s == dl.cfg->progress_seconds)
+		return;
+	dl.progress_s = dl.cfg->progress_seconds;
+	for (i = 0; i < 2; i++)
+		TAILQ_FOREACH(s, lists[i], entry)
+			TAILQ_FOREACH(d, &s->live, entry) {
+				if (d->m != NULL)
+					store_msg_progress(d->m);
+				event_add(&d->progress, &tv);
+			}
+}
+
 /* The configuration was reloaded; see deliver.h. */
 void
 deliver_reload(struct sub_changes *ch)
 {
-	if (!dl.stopping)
-		deliver_sync(ch);
+	if (dl.stopping)
+		return;
+	deliver_sync(ch);
+	deliver_progress_reset();
 }
 
 /* Deliveries under way. */

@@ -303,4 +303,17 @@ reload
 iop() { curl -s -m 10 -o /dev/null -w '%{http_code}' -X "$1" -H "Authorization: Bearer $I3" "$RELAY_URL/v1/inbox/inbox1/$2"; }
 check "  the old hash removed: its lease is extended (204)" 204 "$(iop POST "rot-1/extend?receipt=$rcpt")"
 check "  and acknowledged (204)" 204 "$(iop DELETE "rot-1?receipt=$rcpt")"
+
+# 10. The ack wait and progress interval lowered while a delivery takes
+#     6 s: it reports progress at the new pace at once, so JetStream does
+#     not hand the event out again under it (at the old pace, 10 s, the
+#     new 3 s ack wait ran out first).
+TOKEN=$NEW_TOKEN post evt.acme.shop.order.created delay6-a x
+wait_until 10 'received delay6-a >/dev/null'
+conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$(hook1 h1b $S1),$(inbox1 '"'$I3_SHA'"'),$HOOK2]" \
+    "TREATY_RELAY_WORK_MAX_AGE_HOURS=24" "TREATY_RELAY_ACK_WAIT_SECONDS=3" "TREATY_RELAY_PROGRESS_SECONDS=1"
+reload
+wait_until 20 'grep -q "delivery closed.*id=delay6-a .*reason=delivered" "$RELAY_LOG"'
+check "a lowered ack wait under a slow delivery: delivered once, not handed out again" 1 \
+    "$(received delay6-a | wc -l)"
 finish
