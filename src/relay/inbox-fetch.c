@@ -38,6 +38,14 @@
  * next source instead of waiting out the store's deadline (5 s) while the
  * inbox's own consumer may have events.
  *
+ * An answer holds at most FETCH_BYTES_MAX bytes of stored events (one
+ * event at least), whatever max asked: 256 events of 1 MiB would be some
+ * 340 MiB of JSON, more than a client can be expected to read (treaty
+ * work's limit is 64 MiB; base64 and JSON escapes grow the bytes by up to
+ * six times).  The pulls ask JetStream for the bytes left (max_bytes): a
+ * message past them stays in the consumer, undelivered, for the next GET,
+ * rather than being leased and given back, which would count a delivery.
+ *
  * A struct fetch lives from the GET to its answer; fetch_close is its one
  * teardown, and cancels whatever the fetch still waits for (its place in
  * a queue, a peek on the worker, the confirmations of a destructive
@@ -68,6 +76,7 @@
 #define PUMP_RETRY_MS		500	/* long-polls, while NATS is away */
 #define WAIT_PULL_MIN_MS	100	/* the shortest expiry asked for */
 #define REPLAY_QUIET_MS		250	/* a replay's "now" pull, unanswered */
+#define FETCH_BYTES_MAX		(8LL * 1024 * 1024)	/* stored, per answer */
 
 /* A destructive fetch's acknowledgement of one of its events. */
 struct take {
@@ -124,6 +133,14 @@ fetch_add(struct fetch *f, const struct isrc *src, struct store_msg *m)
 	memcpy(f->msgs[f->n].replay, src != NULL ? src->replay : "",
 	    src != NULL ? sizeof(src->replay) : 1);
 	f->n++;
+	f->bytes += store_msg_size(m);
+}
+
+/* No room for more: the count asked for, or the answer's bytes. */
+static int
+fetch_full(const struct fetch *f)
+{
+	return f->n >= f->max || f->bytes >= FETCH_BYTES_MAX;
 }
 
 /*
@@ -410,7 +427,7 @@ fetch_next(struct fetch *f)
 	struct isrc	*next = NULL;
 	int		 wait;
 
-	if (f->n >= f->max || f->stage == FETCH_OWN) {
+	if (fetch_full(f) || f->stage == FETCH_OWN) {
 		fetch_done(f);
 		return;
 	}
@@ -478,7 +495,7 @@ now_cb(void *arg, struct store_msg *m, int status)
 	src->got++;
 	if (src->want != NULL && !src->want(src->want_arg, store_msg_seq(m)))
 		store_msg_ack(m);	/* not the replay's: never seen */
-	else if (f == NULL || f->n >= f->max)
+	else if (f == NULL || fetch_full(f))
 		store_pull_return(src->consumer, m);
 	else
 		fetch_add(f, src, m);
@@ -491,7 +508,7 @@ now_cb(void *arg, struct store_msg *m, int status)
 	 * The batch is complete: JetStream sends no status after that.  A
 	 * fetch with room left (its replay did not want some) asks again.
 	 */
-	if (f != NULL && f->n >= f->max)
+	if (f != NULL && fetch_full(f))
 		fetch_next(f);
 	return 0;
 }
@@ -539,7 +556,7 @@ wait_cb(void *arg, struct store_msg *m, int status)
 		return 0;
 	}
 	fetch_add(f, &s->own, m);
-	if (f->n < f->max && !ib.stopping)	/* the rest, without waiting */
+	if (!fetch_full(f) && !ib.stopping)	/* the rest, without waiting */
 		fetch_queue(f, &s->own, STORE_PULL_NOW);
 	else
 		fetch_done(f);
@@ -555,13 +572,15 @@ static int
 pump_now(struct isrc *src)
 {
 	struct fetch	*f = TAILQ_FIRST(&src->queue[STORE_PULL_NOW]);
+	long long	 left;
 
 	if (f == NULL || store_pull_pending(src->consumer, STORE_PULL_NOW))
 		return 0;
 	src->asked = f->max - f->n;
 	src->got = 0;
+	left = FETCH_BYTES_MAX - (long long)f->bytes;
 	if ((src->req = store_pull(src->consumer, STORE_PULL_NOW, src->asked,
-	    0, now_cb, src)) != NULL) {
+	    0, left > 0 ? left : 1, now_cb, src)) != NULL) {
 		src_quiet_on(src);
 		return 0;
 	}
@@ -606,8 +625,8 @@ fetch_pump_cb(evutil_socket_t fd, short ev, void *arg)
 		left = f->wait_end - now_ms();
 		/* Not connected: ask again soon; deadlines still apply. */
 		if (store_pull(s->own.consumer, STORE_PULL_WAIT, 1,
-		    left > WAIT_PULL_MIN_MS ? left : WAIT_PULL_MIN_MS, wait_cb,
-		    s) == NULL)
+		    left > WAIT_PULL_MIN_MS ? left : WAIT_PULL_MIN_MS, 0,
+		    wait_cb, s) == NULL)
 			event_add(&s->pump, &tv);
 	}
 }

@@ -105,6 +105,7 @@ struct fetch {
 	struct event		 deadline;	/* end of a long-poll's wait */
 	long long		 wait_end;	/* now_ms() */
 	char			 key[TOKEN_HASH_HEX + 1];	/* receipts' */
+	size_t			 bytes;		/* stored bytes of msgs */
 	struct fetch_msg	*msgs;		/* max of them */
 	int			 n;
 	struct take		*takes;		/* destructive: per message */

@@ -240,6 +240,8 @@ void	 store_pub_destroy(void);
 
 /* store-msg.c */
 struct store_msg *store_msg_wrap(natsMsg *m);
+/* A message's stored size (store_msg_size). */
+size_t		 store_natsmsg_size(natsMsg *m);
 void	 store_msg_answer(natsMsg *m, enum store_verb v, long long delay_ms);
 void	 store_grave_add(natsMsg *m);
 void	 store_grave_flush(void);

@@ -125,6 +125,30 @@ store_msg_data(const struct store_msg *m, size_t *len)
 	return natsMsg_GetData(m->m);
 }
 
+/* The stored size: payload and header lines; see store.h. */
+size_t
+store_msg_size(const struct store_msg *m)
+{
+	return store_natsmsg_size(m->m);
+}
+
+/* The same of a natsMsg: NATS/1.0, each "key: value", the empty line. */
+size_t
+store_natsmsg_size(natsMsg *m)
+{
+	const char	**keys = NULL, *v;
+	int		  n = 0, i;
+	size_t		  sz = (size_t)natsMsg_GetDataLength(m) + 12;
+
+	if (natsMsgHeader_Keys(m, &keys, &n) != NATS_OK)
+		return sz;
+	for (i = 0; i < n; i++)
+		if (natsMsgHeader_Get(m, keys[i], &v) == NATS_OK)
+			sz += strlen(keys[i]) + strlen(v) + 4;
+	free((void *)keys);
+	return sz;
+}
+
 /* First value of a header. */
 const char *
 store_msg_header(const struct store_msg *m, const char *key)

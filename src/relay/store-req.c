@@ -465,21 +465,33 @@ store_req_pull_reply(struct store_consumer *c, enum store_pull_kind kind,
  */
 struct store_req *
 store_pull(struct store_consumer *c, enum store_pull_kind kind, int batch,
-    long long wait_ms, store_reply_cb cb, void *arg)
+    long long wait_ms, long long max_bytes, store_reply_cb cb, void *arg)
 {
 	struct store_req	*r;
 	struct store_stray	*st;
 	char			 subj[256], reply[160], data[128];
-	long long		 deadline;
+	long long		 deadline, left = max_bytes, sz;
 	uint64_t		 id;
-	int			 k;
+	int			 k = 0;
 
-	k = c->nstrays < batch ? c->nstrays : batch;
+	/* The strays first, as many as the bytes allow (one at least). */
+	TAILQ_FOREACH(st, &c->strays, entry) {
+		if (k == batch)
+			break;
+		sz = (long long)store_natsmsg_size(st->m);
+		if (max_bytes > 0 && k > 0 && sz > left)
+			break;
+		left -= sz;
+		k++;
+	}
+	if (max_bytes > 0 && left <= 0)
+		batch = k;		/* nothing more of JetStream */
 	id = rq.next_id + 1;
 	if (c->pull_req[kind] != NULL || !req_possible() ||
 	    store_wire_pull_subject(subj, sizeof(subj), c->name) == -1 ||
 	    store_wire_pull_body(data, sizeof(data), batch - k,
-	    kind == STORE_PULL_WAIT ? wait_ms : 0) == -1 ||
+	    kind == STORE_PULL_WAIT ? wait_ms : 0,
+	    max_bytes > 0 ? left : 0) == -1 ||
 	    store_wire_pull_reply(reply, sizeof(reply),
 	    (const char *)store_conn.inbox, c->idx, (int)kind, id) == -1)
 		return NULL;

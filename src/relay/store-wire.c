@@ -154,15 +154,23 @@ store_wire_pull_subject(char *buf, size_t len, const char *consumer)
 	    ".%s", consumer), len);
 }
 
-/* {"batch":N,"no_wait":true} or {"batch":N,"expires":<ns>} */
+/*
+ * {"batch":N,"no_wait":true} or {"batch":N,"expires":<ns>}, with
+ * "max_bytes":B before the end when max_bytes > 0.
+ */
 int
-store_wire_pull_body(char *buf, size_t len, int batch, long long expires_ms)
+store_wire_pull_body(char *buf, size_t len, int batch, long long expires_ms,
+    long long max_bytes)
 {
+	char	 mb[40] = "";
+
+	if (max_bytes > 0)
+		snprintf(mb, sizeof(mb), ",\"max_bytes\":%lld", max_bytes);
 	if (expires_ms <= 0)
-		return fits(snprintf(buf, len, "{\"batch\":%d,\"no_wait\":true}",
-		    batch), len);
-	return fits(snprintf(buf, len, "{\"batch\":%d,\"expires\":%lld}",
-	    batch, expires_ms * 1000000LL), len);
+		return fits(snprintf(buf, len, "{\"batch\":%d,\"no_wait\":true"
+		    "%s}", batch, mb), len);
+	return fits(snprintf(buf, len, "{\"batch\":%d,\"expires\":%lld%s}",
+	    batch, expires_ms * 1000000LL, mb), len);
 }
 
 #define JSON_WS(c)	((c) == ' ' || (c) == '\t' || (c) == '\r' || (c) == '\n')

@@ -68,10 +68,12 @@ int	 store_wire_pull_reply(char *buf, size_t len, const char *inbox,
 int	 store_wire_pull_subject(char *buf, size_t len, const char *consumer);
 /*
  * The body of a pull request for batch messages: what is there now
- * (expires_ms 0: no_wait) or within expires_ms.  -1 when it does not fit.
+ * (expires_ms 0: no_wait) or within expires_ms, and when max_bytes > 0 no
+ * more than that many bytes of them (JetStream ends the batch with a 409
+ * at the first message that would pass it).  -1 when it does not fit.
  */
 int	 store_wire_pull_body(char *buf, size_t len, int batch,
-	    long long expires_ms);
+	    long long expires_ms, long long max_bytes);
 /*
  * Read a publish acknowledgement: its Status header (NULL when none) and
  * body.  {"stream":..,"seq":..[,"duplicate":true]} gives 0 and *dup;

@@ -110,6 +110,8 @@ typedef void (*store_msg_cb)(void *arg, struct store_msg *m);
 
 const char	*store_msg_subject(const struct store_msg *m);
 const void	*store_msg_data(const struct store_msg *m, size_t *len);
+/* Its stored size: payload and header lines (what a pull's bytes count). */
+size_t		 store_msg_size(const struct store_msg *m);
 /* First value of header key, or NULL. */
 const char	*store_msg_header(const struct store_msg *m, const char *key);
 /* Its value percent-decoded, malloc'd; NULL when absent or not valid. */
@@ -390,7 +392,9 @@ void		 store_req_close(struct store_req *r, const char *reason);
  * (STORE_PULL_WAIT).  JetStream sends a pull's messages under their own
  * subjects, so only one request of each kind per consumer can be told
  * apart at a time: NULL while one is pending (store_pull_pending), or
- * when NATS is not connected.
+ * when NATS is not connected.  max_bytes > 0 bounds the bytes of the
+ * messages (store_msg_size) past the first: what would pass it stays for
+ * a later pull, undelivered.
  */
 enum store_pull_kind {
 	STORE_PULL_NOW,
@@ -399,7 +403,7 @@ enum store_pull_kind {
 };
 struct store_req *store_pull(struct store_consumer *c,
 		    enum store_pull_kind kind, int batch, long long wait_ms,
-		    store_reply_cb cb, void *arg);
+		    long long max_bytes, store_reply_cb cb, void *arg);
 int		 store_pull_pending(const struct store_consumer *c,
 		    enum store_pull_kind kind);
 /* Close every pull request of c still pending (shutdown). */

@@ -124,11 +124,15 @@ pull(void)
 
 	T_EQ_INT(store_wire_pull_subject(b, sizeof(b), "relay-x"), 0);
 	T_EQ_STR(b, "$JS.API.CONSUMER.MSG.NEXT.WORK.relay-x");
-	T_EQ_INT(store_wire_pull_body(b, sizeof(b), 10, 0), 0);
+	T_EQ_INT(store_wire_pull_body(b, sizeof(b), 10, 0, 0), 0);
 	T_EQ_STR(b, "{\"batch\":10,\"no_wait\":true}");
-	T_EQ_INT(store_wire_pull_body(b, sizeof(b), 1, 30000), 0);
+	T_EQ_INT(store_wire_pull_body(b, sizeof(b), 1, 30000, 0), 0);
 	T_EQ_STR(b, "{\"batch\":1,\"expires\":30000000000}");
-	T_EQ_INT(store_wire_pull_body(small, sizeof(small), 1, 0), -1);
+	T_EQ_INT(store_wire_pull_body(b, sizeof(b), 256, 0, 8388608), 0);
+	T_EQ_STR(b, "{\"batch\":256,\"no_wait\":true,\"max_bytes\":8388608}");
+	T_EQ_INT(store_wire_pull_body(b, sizeof(b), 2, 5, 100), 0);
+	T_EQ_STR(b, "{\"batch\":2,\"expires\":5000000,\"max_bytes\":100}");
+	T_EQ_INT(store_wire_pull_body(small, sizeof(small), 1, 0, 0), -1);
 	T_EQ_INT(store_wire_pull_subject(small, sizeof(small), "relay-x"), -1);
 }
 
