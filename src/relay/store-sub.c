@@ -70,10 +70,15 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 	c->idx = cs.next_idx++;
 	TAILQ_INIT(&c->strays);
 	TAILQ_INSERT_TAIL(&cs.list, c, entry);
-	/* Added by a reload: subscribe now, and have JetStream make it. */
-	if (store_conn.connected && !store_conn.closing) {
+	/*
+	 * Added by a reload: subscribe now, and have JetStream make it.
+	 * Subscribe while NATS is away too: nats.c sends the subscription
+	 * when it reconnects, and nothing here subscribes again then (the
+	 * consumer itself is made by the check that follows a reconnect).
+	 */
+	if (store_conn.nc != NULL && !store_conn.closing) {
 		store_sub_init();
-		if (!c->replay)
+		if (store_conn.connected && !c->replay)
 			store_check_consumers();
 	}
 	return c;

@@ -316,4 +316,21 @@ reload
 wait_until 20 'grep -q "delivery closed.*id=delay6-a .*reason=delivered" "$RELAY_LOG"'
 check "a lowered ack wait under a slow delivery: delivered once, not handed out again" 1 \
     "$(received delay6-a | wc -l)"
+
+# 11. A subscriber added while NATS is away: subscribed all the same, so
+#     once NATS is back its events are delivered (they used to wait in its
+#     consumer until a restart).
+HOOK3='{"name":"hook3","url":"'$H'/h3","secret":"'$S1'","filter":"evt.*.inbox.late.>"}'
+stop_nats
+wait_until 10 '[ "$(metric treaty_relay_nats_connected)" = 0 ]'
+conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$(hook1 h1b $S1),$HOOK2,$HOOK3]" \
+    "TREATY_RELAY_WORK_MAX_AGE_HOURS=24"
+reload
+check_match "added while NATS is away" 'configuration reloaded.*added=1' \
+    "$(grep 'configuration reloaded' "$RELAY_LOG" | tail -1)"
+restart_nats || fail nats "did not restart"
+wait_until 20 'healthz_ok'
+wait_until 20 'TOKEN=$NEW_TOKEN post evt.acme.inbox.late.created h3-1 x; [ "$STATUS" = 202 ]'
+wait_until 20 'received h3-1 >/dev/null'
+check "  its event is delivered once NATS is back" /h3 "$(path_of h3-1)"
 finish
