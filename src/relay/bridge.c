@@ -160,6 +160,12 @@ bridge_stop_worker(void)
 	pthread_mutex_unlock(&worker_lock);
 	pthread_join(worker_thread, NULL);
 	worker_started = 0;
+	/*
+	 * Its last jobs' done functions, now: they free nats.c messages, and
+	 * nats.c's library is gone once store_free has closed it (its
+	 * garbage collector's lock with it).
+	 */
+	bridge_drain();
 }
 
 /* Run what is left for the loop, then free the event.  Main thread. */

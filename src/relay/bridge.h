@@ -51,8 +51,9 @@ void	bridge_run(struct bridge_job *job);
 /* Jobs queued or running. Loop thread. */
 int	bridge_jobs_pending(void);
 /*
- * Stop the worker (after its current job) and join it.  After the loop has
- * stopped and NATS is closed, so no job is left waiting for a reply.
+ * Stop the worker (after the jobs queued for it) and join it, then run
+ * what it posted.  After the loop has stopped and NATS is closed, so no
+ * job is left waiting for a reply; before nats.c's library is closed.
  */
 void	bridge_stop_worker(void);
 /*
