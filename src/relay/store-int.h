@@ -243,6 +243,8 @@ struct store_msg *store_msg_wrap(natsMsg *m);
 /* A message's stored size (store_msg_size). */
 size_t		 store_natsmsg_size(natsMsg *m);
 void	 store_msg_answer(natsMsg *m, enum store_verb v, long long delay_ms);
+/* Send the verbs held while NATS was away; closing: free them. */
+void	 store_answers_flush(void);
 void	 store_grave_add(natsMsg *m);
 void	 store_grave_flush(void);
 int	 store_next(natsSubscription *sub, natsMsg **m);

@@ -7,7 +7,12 @@
  * holds the struct store_msg, until one of ack, nak, give_back or term
  * (which answer JetStream) or free (which does not) ends it.  Verbs are
  * core publishes to the message's $JS.ACK reply subject: they only fill
- * nats.c's buffer and never wait.
+ * nats.c's buffer and never wait, but while nats.c reconnects its
+ * reconnect thread holds the connection's lock through each attempt (up
+ * to its 2 s connect timeout), and a publish would wait for it on the
+ * loop.  So while NATS is away verbs are held here (ANSWERS_HELD_MAX,
+ * beyond which JetStream redelivers after the ack wait) and sent when it
+ * is back: an acknowledgement made during an outage still counts.
  *
  * natsMsg_Destroy hands each message to nats.c's garbage-collector thread,
  * and wakes that thread whenever it is idle: destroying messages one at a
@@ -29,6 +34,15 @@
 #define GRAVE_MAX	512
 #define GRAVE_BYTES	(4 * 1024 * 1024)
 #define GRAVE_OVERHEAD	256	/* bytes counted per message besides data */
+#define ANSWERS_HELD_MAX 65536	/* verbs kept while NATS is away */
+
+struct held_answer {
+	char			*reply;
+	char			 verb[STORE_VERB_MAX];
+	STAILQ_ENTRY(held_answer) entry;
+};
+static STAILQ_HEAD(, held_answer) held = STAILQ_HEAD_INITIALIZER(held);
+static size_t			 nheld;
 
 static struct {
 	natsMsg		*msgs[GRAVE_MAX];
@@ -104,10 +118,45 @@ store_msg_answer(natsMsg *m, enum store_verb v, long long delay_ms)
 	if (!store_wire_is_ack(reply) || store_conn.nc == NULL)
 		return;
 	store_wire_verb(v, delay_ms, verb);
+	if (!store_conn.connected) {
+		struct held_answer	*h;
+
+		if (nheld >= ANSWERS_HELD_MAX || store_conn.closing)
+			return;		/* JetStream redelivers it */
+		h = xmalloc(sizeof(*h));
+		h->reply = xstrdup(reply);
+		memcpy(h->verb, verb, sizeof(h->verb));
+		STAILQ_INSERT_TAIL(&held, h, entry);
+		nheld++;
+		return;
+	}
 	if ((s = natsConnection_PublishString(store_conn.nc, reply, verb)) !=
 	    NATS_OK)
 		log_warnx("cannot answer JetStream", "verb=%s err=%s",
 		    log_q(verb), log_q(natsStatus_GetText(s)));
+}
+
+/* NATS is back: send the verbs held meanwhile (or, closing, drop them). */
+void
+store_answers_flush(void)
+{
+	struct held_answer	*h;
+	size_t			 n = 0;
+	int			 send = store_conn.connected &&
+				    !store_conn.closing;
+
+	while ((h = STAILQ_FIRST(&held)) != NULL) {
+		STAILQ_REMOVE_HEAD(&held, entry);
+		if (send && natsConnection_PublishString(store_conn.nc,
+		    h->reply, h->verb) == NATS_OK)
+			n++;
+		free(h->reply);
+		free(h);
+	}
+	nheld = 0;
+	if (n > 0)
+		log_info("answers held while NATS was away sent",
+		    "answers=%zu", n);
 }
 
 /* The message's subject. */

@@ -318,6 +318,7 @@ store_conn_event(struct bridge_item *it)
 		 * came after.  Only the first connection waits for it.
 		 */
 		store_set_state(1, store_conn.streams_ready);
+		store_answers_flush();
 		store_check();
 		break;
 	case STORE_DISCONNECTED:
@@ -544,6 +545,7 @@ store_free(void)
 	if (nats_CloseAndWait(CLOSE_WAIT_MS) != NATS_OK)
 		log_warnx("nats.c threads did not end in time", NULL);
 	bridge_free();
+	store_answers_flush();		/* frees what is left */
 	natsInbox_Destroy(store_conn.inbox);
 	store_conn.inbox = NULL;
 }

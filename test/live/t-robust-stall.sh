@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The loop keeps answering while NATS is unreachable in the slow way (a
+# port that accepts and never speaks): nats.c's reconnect thread holds the
+# connection's lock through each attempt (2 s), so a verb sent to
+# JetStream from the loop then (a delivery that ends, its progress) would
+# wait that long, and every request with it (deliveries reporting
+# progress every second make such verbs all through the outage).  The
+# relay holds them until NATS is back, and sends them then: the deliveries
+# that ended during the outage are not made again.
+. "$(dirname "$0")/lib.sh"
+start_nats || { fail start "nats-server did not start"; finish; }
+RPORT=$(free_port)
+start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
+export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/h","secret":"first-secret-0123456789","filter":"evt.*.shop.>"}]'
+# Progress every second: verbs all through the outage.
+export TREATY_RELAY_ACK_WAIT_SECONDS=60 TREATY_RELAY_PROGRESS_SECONDS=1
+start_relay || { fail start "the relay did not start"; finish; }
+
+# Eight deliveries that take 6 s each, under way when NATS goes.
+for k in 1 2 3 4 5 6 7 8; do
+	post evt.acme.shop.order.created delay6-$k x
+	[ "$STATUS" = 202 ] || fail post "delay6-$k: $STATUS"
+done
+wait_until 10 '[ "$(grep -c "\"ce-id\": \"delay6-" "$T/deliveries")" = 8 ]'
+stop_nats
+# The port taken by a listener that accepts and never sends INFO.
+python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(50)
+conns = []
+while True:
+    c, _ = s.accept(); conns.append(c)
+' "$NATS_PORT" &
+MUTE=$!
+PIDS+=($MUTE)
+wait_until 10 '[ "$(metric treaty_relay_nats_connected)" = 0 ]'
+# Probe /healthz until the eight deliveries have ended and 4 s more.
+max=0 t_end=0
+for _ in $(seq 1 200); do
+	a=$(now_ms)
+	curl -s -o /dev/null -m 10 "$RELAY_URL/healthz"
+	d=$(($(now_ms) - a))
+	[ $d -gt $max ] && max=$d
+	if [ $t_end = 0 ] && [ "$(grep -c 'delivery closed.*reason=delivered' "$RELAY_LOG")" -ge 8 ]; then
+		t_end=$(now_ms)
+	fi
+	[ $t_end != 0 ] && [ $(($(now_ms) - t_end)) -gt 4000 ] && break
+	sleep 0.1
+done
+check "eight deliveries ended while NATS was unreachable" yes "$([ $t_end != 0 ] && echo yes || echo no)"
+# A request waiting on the reconnect thread's lock took about 2 s.
+check "  /healthz answered within 1.5 s throughout" yes \
+    "$([ $max -lt 1500 ] && echo yes || echo "no: $max ms")"
+kill "$MUTE"; wait "$MUTE" 2>/dev/null
+restart_nats || fail nats "did not restart"
+wait_until 30 'healthz_ok'
+in_log 'answers held while NATS was away sent' > /dev/null
+check_match "  their acknowledgements, held, sent once NATS is back" 'answers=([8-9]|[1-9][0-9]+)' \
+    "$(grep 'answers held while NATS was away sent' "$RELAY_LOG" | tail -1)"
+post evt.acme.shop.order.created ok-after x
+wait_until 10 'grep -q "\"ce-id\": \"ok-after\"" "$T/deliveries"'
+check "  and none of the eight was delivered again" 8 "$(grep -c '"ce-id": "delay6-' "$T/deliveries")"
+check_no_sanitizer_report "no sanitizer report" "$RELAY_LOG"
+finish
