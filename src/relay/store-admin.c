@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store-int.h"
 #include "util.h"
@@ -213,17 +214,35 @@ store_admin_consumers(struct bridge_job *job)
 	}
 }
 
-/* A message of WORK by its sequence. */
+/*
+ * A message of WORK by its sequence (a gave-up event's, whose advisory
+ * comes once): tried GETMSG_TRIES times, GETMSG_PAUSE_MS apart on this
+ * worker thread, so that a stream leader's change or a moment without
+ * NATS does not lose the drop's record; not again when it is not there.
+ */
+#define GETMSG_TRIES	 4
+#define GETMSG_PAUSE_MS	 500
 void
 store_admin_getmsg(struct bridge_job *job)
 {
 	struct store_getmsg_job *gj = BRIDGE_CONTAINER(job,
 	    struct store_getmsg_job, job);
+	struct timespec	 pause = { 0, GETMSG_PAUSE_MS * 1000000L };
 	jsErrCode	 jerr = 0;
-	natsStatus	 s;
+	natsStatus	 s = NATS_ERR;
+	int		 i;
 
-	s = js_GetMsg(&gj->msg, store_conn.js, STORE_WORK, gj->seq, NULL,
-	    &jerr);
+	for (i = 0; i < GETMSG_TRIES; i++) {
+		if (i > 0)
+			nanosleep(&pause, NULL);
+		jerr = 0;
+		s = js_GetMsg(&gj->msg, store_conn.js, STORE_WORK, gj->seq,
+		    NULL, &jerr);
+		/* Found, gone for good, or the relay closed NATS (stopping). */
+		if (s == NATS_OK || s == NATS_NOT_FOUND ||
+		    jerr == JSNoMessageFoundErr || s == NATS_CONNECTION_CLOSED)
+			break;
+	}
 	if (s != NATS_OK) {
 		gj->msg = NULL;
 		snprintf(gj->err, sizeof(gj->err), "%s (%d)",
