@@ -294,8 +294,12 @@ int		 strset_has(struct strset *s, const char *k, size_t len);
 int		 strset_add(struct strset *s, const char *k, size_t len);
 int		 strset_del(struct strset *s, const char *k, size_t len);
 size_t		 strset_count(const struct strset *s);
-/* The key of an id within a scope (inbox, or event source). */
-#define KEY_MAX		(2 * 4096 + 32)
+/*
+ * The key of an id within a scope (inbox, or event source), and those
+ * nested: an inbox name (64 bytes at most) around a source and an id
+ * (4,096 each), with their lengths, separators and a record's kind.
+ */
+#define KEY_MAX		(2 * 4096 + 160)
 size_t		 strset_key2(char *buf, size_t bufsz, const char *scope,
 		    const char *id);
 char		*strset_key2_new(const char *scope, const char *id);

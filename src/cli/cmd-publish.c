@@ -342,6 +342,14 @@ publish_one(const char *subject, const char *type, const char *source,
 			goto out;
 		}
 		name = xstrndup(extra[i], (size_t)(eq - extra[i]));
+		/* What structured mode reserves would become the data. */
+		if (strcmp(name, "data") == 0 ||
+		    strcmp(name, "datacontenttype") == 0) {
+			cli_err("--attr %s: not an attribute (use --data or "
+			    "--content-type)", name);
+			free(name);
+			goto out;
+		}
 		attr_set(&ev, name, eq + 1);
 		free(name);
 	}

@@ -137,6 +137,9 @@ check "publish --content-type --time --attr: stored as content-type, ce-time, ce
     "rc=$RC $(shdr content-type) $(shdr ce-time) $(shdr ce-region) $(shdr Nats-Msg-Id) $(cat "$T/payload")"
 
 W=$(count WORK)
+pub p4b --id cli-attr-data --data x --attr data=hello
+check "publish --attr data=...: refused (it would be the data), nothing sent" \
+    "rc=1 $W" "rc=$RC $(count WORK)"
 pub p5 --id cli-1 --data hello
 check "publish the same --id again: exit 0, duplicate:true" \
     'rc=0 {"id":"cli-1","duplicate":true}' "rc=$RC $OUT"

@@ -83,6 +83,27 @@ t_scope(void)
 		free(kb);
 		free(big);
 	}
+	/*
+	 * The longest there is: a source and an id of 4,096 bytes each, in
+	 * an inbox of 64 (treaty work's key of an event in its inbox).
+	 */
+	{
+		char	*big, *kb, inbox[65];
+
+		if ((big = malloc(4097)) == NULL)
+			return;
+		memset(big, 's', 4096);
+		big[4096] = '\0';
+		memset(inbox, 'i', 64);
+		inbox[64] = '\0';
+		kb = strset_key2_new(big, big);
+		d = dedup_new(4, 1000);
+		T_EQ_INT(dedup_add(d, inbox, kb, 0), 0);
+		T_EQ_INT(dedup_has(d, inbox, kb, 1), 1);
+		dedup_free(d);
+		free(kb);
+		free(big);
+	}
 }
 
 /* The set grows past its first table and deletes what it should. */
