@@ -354,8 +354,12 @@ treaty_rfc3339_format(int64_t unix_s, long nsec, int digits, char *out,
 	long		 f = nsec;
 	int		 i, n;
 
+	if (out != NULL && outsz > 0)
+		out[0] = '\0';		/* nothing half written on an error */
+	/* Four digits of year: what treaty_rfc3339_valid reads back. */
 	if (digits < 0 || digits > 9 || nsec < 0 || nsec > 999999999L ||
-	    unix_s < 0 || gmtime_r(&t, &tm) == NULL)
+	    unix_s < 0 || gmtime_r(&t, &tm) == NULL ||
+	    tm.tm_year + 1900 > 9999)
 		return (TREATY_E_INVALID);
 	for (i = digits; i < 9; i++)
 		f /= 10;
@@ -364,8 +368,11 @@ treaty_rfc3339_format(int64_t unix_s, long nsec, int digits, char *out,
 	n = snprintf(out, outsz, "%04d-%02d-%02dT%02d:%02d:%02d%sZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, frac);
-	if (n < 0 || (size_t)n >= outsz)
+	if (n < 0 || (size_t)n >= outsz) {
+		if (outsz > 0)
+			out[0] = '\0';
 		return (TREATY_E_SPACE);
+	}
 	return (n);
 }
 

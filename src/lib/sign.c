@@ -554,7 +554,7 @@ sw_key(const struct treaty_secret *s, unsigned char keybuf[SW_KEY_MAX],
  * secrets when prep is not NULL (secrets is not used then).
  */
 static int
-sw_sign(const struct treaty_secret *secrets, const struct sign_prep *prep,
+sw_sign_into(const struct treaty_secret *secrets, const struct sign_prep *prep,
     size_t nsecrets, const char *id, int64_t t, const void *body,
     size_t bodylen, char *out, size_t outsz)
 {
@@ -595,6 +595,20 @@ sw_sign(const struct treaty_secret *secrets, const struct sign_prep *prep,
 		used += (size_t)rc;
 	}
 	return ((int)used);
+}
+
+/* The same, never a part of a header: out is "" after an error. */
+static int
+sw_sign(const struct treaty_secret *secrets, const struct sign_prep *prep,
+    size_t nsecrets, const char *id, int64_t t, const void *body,
+    size_t bodylen, char *out, size_t outsz)
+{
+	int	 rc = sw_sign_into(secrets, prep, nsecrets, id, t, body,
+		    bodylen, out, outsz);
+
+	if (rc < 0 && out != NULL && outsz > 0)
+		out[0] = '\0';
+	return (rc);
 }
 
 /* webhook-signature for id and t with one v1, per secret. */

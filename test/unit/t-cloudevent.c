@@ -472,6 +472,17 @@ rfc3339_format(void)
 	T_EQ_STR(b, "2024-02-29T12:00:00.999999999Z");
 	treaty_rfc3339_format(951868800, 1, 1, b, sizeof(b));
 	T_EQ_STR(b, "2000-03-01T00:00:00.0Z");
+	/* Too small: an error and "", never a truncated time. */
+	T_EQ_INT(treaty_rfc3339_format(1700000000, 0, 0, b, 10),
+	    TREATY_E_SPACE);
+	T_EQ_STR(b, "");
+	/* Past year 9999: not a time treaty_rfc3339_valid would take. */
+	T_EQ_INT(treaty_rfc3339_format(253402300799LL, 0, 0, b, sizeof(b)),
+	    20);
+	T_EQ_STR(b, "9999-12-31T23:59:59Z");
+	T_EQ_INT(treaty_rfc3339_format(253402300800LL, 0, 0, b, sizeof(b)),
+	    TREATY_E_INVALID);
+	T_EQ_STR(b, "");
 	T_EQ_INT(treaty_rfc3339_format(-1, 0, 3, b, sizeof(b)),
 	    TREATY_E_INVALID);
 	T_EQ_INT(treaty_rfc3339_format(0, 1000000000L, 3, b, sizeof(b)),
