@@ -495,6 +495,20 @@ work_polled_cb(void *arg, const struct client_result *r)
 	wk.poll = NULL;
 	wk.polled = 1;
 	if (r->status != 200) {
+		/*
+		 * --once (a cron job, say) gives up after the attempts an
+		 * admin command makes, exit 75, rather than wait out an
+		 * outage of any length.
+		 */
+		if (client_transient(r) && !client_stopping() && wk.once &&
+		    wk.poll_retry.attempt + 1 >= ADMIN_ATTEMPTS) {
+			wk.rc = EXIT_TEMPFAIL;
+			log_warnx("poll failed; giving up (--once)",
+			    "attempts=%u", wk.poll_retry.attempt + 1);
+			wk.polled = 1;
+			work_maybe_done();
+			return;
+		}
 		if (client_transient(r) && !client_stopping()) {
 			wk.polled = 0;
 			retry_later(&wk.poll_retry, r);

@@ -307,4 +307,13 @@ kill -TERM $wpid; wait $wpid
 rc=$? t1=$(now_ms)
 check "SIGTERM during its 10-20 s backoff: exit 0 at once" "0 1" "$rc $(( t1 - t0 < 5000 ))"
 kill -CONT "$RELAY_PID"
+
+# --once against a relay that is not there: gives up after 8 attempts,
+# exit 75 (a cron job must not wait out an outage of any length).
+DEAD=$(free_port)
+TREATY_URL=http://127.0.0.1:$DEAD timeout -k 2 60 "$TREATY" work --token-file "$T/itoken-work" \
+    --secret-file "$T/secret" --once --retry-base 10 --retry-cap 20 --inbox "$T/dead.jsonl" work 2> "$T/dead.err"
+rc=$?
+check "work --once, no relay: exit 75 after its attempts" "75 8" \
+    "$rc $(grep -o 'giving up (--once)" attempts=[0-9]*' "$T/dead.err" | grep -o '[0-9]*$')"
 finish
