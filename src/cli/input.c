@@ -74,12 +74,18 @@ read_secrets(const char *path, char **text, struct treaty_secret *s)
 		cli_err("--secret-file: cannot read it");
 		return -1;
 	}
+	/*
+	 * Secrets are taken with their lengths, the text left whole, so that
+	 * secrets_free wipes all of it (NULs written between lines would end
+	 * its strlen at the first).
+	 */
 	for (line = *text; line != NULL && *line != '\0'; line = next) {
 		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		len = strlen(line);
+			len = (size_t)(next++ - line);
+		else
+			len = strlen(line);
 		if (len > 0 && line[len - 1] == '\r')
-			line[--len] = '\0';
+			len--;
 		if (len == 0)
 			continue;
 		if (n == TREATY_MAX_SECRETS) {

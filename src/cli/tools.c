@@ -59,7 +59,7 @@ sign_or_verify(int argc, char **argv, int verify)
 		}
 	}
 	if (optind != argc || secret_file == NULL || id == NULL ||
-	    (verify && sig == NULL) || (!verify && tol != 0) ||
+	    (verify && sig == NULL) || (!verify && (tol != 0 || sig != NULL)) ||
 	    (verify && t >= 0))
 		goto usage;
 	if ((n = read_secrets(secret_file, &text, s)) < 0)
