@@ -375,7 +375,7 @@ cmd_publish(int argc, char **argv)
 	char		*input = NULL, *body = NULL, *path;
 	size_t		 nextra = 0, len = 0;
 	long long	 attempts = DEFAULT_ATTEMPTS, bs = API_BATCH_DEFAULT;
-	int		 c, rc = EXIT_FAILED, single, f;
+	int		 c, rc = EXIT_FAILED, single, f, bs_given = 0;
 
 	memset(&sendq, 0, sizeof(sendq));
 	optind = 1;
@@ -391,6 +391,7 @@ cmd_publish(int argc, char **argv)
 		case 'o': outbox = optarg; break;
 		case 'b': batch = optarg; break;
 		case 'B':
+			bs_given = 1;
 			if ((bs = batch_size_arg(optarg)) < 0)
 				return EXIT_USAGE;
 			break;
@@ -416,8 +417,10 @@ cmd_publish(int argc, char **argv)
 	/* --batch takes the events whole: no flags that make one. */
 	single = type != NULL || source != NULL || id != NULL ||
 	    data_arg != NULL || ct != NULL || tm != NULL || nextra > 0;
+	/* --batch-size without --batch would be taken and do nothing. */
 	if (optind != argc || subject == NULL || (batch == NULL &&
-	    (type == NULL || source == NULL)) || (batch != NULL && single)) {
+	    (type == NULL || source == NULL || bs_given)) ||
+	    (batch != NULL && single)) {
 		cli_err("%s", PUBLISH_USAGE);
 		return EXIT_USAGE;
 	}

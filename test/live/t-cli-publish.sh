@@ -140,6 +140,9 @@ W=$(count WORK)
 pub p4b --id cli-attr-data --data x --attr data=hello
 check "publish --attr data=...: refused (it would be the data), nothing sent" \
     "rc=1 $W" "rc=$RC $(count WORK)"
+pub p4c --id cli-bs --data x --batch-size 5
+check "publish --batch-size without --batch: usage error, nothing sent" \
+    "rc=2 $W" "rc=$RC $(count WORK)"
 pub p5 --id cli-1 --data hello
 check "publish the same --id again: exit 0, duplicate:true" \
     'rc=0 {"id":"cli-1","duplicate":true}' "rc=$RC $OUT"
