@@ -474,18 +474,25 @@ store_pull(struct store_consumer *c, enum store_pull_kind kind, int batch,
 	uint64_t		 id;
 	int			 k = 0;
 
-	/* The strays first, as many as the bytes allow (one at least). */
-	TAILQ_FOREACH(st, &c->strays, entry) {
-		if (k == batch)
-			break;
-		sz = (long long)store_natsmsg_size(st->m);
-		if (max_bytes > 0 && k > 0 && sz > left)
-			break;
-		left -= sz;
-		k++;
+	/*
+	 * The strays first, as many as the bytes allow (one at least); their
+	 * sizes are read only when bytes are counted.
+	 */
+	if (max_bytes <= 0)
+		k = c->nstrays < batch ? c->nstrays : batch;
+	else {
+		TAILQ_FOREACH(st, &c->strays, entry) {
+			if (k == batch)
+				break;
+			sz = (long long)store_natsmsg_size(st->m);
+			if (k > 0 && sz > left)
+				break;
+			left -= sz;
+			k++;
+		}
+		if (left <= 0)
+			batch = k;	/* nothing more of JetStream */
 	}
-	if (max_bytes > 0 && left <= 0)
-		batch = k;		/* nothing more of JetStream */
 	id = rq.next_id + 1;
 	if (c->pull_req[kind] != NULL || !req_possible() ||
 	    store_wire_pull_subject(subj, sizeof(subj), c->name) == -1 ||
