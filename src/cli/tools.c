@@ -37,7 +37,7 @@ sign_or_verify(int argc, char **argv, int verify)
 	const char		*secret_file = NULL, *id = NULL, *sig = NULL;
 	char			*text = NULL, *body = NULL;
 	char			 out[TREATY_SIG_HEADER_SIZE(TREATY_MAX_SECRETS)];
-	long long		 t = -1, tol = 0;
+	long long		 t = -1, tol = -1;
 	size_t			 len;
 	int			 c, n, rc = EXIT_FAILED;
 
@@ -48,7 +48,11 @@ sign_or_verify(int argc, char **argv, int verify)
 		case 'i': id = optarg; break;
 		case 't': t = num_arg(optarg); if (t < 0) goto usage; break;
 		case 'g': sig = optarg; break;
-		case 'T': tol = num_arg(optarg); if (tol < 0) goto usage; break;
+		case 'T':
+			tol = num_arg(optarg);
+			if (tol < 1 || tol > VERIFY_TOLERANCE_MAX_S)
+				goto usage;
+			break;
 		case 'h':
 			printf("usage: treaty %s --secret-file FILE --id ID %s< BODY\n",
 			    argv[0], verify ? "--signature VALUE [--tolerance S] " :
@@ -59,7 +63,7 @@ sign_or_verify(int argc, char **argv, int verify)
 		}
 	}
 	if (optind != argc || secret_file == NULL || id == NULL ||
-	    (verify && sig == NULL) || (!verify && (tol != 0 || sig != NULL)) ||
+	    (verify && sig == NULL) || (!verify && (tol >= 0 || sig != NULL)) ||
 	    (verify && t >= 0))
 		goto usage;
 	if ((n = read_secrets(secret_file, &text, s)) < 0)
@@ -70,7 +74,7 @@ sign_or_verify(int argc, char **argv, int verify)
 	}
 	if (verify) {
 		c = treaty_sig_verify(s, (size_t)n, sig, id, body, len,
-		    (int64_t)time(NULL), tol);
+		    (int64_t)time(NULL), tol < 0 ? 0 : tol);
 		if (c == TREATY_OK) {
 			puts("ok");
 			rc = EXIT_OK;

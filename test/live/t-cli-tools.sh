@@ -19,6 +19,8 @@ r=$(printf '%s' "$body" | "$TR" verify --secret-file "$T/secrets" --id $id --sig
 check_match "verify: 400 s old is stale by default" 'not verified: signature timestamp outside tolerance.*rc=1' "$(echo $r)"
 r=$(printf '%s' "$body" | "$TR" verify --secret-file "$T/secrets" --id $id --tolerance 600 --signature "t=$((now - 400)),v1=$(hex $((now - 400)) first-secret-0123456789)" 2>&1; echo "rc=$?")
 check "verify: within --tolerance 600" "ok rc=0" "$(echo $r)"
+r=$(printf '%s' "$body" | "$TR" verify --secret-file "$T/secrets" --id $id --tolerance 86401 --signature "t=$now,v1=$(hex $now first-secret-0123456789)" 2>&1; echo "rc=$?")
+check_match "verify: --tolerance past a day is a usage error, as for listen and work" 'usage: .*rc=2$' "$(echo $r)"
 r=$(printf '%s' "$body" | "$TR" verify --secret-file "$T/secrets" --id $id --signature "garbage" 2>&1; echo "rc=$?")
 check_match "verify: malformed, exit 1" 'not verified: signature header malformed.*rc=1' "$(echo $r)"
 check "hash-token: the SHA-256 of the line on stdin" "$(printf 'tok-123' | sha256sum | cut -c1-64)" "$(echo tok-123 | "$TR" hash-token)"
