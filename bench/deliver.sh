@@ -16,6 +16,11 @@
 #      while a replay hands all BENCH_EVENTS to the same subscriber again:
 #      the replay's deliveries/s, and the new events' publish-to-receipt
 #      beside the same without a replay (not in the default phases)
+#   i  instructions per delivery: backlogs of 1,000 and 9,000 events drained
+#      by a relay under callgrind; the difference of its instruction counts
+#      over 8,000 (start-up and the idle timers cancel out).  Like icount.sh
+#      for ingest, a figure that does not move with the machine's load (not
+#      in the default phases; needs valgrind)
 #
 # Environment (defaults in brackets): BENCH_EVENTS [50000], BENCH_RATE
 # [2000], BENCH_MAX_IN_FLIGHT [64] (the subscriber's maxInFlight in a-c:
@@ -87,13 +92,14 @@ CONF
 	up $NP || { echo "bench: nats-server did not start"; cat "$T/nats-$1.log"; exit 1; }
 }
 
+WRAP=		# a command the relay runs under (phase i: valgrind)
 start_relay() {	# $1: log name, $2: subscribers JSON
 	NATS_URL=nats://127.0.0.1:$NP PORT=$RP TREATY_RELAY_LISTEN=127.0.0.1 \
 	    TREATY_RELAY_PRODUCERS="$PRODUCERS" TREATY_RELAY_SUBSCRIBERS="$2" \
 	    TREATY_RELAY_GRACE_SECONDS=1 \
 	    TREATY_RELAY_ADMIN_TOKEN_SHA256=$ADMIN_SHA \
-	    "$T/treaty-relay" > "$T/relay-$1.log" 2>&1 & RELAY=$!; PIDS+=($RELAY)
-	for _ in $(seq 100); do
+	    $WRAP "$T/treaty-relay" > "$T/relay-$1.log" 2>&1 & RELAY=$!; PIDS+=($RELAY)
+	for _ in $(seq 600); do
 		[ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$RP/healthz)" = 200 ] && return 0
 		kill -0 $RELAY 2>/dev/null || break
 		sleep 0.1
@@ -307,11 +313,37 @@ phase_e() {
 	end_phase
 }
 
+# One drain of $1 events under callgrind: the relay's instruction count.
+drain_count() {
+	local n=$1
+	begin_phase i$n
+	start_relay i$n-0 '[]'
+	"$O/bench/load" -p $RP -n $n -c $CONNS -s $SUBJECT -i i$n > /dev/null
+	stop $RELAY
+	start_sink i$n -n $n
+	WRAP="valgrind --tool=callgrind --callgrind-out-file=$T/cg-$n.out"
+	start_relay i$n "$(subscriber $MIF)"
+	WRAP=
+	wait $SINK
+	stop $RELAY
+	end_phase
+	awk '/^summary:/ { s += $2 } END { print s }' "$T"/cg-$n.out*
+}
+
+phase_i() {
+	local a b
+	echo "## i. instructions per delivery (callgrind, drains of 1,000 and 9,000)"
+	command -v valgrind > /dev/null || { echo "bench: phase i needs valgrind"; return 0; }
+	a=$(drain_count 1000); b=$(drain_count 9000)
+	I_COUNT=$(( (b - a) / 8000 ))
+	echo "relay instructions: $a for 1,000, $b for 9,000: $I_COUNT per delivery"
+}
+
 A_RATE=-; B_RATE=-; B_P50=-; B_P99=-; C_P50=-; C_P99=-; D_INFLIGHT=-; D_HWM=
-E_RATE=; E_N=; E_P99_0=; E_P99_1=
+E_RATE=; E_N=; E_P99_0=; E_P99_1=; I_COUNT=
 for ph in $PHASES; do
 	case $ph in
-	a|b|c|d|e) phase_$ph ;;
+	a|b|c|d|e|i) phase_$ph ;;
 	*) echo "bench: unknown phase $ph"; exit 2 ;;
 	esac
 done
@@ -322,6 +354,7 @@ printf '%-32s %s\n' "deliveries/s, backlog drain:" "$A_RATE (target >= 10000)" \
     "latency at $RATE/s:" "p50 $C_P50 ms, p99 $C_P99 ms (target p99 < 20 ms)"
 [ -n "$E_RATE" ] && printf '%-32s %s\n' "replay of $EVENTS:" \
     "$E_RATE deliveries/s ($E_N received before the new events ended); new events' p99 $E_P99_1 ms during it, $E_P99_0 ms without"
+[ -n "$I_COUNT" ] && printf '%-32s %s\n' "instructions per delivery:" "$I_COUNT"
 [ -n "$D_HWM" ] && awk -v h="$D_HWM" -v f="$D_INFLIGHT" 'BEGIN {
     printf "%-32s %.1f MiB (target < 64 MiB)\n", "peak RSS, " f " held:", h / 1024 }'
 exit 0
