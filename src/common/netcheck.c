@@ -4,10 +4,13 @@
  * multicast or reserved addresses unless the operator allows it (SPEC 3).
  * Pure functions of their argument; any thread.
  */
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+
+#include <event2/util.h>
 
 #include "netcheck.h"
 
@@ -116,4 +119,13 @@ netcheck_class_name(enum net_class c)
 	if ((unsigned)c < sizeof(names) / sizeof(names[0]))
 		return names[c];
 	return "reserved";
+}
+
+/* See netcheck.h. */
+int
+netcheck_pton(int af, const char *src, void *dst)
+{
+	if (af == AF_INET && inet_pton(AF_INET, src, dst) == 1)
+		return 1;
+	return evutil_inet_pton(af, src, dst);
 }

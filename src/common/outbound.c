@@ -36,6 +36,7 @@
 #include <openssl/x509v3.h>
 
 #include "log.h"
+#include "netcheck.h"
 #include "outbound.h"
 #include "util.h"
 
@@ -292,8 +293,8 @@ ob_ssl_new(const char *host)
 
 	if (ssl == NULL)
 		return NULL;
-	numeric = evutil_inet_pton(AF_INET, host, &a4) == 1 ||
-	    evutil_inet_pton(AF_INET6, host, &a6) == 1;
+	numeric = netcheck_pton(AF_INET, host, &a4) == 1 ||
+	    netcheck_pton(AF_INET6, host, &a6) == 1;
 	if (numeric) {
 		/* No SNI for an address; check the certificate's IP. */
 		if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) != 1)

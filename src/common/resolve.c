@@ -247,7 +247,7 @@ resolve_numeric(const char *host, int allow_private,
 	memset(r, 0, sizeof(*r));
 	memset(&in, 0, sizeof(in));
 	memset(&in6, 0, sizeof(in6));
-	if (evutil_inet_pton(AF_INET, host, &in.sin_addr) == 1) {
+	if (netcheck_pton(AF_INET, host, &in.sin_addr) == 1) {
 		in.sin_family = AF_INET;
 		result_add(r, (struct sockaddr *)&in, sizeof(in));
 	} else {
@@ -258,7 +258,7 @@ resolve_numeric(const char *host, int allow_private,
 			buf[n - 2] = '\0';
 			host = buf;
 		}
-		if (evutil_inet_pton(AF_INET6, host, &in6.sin6_addr) != 1)
+		if (netcheck_pton(AF_INET6, host, &in6.sin6_addr) != 1)
 			return 0;
 		in6.sin6_family = AF_INET6;
 		result_add(r, (struct sockaddr *)&in6, sizeof(in6));

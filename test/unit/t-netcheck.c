@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <event2/util.h>
+
 #include "harness.h"
 #include "../../src/common/netcheck.h"
 
@@ -121,10 +123,49 @@ other_families(void)
 	T_EQ_STR(netcheck_class_name((enum net_class)99), "reserved");
 }
 
+/*
+ * netcheck_pton answers as evutil_inet_pton does, the same address or the
+ * same refusal, for dotted quads glibc takes and for those only libevent's
+ * sscanf reads (leading zeros are decimal there: 0177 is 177, not 127).
+ */
+static void
+pton_as_libevent(void)
+{
+	static const char *const v4[] = { "127.0.0.1", "8.8.8.8", "0.0.0.0",
+	    "255.255.255.255", "10.0.0.01", "0177.0.0.1", "256.0.0.1",
+	    "1.2.3", "1.2.3.4.5", "1.2.3.4 ", " 1.2.3.4", "+1.2.3.4",
+	    "1..2.3", "", "::1", "example.com", "1.2.3.-4", "0x7f.0.0.1" };
+	static const char *const v6[] = { "::1", "fe80::1", "::ffff:10.0.0.1",
+	    "[::1]", "1.2.3.4", "2606:4700::1111", "::ffff:0177.0.0.1" };
+	unsigned char	 a[16], b[16];
+	size_t		 i;
+	int		 x, y;
+
+	for (i = 0; i < T_NCASES(v4); i++) {
+		memset(a, 0xee, sizeof(a));
+		memset(b, 0xee, sizeof(b));
+		x = netcheck_pton(AF_INET, v4[i], a);
+		y = evutil_inet_pton(AF_INET, v4[i], b);
+		T_EQ_INT(x, y);
+		if (x == 1)
+			T_ASSERT(memcmp(a, b, 4) == 0);
+	}
+	T_EQ_INT(netcheck_pton(AF_INET, "0177.0.0.1", a), 1);
+	T_ASSERT(a[0] == 177);
+	for (i = 0; i < T_NCASES(v6); i++) {
+		x = netcheck_pton(AF_INET6, v6[i], a);
+		y = evutil_inet_pton(AF_INET6, v6[i], b);
+		T_EQ_INT(x, y);
+		if (x == 1)
+			T_ASSERT(memcmp(a, b, 16) == 0);
+	}
+}
+
 static const struct t_case cases[] = {
 	{ "IPv4 refusal list and public addresses", ipv4 },
 	{ "IPv6, mapped, NAT64 and 6to4 forms", ipv6 },
 	{ "other families", other_families },
+	{ "netcheck_pton answers as evutil_inet_pton", pton_as_libevent },
 };
 
 int
