@@ -10,6 +10,7 @@
 #include "treaty.h"
 #include "cli.h"
 #include "json.h"
+#include "opt.h"
 
 static const struct {
 	const char	*name;
@@ -43,45 +44,16 @@ cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/*
- * getopt_long, strictly.  glibc takes a unique prefix of a long option
- * (--token for --token-file), so a secret meant for one option becomes
- * another's value and then appears in an error; and its own messages
- * quote the whole argument, "=value" included.  Here only exact names
- * are options, and a message names the option, never its value.  Returns
- * what getopt_long does, '?' (after a message) for what it refuses.
- */
+/* opt_next (getopt_long with exact names), its message on stderr. */
 int
 cli_getopt(int argc, char **argv, const char *shorts,
     const struct option *lo)
 {
-	const char	*tok;
-	size_t		 n;
-	int		 c, idx = -1;
+	char	 why[160];
+	int	 c;
 
-	opterr = 0;
-	c = getopt_long(argc, argv, shorts, lo, &idx);
-	if (c == -1)
-		return -1;
-	/* The option's own argument: the last one, or the one before it. */
-	tok = optarg != NULL && optind >= 2 && optarg == argv[optind - 1] ?
-	    argv[optind - 2] : argv[optind - 1];
-	n = strcspn(tok, "=");
-	if (c == '?' || c == ':') {
-		if (optopt != 0 && strncmp(tok, "--", 2) != 0)
-			cli_err("unknown option -%c", optopt);
-		else
-			cli_err("unknown option, or one without its value: %.*s",
-			    (int)n, tok);
-		return '?';
-	}
-	if (idx >= 0 && (strncmp(tok, "--", 2) != 0 ||
-	    strlen(lo[idx].name) != n - 2 ||
-	    strncmp(tok + 2, lo[idx].name, n - 2) != 0)) {
-		cli_err("unknown option %.*s (options are not abbreviated)",
-		    (int)n, tok);
-		return '?';
-	}
+	if ((c = opt_next(argc, argv, shorts, lo, why, sizeof(why))) == '?')
+		cli_err("%s", why);
 	return c;
 }
 

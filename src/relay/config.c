@@ -38,6 +38,7 @@
 #include "tls.h"
 #include "config-int.h"
 #include "log.h"
+#include "opt.h"
 #include "outbound.h"
 #include "resolve.h"
 #include "util.h"
@@ -596,7 +597,7 @@ config_load(struct config *cfg, int argc, char **argv,
 	const char	*file = NULL, *file_blame = "--config";
 	struct file_vars fv;
 	enum config_action action = CONFIG_RUN;
-	int		 i, c, idx;
+	int		 i, c;
 
 	memset(cfg, 0, sizeof(*cfg));
 	memset(err, 0, sizeof(*err));
@@ -617,8 +618,8 @@ config_load(struct config *cfg, int argc, char **argv,
 	lopts[NOPTS + 4] = (struct option){ NULL, 0, NULL, 0 };
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "vh", lopts, &idx)) != -1) {
+	while ((c = opt_next(argc, argv, "vh", lopts, err->detail,
+	    sizeof(err->detail))) != -1) {
 		if (c >= 1000 && c < 1000 + NOPTS)
 			given[c - 1000] = opts[c - 1000].kind == OPT_FLAG ? "1" :
 			    optarg;
@@ -632,12 +633,8 @@ config_load(struct config *cfg, int argc, char **argv,
 			return CONFIG_HELP;
 		else if (c == 'V')
 			return CONFIG_VERSION;
-		else {
-			snprintf(err->detail, sizeof(err->detail),
-			    "unknown or incomplete option %s",
-			    argv[optind - 1]);
-			return CONFIG_USAGE_ERROR;
-		}
+		else
+			return CONFIG_USAGE_ERROR;	/* opt_next said why */
 	}
 	if (optind < argc) {
 		snprintf(err->detail, sizeof(err->detail),

@@ -892,6 +892,17 @@ actions(void)
 	config_free(&cfg);
 	T_EQ_INT(load(&cfg, &err, "--port", NULL), CONFIG_USAGE_ERROR);
 	config_free(&cfg);
+	/* glibc would take a unique prefix: --gra as --grace-seconds. */
+	T_EQ_INT(load(&cfg, &err, "--gra", "5", NULL), CONFIG_USAGE_ERROR);
+	T_ASSERT(strstr(err.detail, "--gra ") != NULL &&
+	    strstr(err.detail, "abbreviated") != NULL);
+	config_free(&cfg);
+	/* The message names the option, not its value (perhaps a secret). */
+	T_EQ_INT(load(&cfg, &err, "--admin-token=abc123secret", NULL),
+	    CONFIG_USAGE_ERROR);
+	T_ASSERT(strstr(err.detail, "--admin-token") != NULL &&
+	    strstr(err.detail, "abc123secret") == NULL);
+	config_free(&cfg);
 	T_EQ_INT(load(&cfg, &err, "stray", NULL), CONFIG_USAGE_ERROR);
 	T_ASSERT(strstr(err.detail, "stray") != NULL);
 	config_free(&cfg);
