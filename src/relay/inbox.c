@@ -74,26 +74,38 @@ inbox_reject(struct evhttp_request *req, int status, const char *code,
 
 /*
  * The bearer token must be the inbox's own: none (or one nobody has) is
- * 401, another inbox's or a producer's is 403.  hex: its hash.
+ * 401, another inbox's, a producer's or an admin's is 403.  With s NULL
+ * (no such inbox) such a known token gets 404 instead.  hex: its hash.
  */
 static int
 inbox_auth(struct evhttp_request *req, const struct isub *s,
     char hex[AUTH_HASH_HEX])
 {
+	const char	*name = s != NULL ? s->cfg->name : NULL;
+
 	if (auth_bearer(req, hex) == 0) {
-		if (config_token_match(&s->cfg->tokens, hex))
+		if (s != NULL && config_token_match(&s->cfg->tokens, hex))
 			return 0;
 		if (config_find_inbox(ib.cfg, hex) != NULL ||
-		    config_find_producer(ib.cfg, hex) != NULL) {
-			inbox_reject(req, 403, "forbidden", "this token is not "
-			    "this inbox's", s->cfg->name);
+		    config_find_producer(ib.cfg, hex) != NULL ||
+		    config_token_match(&ib.cfg->admin, hex)) {
+			if (s == NULL)
+				http_error(req, ROUTE_INBOX, 404, "not_found",
+				    "no such inbox");
+			else
+				inbox_reject(req, 403, "forbidden", "this token "
+				    "is not this inbox's", name);
 			return -1;
 		}
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "WWW-Authenticate", "Bearer");
-	inbox_reject(req, 401, "unauthenticated", "the inbox's bearer token "
-	    "is required", s->cfg->name);
+	if (s == NULL)
+		http_error(req, ROUTE_INBOX, 401, "unauthenticated", "an "
+		    "inbox's bearer token is required");
+	else
+		inbox_reject(req, 401, "unauthenticated", "the inbox's bearer "
+		    "token is required", name);
 	return -1;
 }
 
@@ -337,8 +349,12 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 
 	s = inbox_find(rest, slash != NULL ? (size_t)(slash - rest) :
 	    strlen(rest));
+	/*
+	 * An unknown inbox is 404 only to a token the relay knows: to anyone
+	 * else it is the 401 of an inbox, so that names cannot be probed.
+	 */
 	if (s == NULL) {
-		http_error(req, ROUTE_INBOX, 404, "not_found", "no such inbox");
+		inbox_auth(req, NULL, key);
 		return;
 	}
 	if (ib.stopping) {

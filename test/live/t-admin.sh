@@ -67,6 +67,8 @@ check "no token: 401 with WWW-Authenticate" "401 unauthenticated Bearer" \
 check "a token nobody has: 401" "401 unauthenticated" "$(aget subscribers not-a-token) $(aerr)"
 check "a producer's token: 403" "403 forbidden" "$(aget subscribers "$TOKEN") $(aerr)"
 check "an inbox's token: 403" "403 forbidden" "$(aget subscribers "$IT") $(aerr)"
+check "and the other way round, the admin token on an inbox: 403, not 401" 403 \
+    "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $AT" "$RELAY_URL/v1/inbox/box")"
 check "the first admin token: 200" 200 "$(aget subscribers "$AT")"
 check "the second admin token: 200" 200 "$(aget subscribers "$AT2")"
 check "the control listener: 200 with the admin token" 200 "$(aget subscribers "$AT" http://127.0.0.1:$CPORT)"

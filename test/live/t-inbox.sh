@@ -296,6 +296,10 @@ check "and acknowledged" 204 "$(op DELETE "work/after-restart-1?receipt=$(field 
 check "bad max: 400" 400 "$(iget work 'max=0')"
 check "bad wait: 400" 400 "$(iget work 'wait=30001')"
 check "no such inbox: 404" 404 "$(iget nosuch 'lease=true')"
+check "no such inbox, without a token the relay knows: 401, as a real inbox (names cannot be probed)" \
+    "401 401" "$(iget nosuch 'lease=true' not-a-token-0123456789) $(iget work 'lease=true' not-a-token-0123456789)"
+check "  and a producer's token: 404 there, 403 on a real inbox" \
+    "404 403" "$(iget nosuch 'lease=true' "$TOKEN") $(iget work 'lease=true' "$TOKEN")"
 check "a push subscriber has no inbox" 404 "$(iget hook 'lease=true')"
 
 # A content type that is not UTF-8 (SPEC 13): refused at ingest (400
