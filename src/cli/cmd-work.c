@@ -654,13 +654,28 @@ static const struct option work_opts[] = {
 	"  | --exec CMD) [--max N] [--wait MS] [--tolerance S] [--dedup-max N]\n" \
 	"  [--dedup-ttl S] [--batch-fsync] [--once] NAME\n" CLIENT_USAGE
 
+/*
+ * A number option's value from lo to hi, or -1 after a message naming the
+ * option and its range (never the value, which may be anything).
+ */
+static long long
+work_num(const char *arg, long long lo, long long hi, const char *opt)
+{
+	long long	 v = num_arg(arg);
+
+	if (v >= lo && v <= hi)
+		return v;
+	cli_err("--%s: %lld to %lld", opt, lo, hi);
+	return -1;
+}
+
 /* treaty work: see man/treaty.1. */
 int
 cmd_work(int argc, char **argv)
 {
 	const char	*secret_file = NULL, *inbox_file = NULL, *why;
 	long long	 v;
-	int		 c, i, rc = EXIT_FAILED;
+	int		 c, rc = EXIT_FAILED;
 	char		*name;
 
 	memset(&wk, 0, sizeof(wk));
@@ -680,29 +695,33 @@ cmd_work(int argc, char **argv)
 		case 'b': wk.batch = 1; break;
 		case 'o': wk.once = 1; break;
 		case 'm':
-			if ((v = num_arg(optarg)) < 1 || v > API_INBOX_BATCH_MAX)
-				goto bad_num;
+			if ((v = work_num(optarg, 1, API_INBOX_BATCH_MAX,
+			    "max")) < 0)
+				return EXIT_USAGE;
 			wk.max = (int)v;
 			break;
 		case 'w':
-			if ((v = num_arg(optarg)) < 0 || v > API_INBOX_WAIT_MAX_MS)
-				goto bad_num;
+			if ((v = work_num(optarg, 0, API_INBOX_WAIT_MAX_MS,
+			    "wait")) < 0)
+				return EXIT_USAGE;
 			wk.wait_ms = (int)v;
 			break;
 		case 'T':
-			if ((v = num_arg(optarg)) < 1 ||
-			    v > VERIFY_TOLERANCE_MAX_S)
-				goto bad_num;
+			if ((v = work_num(optarg, 1, VERIFY_TOLERANCE_MAX_S,
+			    "tolerance")) < 0)
+				return EXIT_USAGE;
 			wk.ver.tolerance = v;
 			break;
 		case 'D':
-			if ((v = num_arg(optarg)) < 1 || v > DEDUP_CAP)
-				goto bad_num;
+			if ((v = work_num(optarg, 1, DEDUP_CAP,
+			    "dedup-max")) < 0)
+				return EXIT_USAGE;
 			wk.dedup_cap = (size_t)v;
 			break;
 		case 'L':
-			if ((v = num_arg(optarg)) < 1 || v > DEDUP_TTL_MS / 1000)
-				goto bad_num;
+			if ((v = work_num(optarg, 1, DEDUP_TTL_MS / 1000,
+			    "dedup-ttl")) < 0)
+				return EXIT_USAGE;
 			wk.dedup_ttl_ms = v * 1000;
 			break;
 		case 'h':
@@ -766,12 +785,4 @@ out_client:
 out:
 	verifier_free(&wk.ver);
 	return rc;
-
-bad_num:
-	/* The option's name: argv[optind - 1] may be its value. */
-	for (i = 0; work_opts[i].name != NULL && work_opts[i].val != c; i++)
-		continue;
-	cli_err("--%s: out of range (see treaty work --help)",
-	    work_opts[i].name != NULL ? work_opts[i].name : "?");
-	return EXIT_USAGE;
 }

@@ -116,7 +116,7 @@ check "one id from two sources: both recorded" "/t-cli-work /t-cli-work/other" \
 check "  and a second pass records nothing more" "0 2" "$(work work --inbox "$T/same.jsonl" 2>/dev/null; echo $? "$(lines "$T/same.jsonl")")"
 # A value out of range: usage (2), the option named, not its value.
 out=$("$TREATY" work --secret-file "$T/secret" --inbox "$T/range.jsonl" --max 0 work 2>&1)
-check "--max 0: exit 2, naming --max" "2 treaty: --max: out of range (see treaty work --help)" "$? $out"
+check "--max 0: exit 2, naming --max and its range" "2 treaty: --max: 1 to 256" "$? $out"
 
 # 2. Signatures are checked before anything else: a worker with the wrong
 # secret records nothing and acknowledges nothing.
