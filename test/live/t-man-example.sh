@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The verification example of man/libtreaty.3 compiles against libtreaty and
 # accepts a delivery signed independently (openssl dgst -hmac), and refuses
-# a changed body, another secret and a stale timestamp.  No NATS needed.
+# a changed body, another secret and a stale timestamp.  Then the EXAMPLES
+# of man/treaty-relay.8, taken from the page as they are printed: the
+# configuration file passes --check-config, the openssl check of a
+# signature prints the digest shown (and treaty sign agrees), and the two
+# curl commands get the answers shown from a relay.
 . "$(dirname "$0")/lib.sh"
 src=$T/verify.c
 sed -n '/^\/\* example: verify.c \*\/$/,/^\/\* end of example \*\/$/p' "$ROOT/man/libtreaty.3" |
@@ -29,4 +33,40 @@ out=$(printf '%s' "$body" | TREATY_SECRET=$secret "$T/verify" "$(sig $now other-
 check_match "another secret: refused" '^1 rejected: ' "$rc $out"
 out=$(printf '%s' "$body" | TREATY_SECRET=$secret "$T/verify" "$(sig $((now - 1000)) $secret "$body")" $id 2>&1); rc=$?
 check_match "a timestamp 1000 s old: refused as stale" '^1 rejected: .*(stale|tolerance|old)' "$rc $out"
+
+# The literal display after the first line of treaty-relay.8 holding $1,
+# with roff's escapes undone.
+example() {
+	awk -v pat="$1" 'f == 0 && index($0, pat) { f = 1; next }
+	    f == 1 && /^\.Bd/ { f = 2; next } f == 2 && /^\.Ed/ { exit }
+	    f == 2 { print }' "$ROOT/man/treaty-relay.8" |
+	    sed -e 's/\\-/-/g' -e 's/\\e/\\/g'
+}
+# An example's commands (all but its last line, "$ " dropped) and the
+# output it shows (its last line).
+commands() { sed '$d' | sed 's/^\$ //'; }
+shown() { tail -1; }
+
+example 'Then, in' | sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' |
+    sed "s/<hash>/$TOKEN_SHA/" > "$T/env"
+check "the example's configuration file: configuration ok" \
+    "$(example 'Check it, then apply' | sed -n 2p)" \
+    "$(env -u TREATY_RELAY_PRODUCERS "$RELAY_BIN" --config "$T/env" --check-config 2>&1)"
+
+example "Check a delivery's signature" > "$T/ossl"
+out=$(commands < "$T/ossl" | bash 2>&1)
+check "the openssl check of a signature prints the digest shown" "$(shown < "$T/ossl")" "$out"
+(	eval "$(commands < "$T/ossl" | grep -E '^(secret|t|body)=')"
+	printf '%s\n' "$secret" > "$T/ossl.secret"
+	printf '%s' "$body" | "$ROOT/$O/treaty" sign --secret-file "$T/ossl.secret" --id "$id" --time "$t"
+) > "$T/ossl.sign" 2>&1
+check "  and treaty sign makes the same" "t=$(sed -n 's/^\$ t=\([0-9]*\).*/\1/p' "$T/ossl"),v1=$(shown < "$T/ossl")" "$(cat "$T/ossl.sign")"
+
+start_nats
+start_relay || { fail "relay" "did not start"; finish; }
+for mode in 'Publish an event in binary mode' 'The same event in structured mode'; do
+	example "$mode" > "$T/curl"
+	out=$(commands < "$T/curl" | sed "s|http://127.0.0.1:8080|$RELAY_URL|" | TOKEN=$TOKEN bash 2>&1)
+	check "${mode,,}: the answer shown" "$(shown < "$T/curl")" "$out"
+done
 finish
