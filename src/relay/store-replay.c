@@ -124,18 +124,21 @@ stream_seqs(const char *stream, uint64_t *first, uint64_t *last,
  * probe not NULL, an ephemeral pull consumer with the same start and
  * filter that hands out nothing, whose name goes to probe (its count is
  * what the replay will hand out).  NATS_OK, or the failure (JetStream's
- * own text in err).  Worker thread only: the request waits for
- * JetStream's answer (replay_start_work is its one caller).
+ * own text in err), *refused set when JetStream answered it: then nothing
+ * was made (the name may be another start's, see replay_made); else the
+ * consumer may exist all the same.  Worker thread only: the request waits
+ * for JetStream's answer (replay_start_work is its one caller).
  */
 static natsStatus
 consumer_put(const struct store_replay *r, char *probe, size_t probelen,
-    char *err, size_t errlen)
+    char *err, size_t errlen, int *refused)
 {
 	char		 subj[160], why[128];
 	char		*req;
 	natsMsg		*reply = NULL;
 	natsStatus	 s;
 
+	*refused = 1;
 	if ((req = store_wire_replay_consumer(r, probe != NULL, subj,
 	    sizeof(subj))) == NULL) {
 		snprintf(err, errlen, "consumer %s%s: name too long",
@@ -145,10 +148,11 @@ consumer_put(const struct store_replay *r, char *probe, size_t probelen,
 	s = natsConnection_Request(&reply, store_conn.nc, subj, req,
 	    (int)strlen(req), STORE_API_WAIT_MS);
 	free(req);
-	if (s != NATS_OK)
+	if (s != NATS_OK) {
+		*refused = 0;
 		snprintf(err, errlen, "consumer %s%s: %s", STORE_REPLAY_PREFIX,
 		    r->id, natsStatus_GetText(s));
-	else if (store_wire_consumer_created(natsMsg_GetData(reply),
+	} else if (store_wire_consumer_created(natsMsg_GetData(reply),
 	    (size_t)natsMsg_GetDataLength(reply), probe, probelen, why,
 	    sizeof(why)) == -1) {
 		snprintf(err, errlen, "consumer %s%s: %.96s", STORE_REPLAY_PREFIX,
@@ -389,6 +393,31 @@ replay_again(struct store_replay_job *j)
 }
 
 /*
+ * The replay's own consumer, the last step of a start.  JetStream refuses
+ * it when the name is taken: a start of the same id on another instance
+ * (the client's resend after a lost answer) made it between replay_again
+ * and now, and that replay is the answer, as if it had been there first.
+ * When JetStream did not answer, the consumer may exist without anyone
+ * knowing its id: deleted, so that a replay nobody was told of does not
+ * run.
+ */
+static void
+replay_make(struct store_replay_job *j)
+{
+	jsErrCode	 code = 0;
+	int		 refused;
+
+	if (consumer_put(&j->r, NULL, 0, j->err, sizeof(j->err), &refused) ==
+	    NATS_OK)
+		return;
+	if (refused && j->given && replay_again(j) != 0)
+		return;
+	j->a.result = STORE_REPLAY_FAILED;
+	if (!refused)
+		(void)consumer_delete(j->r.id, &code);
+}
+
+/*
  * Start a replay: its end and count, then its consumer (see the top of
  * the file).
  */
@@ -403,7 +432,7 @@ replay_start_work(struct bridge_job *job)
 	natsStatus		 s;
 	size_t			 i, n = 0;
 	char			 probe[64];
-	int			 tries;
+	int			 tries, refused;
 
 	j->a.replays = r;
 	j->a.n = 1;
@@ -435,15 +464,11 @@ replay_start_work(struct bridge_job *job)
 				    "end record");
 			return;
 		}
-		if ((s = consumer_put(r, NULL, 0, j->err, sizeof(j->err))) !=
-		    NATS_OK) {
-			j->a.result = STORE_REPLAY_FAILED;
-			(void)consumer_delete(r->id, &code);
-		}
+		replay_make(j);
 		return;
 	}
 	if ((s = consumer_put(r, probe, sizeof(probe), j->err,
-	    sizeof(j->err))) != NATS_OK) {
+	    sizeof(j->err), &refused)) != NATS_OK) {
 		j->a.result = STORE_REPLAY_FAILED;
 		return;
 	}
@@ -472,11 +497,7 @@ replay_start_work(struct bridge_job *job)
 		}
 	}
 	js_DeleteConsumer(store_conn.js, STORE_WORK, probe, NULL, &code);
-	if ((s = consumer_put(r, NULL, 0, j->err, sizeof(j->err))) !=
-	    NATS_OK) {
-		j->a.result = STORE_REPLAY_FAILED;
-		(void)consumer_delete(r->id, &code);
-	}
+	replay_make(j);
 }
 
 /* A listed consumer's settings and state into r. */
