@@ -52,8 +52,11 @@ static struct {
 	struct event		 watchdog;
 	int			 ready_sent;
 	int			 stopping;
+	int			 status;	/* the exit status */
 	long long		 grace_end;
 } relay;
+
+static void	relay_stop(void);
 
 /* NATS drained and closed: leave the loop. */
 static void
@@ -73,6 +76,12 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	if (!relay.stopping) {
+		if (store_gone()) {
+			/* NATS will not come back to this process (store.c). */
+			relay.status = 1;
+			relay_stop();
+			return;
+		}
 		if (!relay.ready_sent && store_ready()) {
 			relay.ready_sent = 1;
 			/* With reuseport, the port's share is taken only now. */
@@ -118,10 +127,17 @@ relay_signal_cb(evutil_socket_t sig, short ev, void *arg)
 		relay.grace_end = 0;
 		return;
 	}
-	relay.stopping = 1;
-	relay.grace_end = now_ms() + relay.cfg.grace_seconds * 1000LL;
 	log_info("shutting down", "signal=%d in_flight=%d", (int)sig,
 	    store_in_flight());
+	relay_stop();
+}
+
+/* Begin the shutdown: stop taking work, then the grace period. */
+static void
+relay_stop(void)
+{
+	relay.stopping = 1;
+	relay.grace_end = now_ms() + relay.cfg.grace_seconds * 1000LL;
 	notify_send("STOPPING=1");
 	http_stop_accepting();
 	deliver_stop();
@@ -393,6 +409,6 @@ main(int argc, char **argv)
 	json_free();
 	config_free(&relay.cfg);
 	evmem_release();
-	log_info("stopped", NULL);
-	return 0;
+	log_info("stopped", "status=%d", relay.status);
+	return relay.status;
 }

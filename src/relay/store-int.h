@@ -61,6 +61,7 @@ struct store_conn {
 	int			 connected;
 	int			 streams_ready;
 	int			 closing;	/* draining or closed */
+	int			 gone;		/* closed by nats.c, for good */
 	int			 max_payload;	/* the server's, once connected */
 };
 extern struct store_conn	 store_conn;

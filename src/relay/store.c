@@ -104,6 +104,13 @@ store_ready(void)
 	return store_conn.connected && store_conn.streams_ready;
 }
 
+/* nats.c closed the connection for good. */
+int
+store_gone(void)
+{
+	return store_conn.gone;
+}
+
 /* Connected to a NATS server. */
 int
 store_connected(void)
@@ -341,14 +348,22 @@ store_conn_event(struct bridge_item *it)
 		break;
 	case STORE_CLOSED:
 		/*
-		 * Ours at shutdown, or nats.c's own: it gives up for good on
-		 * a server that took the TCP connection but failed the first
-		 * handshake (TLS, authentication), whatever the reconnect
-		 * settings.  Say so once; only a restart connects again.
+		 * Ours at shutdown, or nats.c's own.  nats.c 3.4.1 gives up
+		 * for good, whatever the reconnect settings, when the first
+		 * server it reaches at start takes the TCP connection but not
+		 * the handshake: one that never answers (still starting, or a
+		 * proxy before a dead one), a TLS or credentials mismatch.
+		 * (Its reconnect thread then has no current server; fixed in
+		 * later nats.c.)  The connection cannot be made again, so the
+		 * relay stops (main.c, exit 1) and the service manager starts
+		 * a new one, which tries afresh.
 		 */
-		if (!store_conn.closing)
-			log_errorx("nats connection closed for good; restart "
-			    "the relay", "err=%s", log_q(store_last_error()));
+		if (!store_conn.closing) {
+			store_conn.gone = 1;
+			log_errorx("nats connection closed for good; stopping "
+			    "for a restart", "err=%s",
+			    log_q(store_last_error()));
+		}
 		store_set_state(0, 0);
 		if (sv.drained != NULL) {
 			void (*done)(void) = sv.drained;

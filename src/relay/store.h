@@ -81,6 +81,11 @@ enum store_result store_publish(const char *subject,
 void		 store_reload(void);
 /* 1 when connected to NATS and both streams are ready. */
 int		 store_ready(void);
+/*
+ * 1 once nats.c has closed the connection for good (not at our drain):
+ * it will not connect again, only a new process does.
+ */
+int		 store_gone(void);
 int		 store_connected(void);
 int		 store_streams_ready(void);
 /* Publishes waiting for an acknowledgement. */

@@ -6,7 +6,8 @@
 # wait that long, and every request with it (deliveries reporting
 # progress every second make such verbs all through the outage).  The
 # relay holds them until NATS is back, and sends them then: the deliveries
-# that ended during the outage are not made again.
+# that ended during the outage are not made again.  And a silent server
+# at start: the relay exits 1 for a restart.
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 RPORT=$(free_port)
@@ -23,17 +24,21 @@ for k in 1 2 3 4 5 6 7 8; do
 done
 wait_until 10 '[ "$(grep -c "\"ce-id\": \"delay6-" "$T/deliveries")" = 8 ]'
 stop_nats
-# The port taken by a listener that accepts and never sends INFO.
-python3 -c '
+# mute PORT: a listener on PORT that accepts and never sends INFO.
+mute() {
+	python3 -c '
 import socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(50)
 conns = []
 while True:
     c, _ = s.accept(); conns.append(c)
-' "$NATS_PORT" &
-MUTE=$!
-PIDS+=($MUTE)
+' "$1" &
+	MUTE=$!
+	PIDS+=($MUTE)
+	wait_for 10 port_open "$1"
+}
+mute "$NATS_PORT"
 wait_until 10 '[ "$(metric treaty_relay_nats_connected)" = 0 ]'
 # Probe /healthz until the eight deliveries have ended and 4 s more.
 max=0 t_end=0
@@ -62,4 +67,22 @@ post evt.acme.shop.order.created ok-after x
 wait_until 10 'grep -q "\"ce-id\": \"ok-after\"" "$T/deliveries"'
 check "  and none of the eight was delivered again" 8 "$(grep -c '"ce-id": "delay6-' "$T/deliveries")"
 check_no_sanitizer_report "no sanitizer report" "$RELAY_LOG"
+kill -TERM $RELAY_PID; wait $RELAY_PID
+
+# At start, the first server is the silent one: nats.c 3.4.1 closes the
+# connection for good (its reconnect thread starts without a current
+# server), so this process can never connect.  The relay says so and
+# exits 1, for the service manager to start a new one (Restart=on-failure).
+stop_nats
+mute "$NATS_PORT"
+NO_WAIT=1 start_relay
+wait_until 20 '! relay_alive'
+wait $RELAY_PID; rc=$?
+check "a silent server at start: the relay stops, exit 1, saying why" \
+    "1 logged" "$rc $(in_log 'msg="nats connection closed for good; stopping for a restart"')"
+check_no_sanitizer_report "  no sanitizer report" "$RELAY_LOG"
+kill "$MUTE"; wait "$MUTE" 2>/dev/null
+restart_nats || fail nats "did not restart"
+start_relay
+check "  the next process connects" 200 "$(healthz_status)"
 finish
