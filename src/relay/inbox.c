@@ -152,6 +152,13 @@ inbox_get(struct evhttp_request *req, struct isub *s,
 		    "available; try again", s->cfg->name);
 		return;
 	}
+	/* An empty 200 would look like "no work" (SPEC 10's trap). */
+	if (store_consumer_wrong_kind(s->own.consumer)) {
+		inbox_reject(req, 503, "inbox_unavailable", "the inbox's "
+		    "JetStream consumer is a push consumer; see the relay's "
+		    "log", s->cfg->name);
+		return;
+	}
 	inbox_fetch(req, s, max > 0 ? (int)max : API_INBOX_BATCH_DEFAULT, lease,
 	    peek, wait > 0 ? wait : 0, key);
 }

@@ -129,10 +129,14 @@ consumer_differs(const jsConsumerConfig *have, const jsConsumerConfig *want)
 	    !str_same(have->DeliverGroup, want->DeliverGroup);
 }
 
-/* Create one consumer on WORK, or update it when its settings differ. */
+/*
+ * Create one consumer on WORK, or update it when its settings differ.
+ * One of the other kind (the subscriber was push and is pull now, or the
+ * reverse, across a restart) cannot be updated, and is not deleted: its
+ * events would be delivered again from the start.  c->wrong_kind says so.
+ */
 static int
-consumer_ensure(const struct store_consumer_copy *c, char *detail,
-    size_t dlen)
+consumer_ensure(struct store_consumer_copy *c, char *detail, size_t dlen)
 {
 	jsConsumerConfig	 want;
 	jsConsumerInfo		*ci = NULL;
@@ -153,6 +157,17 @@ consumer_ensure(const struct store_consumer_copy *c, char *detail,
 	want.FilterSubject = c->filter;
 	s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK, c->name, NULL,
 	    &code);
+	c->wrong_kind = s == NATS_OK && ci->Config != NULL &&
+	    (ci->Config->DeliverSubject != NULL &&
+	    ci->Config->DeliverSubject[0] != '\0') != (c->deliver != NULL);
+	if (c->wrong_kind) {
+		snprintf(detail, dlen, "%s is a %s consumer in JetStream and "
+		    "the subscriber is %s: give the subscriber a new name, or "
+		    "delete %s", c->name, c->deliver != NULL ? "pull" : "push",
+		    c->deliver != NULL ? "push" : "pull", c->name);
+		jsConsumerInfo_Destroy(ci);
+		return -1;
+	}
 	if (s == NATS_NOT_FOUND || code == JSConsumerNotFoundErr) {
 		what = "create";
 		s = js_AddConsumer(&ci, store_conn.js, STORE_WORK, &want, NULL,
@@ -199,7 +214,7 @@ store_admin_consumers(struct bridge_job *job)
 {
 	struct store_consumers_job *kj = BRIDGE_CONTAINER(job,
 	    struct store_consumers_job, job);
-	char		 d[128];
+	char		 d[256];
 	size_t		 len;
 	int		 i;
 

@@ -99,6 +99,7 @@ struct store_consumer {
 	int			 max_deliver;
 	int			 max_ack_pending;
 	int			 ack_wait_s;
+	int			 wrong_kind;	/* JetStream's is the other kind */
 	store_msg_cb		 cb;
 	store_msg_cb		 exhausted_cb;
 	void			*arg;
@@ -127,6 +128,7 @@ struct store_consumer_copy {
 	int			 max_deliver;
 	int			 max_ack_pending;
 	int			 ack_wait_s;
+	int			 wrong_kind;	/* out: see consumer_ensure */
 };
 
 /*
@@ -257,6 +259,8 @@ void	 store_sub_unsubscribe(void);
 void	 store_sub_destroy(void);
 int	 store_consumer_copies(struct store_consumer_copy **out);
 void	 store_consumer_copies_free(struct store_consumer_copy *c, int n);
+/* The consumer check's verdicts on kinds (loop thread). */
+void	 store_consumers_kinds(const struct store_consumer_copy *c, int n);
 
 /* store-req.c */
 void	 store_req_init(void);

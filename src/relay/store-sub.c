@@ -154,6 +154,25 @@ store_consumer_copies(struct store_consumer_copy **out)
 	return n;
 }
 
+/* See store-int.h. */
+void
+store_consumers_kinds(const struct store_consumer_copy *copies, int n)
+{
+	struct store_consumer	*c;
+	int			 i;
+
+	for (i = 0; i < n; i++)
+		if ((c = consumer_find(copies[i].name)) != NULL)
+			c->wrong_kind = copies[i].wrong_kind;
+}
+
+/* See store.h. */
+int
+store_consumer_wrong_kind(const struct store_consumer *c)
+{
+	return c != NULL && c->wrong_kind;
+}
+
 /* Free what store_consumer_copies made. */
 void
 store_consumer_copies_free(struct store_consumer_copy *c, int n)

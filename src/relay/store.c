@@ -174,6 +174,7 @@ store_consumers_done(struct bridge_job *job)
 	    struct store_consumers_job, job);
 
 	sv.consumers_running = 0;
+	store_consumers_kinds(kj->consumers, kj->nconsumers);
 	if (kj->failed)
 		log_warnx("consumers not ready", "detail=%s",
 		    log_q(kj->detail));

@@ -411,6 +411,12 @@ struct store_req *store_pull(struct store_consumer *c,
 		    long long max_bytes, store_reply_cb cb, void *arg);
 int		 store_pull_pending(const struct store_consumer *c,
 		    enum store_pull_kind kind);
+/*
+ * 1 when JetStream's consumer of c's name is of the other kind (push for a
+ * pull subscriber, or the reverse): it cannot serve c, and the consumer
+ * check says so in the log until it is deleted or the subscriber renamed.
+ */
+int		 store_consumer_wrong_kind(const struct store_consumer *c);
 /* Close every pull request of c still pending (shutdown). */
 void		 store_pull_close_all(struct store_consumer *c,
 		    const char *reason);
