@@ -13,7 +13,8 @@ line (time, headers, body) and answers by the event id's prefix:
   d50-...       204 after 50 ms
   once400-...   400 the first time at each path, then 204
 
-Usage: receiver.py PORT LOGFILE [CERT KEY]   (with CERT and KEY: https)
+Usage: receiver.py PORT LOGFILE [CERT KEY]   (with CERT and KEY: https;
+each TLS handshake's SNI name, or "-" without one, is a line of LOGFILE.sni)
 """
 import json
 import sys
@@ -77,5 +78,10 @@ if len(sys.argv) > 4:
     import ssl
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+
+    def sni(sock, name, context):
+        with lock, open(LOG + ".sni", "a") as f:
+            f.write((name or "-") + "\n")
+    ctx.sni_callback = sni
     server.socket = ctx.wrap_socket(server.socket, server_side=True)
 server.serve_forever()

@@ -21,6 +21,8 @@ post evt.acme.shop.order.created tls-1 'over tls'
 wait_until 10 'test -n "$(received tls-1)"'
 check "delivered over https with the private CA" 1 "$(received tls-1 | wc -l)"
 check_match "with its signature" '"x-treaty-signature": "t=[0-9]+,v1=[0-9a-f]{64}"' "$(received tls-1)"
+# SPEC 10: the address is pinned, and the name still sent (SNI) and checked.
+check "the handshake sent the URL's host name as SNI" localhost "$(sort -u "$T/deliveries.sni" 2>&1)"
 
 post evt.acme.shop.order.wrong wrong-1 x
 wait_for 10 grep -q 'msg="delivery dropped" sub=wrongname' "$RELAY_LOG"
@@ -29,4 +31,6 @@ check "a certificate for another name: never delivered" "logged []" \
     "$(in_log 'msg="delivery dropped" sub=wrongname id=wrong-1 ') [$(received wrong-1)]"
 check_match "it counts as failed attempts, then a drop" 'msg="delivery dropped" sub=wrongname id=wrong-1 subject=evt.acme.shop.order.wrong attempt=2 status=0' "$(cat "$RELAY_LOG")"
 check "the relay is still healthy" 200 "$(healthz_status)"
+check "and an address in the URL: no SNI (RFC 6066 has none for addresses)" "- localhost" \
+    "$(sort -u "$T/deliveries.sni" | tr '\n' ' ' | sed 's/ $//')"
 finish

@@ -30,6 +30,11 @@ check "the first relay stopped: exit 0" 0 $?
 n=$(grep -c 'msg=delivered' "$FIRST")
 check_match "it delivered during its grace period" '^([4-9]|[1-9][0-9])$' "$n"
 check "every one of them a first attempt" 0 "$(grep 'msg=delivered' "$FIRST" | grep -vc 'attempt=1 ')"
+# SPEC 10: unsubscribing would have deleted a consumer nats.c made; the
+# relay makes its own and only destroys its subscriptions.  The consumer
+# and what it still owes outlive the relay.
+check_match "the durable consumer relay-hook outlives the relay, its backlog kept" \
+    '^ack_pending=[0-9]+ pending=[1-9][0-9]* ' "$(consumer_state relay-hook)"
 
 # The rest, after a restart: every event delivered, none dropped.
 start_relay || { fail restart "relay did not become healthy"; finish; }

@@ -10,6 +10,7 @@
 #    /dev/tcp), and the store wiped while NATS is down: both re-created.
 #  - The relay started while NATS is down: 503 until NATS comes up, then
 #    200/202 without a restart.
+#  - The in-flight cap: past it, 503 with Retry-After at once.
 . "$(dirname "$0")/lib.sh"
 
 export TREATY_RELAY_PUBLISH_TIMEOUT_MS=1000
@@ -183,4 +184,28 @@ timed_post $SUBJ late-1
 check "late: POST 202 once NATS is up" 202 "$STATUS"
 check "late: nats_connected 1" 1 "$(metric treaty_relay_nats_connected)"
 check "late: streams_ready 1" 1 "$(metric treaty_relay_streams_ready)"
+
+# --- the in-flight cap (SPEC 10) ------------------------------------------
+# nats.c would stall the loop once its own limit of pending publishes is
+# reached: the relay's cap comes first, and past it an event is answered
+# 503 at once with Retry-After, while the loop goes on answering.
+kill -TERM "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+TREATY_RELAY_MAX_PENDING=2 TREATY_RELAY_PUBLISH_TIMEOUT_MS=20000 start_relay ||
+    { fail start "the relay with a cap of 2 did not start"; finish; }
+kill -STOP "$NATS_PID"
+capped=()
+for k in 1 2; do post $SUBJ capped-$k x & capped+=($!); done
+wait_until 10 '[ "$(metric treaty_relay_publishes_in_flight)" = 2 ]'
+check "two publishes wait for the frozen NATS" 2 "$(metric treaty_relay_publishes_in_flight)"
+timed_post $SUBJ capped-3
+check "a third: 503 publish_failed, too many in flight" "503 publish_failed too many events in flight" \
+    "$STATUS $(json_get error) $(json_get detail | cut -c1-25)"
+check_match "  with Retry-After" '^[0-9]+$' "$(retry_after)"
+if [ "$MS" -le 1000 ]; then ok "  at once (${MS} ms), not after the publish timeout"
+else fail "  at once" "${MS} ms"; fi
+check "  counted as overload" 1 "$(metric 'treaty_relay_publish_failures_total{reason="overload"}')"
+kill -CONT "$NATS_PID"
+wait "${capped[@]}"
+check "the two waiting publishes stored once NATS runs again" 2 \
+    "$(metric 'treaty_relay_events_stored_total{stream="WORK"}')"
 finish
