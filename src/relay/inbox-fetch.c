@@ -680,8 +680,12 @@ inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
 		/* Looks only: no lease taken, none extended. */
 		f->peeking = 1;
 		f->lease = 0;
-		if ((f->peek = store_peek(s->own.consumer, f->max, peek_cb,
-		    f)) == NULL) {
+		if (store_peeks_full()) {
+			inbox_reject(req, 503, "inbox_unavailable", "too many "
+			    "peeks under way; try again", s->cfg->name);
+			fetch_close(f, "peeks full");
+		} else if ((f->peek = store_peek(s->own.consumer, f->max,
+		    peek_cb, f)) == NULL) {
 			inbox_reject(req, 503, "inbox_unavailable", "JetStream "
 			    "is not available; try again", s->cfg->name);
 			fetch_close(f, "not connected");

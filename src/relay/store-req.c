@@ -78,6 +78,7 @@ static struct {
 	struct req_list		 live;
 	uint64_t		 next_id;
 	natsSubscription	*replies;	/* <inbox>.r.*, polled */
+	int			 peeks;		/* on the worker, closed or not */
 } rq = { .live = TAILQ_HEAD_INITIALIZER(rq.live) };
 
 /*
@@ -638,6 +639,7 @@ peek_done(struct bridge_job *job)
 		}
 		p->cb(p->arg, sm, p->n, p->failed ? -1 : 0);
 	}
+	rq.peeks--;
 	free(p->consumer);
 	free(p->filter);
 	free(p);
@@ -649,8 +651,9 @@ store_peek(struct store_consumer *c, int max, store_peek_cb cb, void *arg)
 {
 	struct store_peek	*p;
 
-	if (!req_possible())
+	if (!req_possible() || store_peeks_full())
 		return NULL;
+	rq.peeks++;
 	p = xcalloc(1, sizeof(*p));
 	p->consumer = xstrdup(c->name);
 	p->filter = xstrdup(c->filter);
@@ -661,6 +664,13 @@ store_peek(struct store_consumer *c, int max, store_peek_cb cb, void *arg)
 	p->job.done = peek_done;
 	bridge_run(&p->job);
 	return p;
+}
+
+/* See store.h. */
+int
+store_peeks_full(void)
+{
+	return rq.peeks >= STORE_PEEKS_MAX;
 }
 
 /*

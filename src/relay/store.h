@@ -434,9 +434,16 @@ void		 store_pull_return(struct store_consumer *c,
  * worker thread).  cb gets the messages (owned by the callee; not
  * delivered, so their delivery count is 0 and they cannot be answered)
  * and 0, or -1 when JetStream could not be asked.  NULL when not
- * connected; store_peek_close forgets it (cb never runs).
+ * connected, or when STORE_PEEKS_MAX peeks are already queued or under
+ * way (store_peeks_full): each is up to 257 requests on the one worker
+ * thread, which the stream checks, replays and drop listings share, so an
+ * inbox's token must not be able to queue them without end.
+ * store_peek_close forgets one (cb never runs; the count drops when its
+ * job is over).
  */
 #define STORE_PEEK_MAX	256
+#define STORE_PEEKS_MAX	4
+int		 store_peeks_full(void);
 struct store_peek;
 typedef void (*store_peek_cb)(void *arg, struct store_msg **msgs, int n,
     int result);

@@ -165,6 +165,23 @@ check "and a lease can still take it" "200 peek-1" "$(iget work 'lease=true') $(
 rp=$(field peek-1 receipt)
 check "peek does not show leased events" "200 " "$(iget work 'peek=true') $(ids)"
 check "DELETE it" 204 "$(op DELETE "work/peek-1?receipt=$rp")"
+# Peeks run on the one worker thread that stream checks, replays and drop
+# listings share: at most 4 queued or under way.  nats-server frozen, so
+# that the first four wait there; six more are answered 503 at once.
+kill -STOP "$NATS_PID"
+pk=()
+for k in 1 2 3 4 5 6 7 8 9 10; do
+	curl -s -m 60 -o /dev/null -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $IT" \
+	    "$RELAY_URL/v1/inbox/work?peek=true" > "$T/peek.$k" & pk+=($!)
+	sleep 0.05
+done
+wait_until 10 '[ "$(cat "$T"/peek.* | grep -c "^503 ")" -ge 6 ]'
+kill -CONT "$NATS_PID"
+wait "${pk[@]}"
+check "ten peeks with NATS frozen: six answered 503 at once, four waited" "6 6 4" \
+    "$(cat "$T"/peek.* | grep -c '^503 ') $(cat "$T"/peek.* | awk '$1 == 503 && $2 < 2' | wc -l) $(cat "$T"/peek.* | grep -vc '^503 ')"
+wait_for 20 healthz_ok
+check "  and peeks work again afterwards" 200 "$(iget work 'peek=true')"
 
 # Destructive fetch: taken once, never again.
 post evt.acme.shop.order.created take-1 x
