@@ -273,12 +273,17 @@ ingest_auth(struct evhttp_request *req)
 	return config_find_producer(ingest_cfg, hex);
 }
 
-/* 1 when one of the producer's patterns matches subject. */
+/*
+ * 1 when one of the producer's patterns matches subject, which is not one
+ * of the relay's own (even under a pattern such as audit.>).
+ */
 static int
 ingest_allowed(const struct producer *p, const char *subject)
 {
 	size_t	 i;
 
+	if (strncmp(subject, STORE_OWN_PREFIX, strlen(STORE_OWN_PREFIX)) == 0)
+		return 0;
 	for (i = 0; i < p->nsubjects; i++)
 		if (treaty_pattern_match(p->subjects[i], subject))
 			return 1;

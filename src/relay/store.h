@@ -231,6 +231,13 @@ int		 store_figures(store_figures_cb cb);
  * a record is told from an event a producer published on that subject.
  */
 #define STORE_DROP_SUBJECT	"audit.relay.treaty.delivery.dropped"
+/*
+ * The relay's own subjects (drop records, replays' progress and ends): no
+ * producer may publish there.  A record a producer stored there would be
+ * told from the relay's (the message id), but would still fill the scans
+ * of drop listings and redrives, which are bounded.
+ */
+#define STORE_OWN_PREFIX	"audit.relay.treaty."
 #define STORE_DROP_MSGID_PREFIX	"relay!drop-"
 /* Records looked at per request at most, matching or not. */
 #define STORE_DROPS_SCAN_MAX	10000

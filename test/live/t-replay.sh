@@ -85,8 +85,9 @@ check "every delivery's signature is valid" "20 0" "$(sigs_ok /h)"
 check "the other subscriber got nothing again" 10 "$(for i in $(seq 1 10); do received /o ok-$i; done | grep -c '^1$')"
 check "its consumer is gone from JetStream" "" "$(consumer_state replay-$RID 2>/dev/null | grep -o 'pending=[0-9]*')"
 post audit.relay.treaty.replay.$RID forged-end '{"state":"cancelled"}'
-check "a producer's event on the replay's subject (five tokens) is stored" 202 "$STATUS"
-check "and neither hides nor changes the replay's end" "done 10 10 0 0" "$(report $RID)"
+check "a producer's event on the replay's subject: 403 subject_not_allowed, the relay's own" \
+    "403 subject_not_allowed" "$STATUS $(json_get error)"
+check "and the replay's end is as it was" "done 10 10 0 0" "$(report $RID)"
 
 # The client against the real relay: treaty admin replay --wait follows
 # the replay to its end (plain lines: stdout is a file), exit 0.
