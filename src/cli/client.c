@@ -475,6 +475,26 @@ client_what(const struct client_result *r, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The server's words go to a terminal and into log lines: its control
+ * characters (C0, DEL, and C1 as UTF-8), which could move the cursor,
+ * clear the screen or start a forged log line, become '?'.
+ */
+static void
+detail_clean(char *s)
+{
+	unsigned char	*p = (unsigned char *)s;
+
+	for (; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			p[0] = '?';
+			p[1] = '?';
+			p++;
+		}
+}
+
 /* The "detail" (or "error") of the relay's JSON error body. */
 const char *
 client_detail(const struct client_result *r, char *buf, size_t len)
@@ -494,6 +514,7 @@ client_detail(const struct client_result *r, char *buf, size_t len)
 	    != NULL || (v = yajl_tree_get(root, epath, yajl_t_string)) != NULL))
 		snprintf(buf, len, "%s", YAJL_GET_STRING(v));
 	yajl_tree_free(root);
+	detail_clean(buf);
 	return buf;
 }
 
