@@ -52,6 +52,7 @@ struct ob_conn {
 	int			 dead;		/* never reuse; free when idle */
 	int			 buried;	/* on ob.graves */
 	int			 idle;		/* kept for reuse: at the head */
+	int			 answered;	/* requests it carried to the end */
 	TAILQ_ENTRY(ob_conn)	 entry;
 };
 TAILQ_HEAD(ob_conn_list, ob_conn);
@@ -86,7 +87,9 @@ struct outbound_req {
 	long long		 start;
 	struct resolve_result	 to;		/* the addresses, in order */
 	int			 addr;		/* the one being tried */
-	struct ob_copy		*copy;		/* NULL: one address only */
+	struct ob_copy		*copy;		/* to send again, or NULL */
+	int			 reused;	/* this attempt's conn was idle */
+	int			 fresh;		/* the next on a new connection */
 	enum evhttp_request_error err;
 	int			 have_err;
 	int			 not_started;	/* failed inside evhttp_make_request */
@@ -361,25 +364,43 @@ ob_conn_new(struct outbound_target *t, const struct sockaddr *addr,
 	return c;
 }
 
+/* Bytes the peer sent that no request of ours has read. */
+static size_t
+ob_conn_unread(struct ob_conn *c)
+{
+	struct bufferevent	*bev = evhttp_connection_get_bufferevent(c->evcon);
+
+	return bev != NULL ? evbuffer_get_length(bufferevent_get_input(bev)) :
+	    0;
+}
+
 /* An idle, live connection of t to addr, or a new one. */
 static struct ob_conn *
 ob_conn_get(struct outbound_target *t, const struct sockaddr *addr,
     socklen_t addrlen)
 {
-	struct ob_conn	*c;
+	struct ob_conn	*c, *next;
 
 	/* Only the idle ones, at the head; usually the first one fits. */
-	TAILQ_FOREACH(c, &t->conns, entry) {
-		if (!c->idle)
-			break;
-		if (c->addrlen == addrlen &&
-		    memcmp(&c->addr, addr, addrlen) == 0) {
-			c->idle = 0;
-			t->nidle--;
-			TAILQ_REMOVE(&t->conns, c, entry);
-			TAILQ_INSERT_TAIL(&t->conns, c, entry);
-			return c;
+	for (c = TAILQ_FIRST(&t->conns); c != NULL && c->idle; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->addrlen != addrlen || memcmp(&c->addr, addr, addrlen) != 0)
+			continue;
+		c->idle = 0;
+		t->nidle--;
+		/*
+		 * Bytes that came while it was idle answer no request of
+		 * ours: read as the next answer they would stand for a
+		 * request they never saw.
+		 */
+		if (ob_conn_unread(c) > 0) {
+			c->dead = 1;
+			ob_conn_bury(c);
+			continue;
 		}
+		TAILQ_REMOVE(&t->conns, c, entry);
+		TAILQ_INSERT_TAIL(&t->conns, c, entry);
+		return c;
 	}
 	return ob_conn_new(t, addr, addrlen);
 }
@@ -391,6 +412,8 @@ ob_conn_release(struct ob_conn *c, int reusable)
 	c->busy = 0;
 	if (!reusable)
 		c->dead = 1;
+	else
+		c->answered++;
 	if (c->dead || c->t->nidle >= c->t->max_idle) {
 		ob_conn_bury(c);
 		return;
@@ -451,6 +474,21 @@ ob_req_free(struct outbound_req *r)
 static void
 ob_finish(struct outbound_req *r, struct outbound_result *res)
 {
+	/*
+	 * A kept connection the subscriber closed while it was idle (servers
+	 * close idle keep-alive connections after a few seconds, and the
+	 * close can cross our request) fails with no answer at all: that is
+	 * our pool's doing, not the subscriber's, so the request goes once
+	 * more, at once, on a new connection, without counting an attempt.
+	 */
+	if (r->reused && !r->fresh && res->status == 0 && !res->timed_out &&
+	    r->copy != NULL) {
+		log_debug("kept connection closed, sending again on a new one",
+		    "host=%s error=%s", r->t->host, res->error);
+		r->fresh = 1;
+		if (ob_attempt(r, &r->copy->m) == 0)
+			return;
+	}
 	while (res->not_sent && r->copy != NULL &&
 	    r->addr + 1 < r->to.naddrs) {
 		log_debug("address failed, trying the next", "host=%s "
@@ -499,7 +537,15 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 		in = evhttp_request_get_input_buffer(req);
 		res.bodylen = evbuffer_get_length(in);
 		res.body = (const char *)evbuffer_pullup(in, -1);
-		reusable = 1;
+		/*
+		 * Kept only after a final answer with nothing behind it.
+		 * libevent 2.1 takes an interim answer other than 100 (103
+		 * Early Hints) for the whole answer, and reads whatever
+		 * follows an answer (a second one) as the next request's:
+		 * on a reused connection that would answer an event the
+		 * subscriber never accepted.
+		 */
+		reusable = res.status >= 200 && ob_conn_unread(r->conn) == 0;
 	} else {
 		/*
 		 * evhttp fails the requests of a connection whose TCP
@@ -584,10 +630,13 @@ ob_attempt(struct outbound_req *r, const struct outbound_msg *m)
 
 	r->have_err = 0;
 	r->not_started = 0;
-	if ((r->conn = ob_conn_get(t,
+	if ((r->conn = r->fresh ? ob_conn_new(t,
+	    (const struct sockaddr *)&r->to.addrs[r->addr],
+	    r->to.addrlens[r->addr]) : ob_conn_get(t,
 	    (const struct sockaddr *)&r->to.addrs[r->addr],
 	    r->to.addrlens[r->addr])) == NULL)
 		return -1;
+	r->reused = r->conn->answered > 0;
 	r->conn->busy = 1;
 	r->req = evhttp_request_new(ob_done_cb, r);
 	evhttp_request_set_error_cb(r->req, ob_error_cb);
@@ -679,8 +728,11 @@ outbound_send(struct outbound_target *t, const struct resolve_result *to,
 	if (r->to.naddrs > RESOLVE_MAX_ADDRS)
 		r->to.naddrs = RESOLVE_MAX_ADDRS;
 	evtimer_assign(&r->deadline, ob.base, ob_deadline_cb, r);
-	/* Kept only when there is a next address to send it to. */
-	if (r->to.naddrs > 1)
+	/*
+	 * Kept only when there is a next address to send it to, or a kept
+	 * connection may be taken (ob_finish may send it again).
+	 */
+	if (r->to.naddrs > 1 || t->nidle > 0)
 		r->copy = ob_copy_new(m);
 	if (ob_attempt(r, m) == -1) {
 		ob_req_free(r);
