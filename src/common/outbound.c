@@ -52,7 +52,7 @@ struct ob_conn {
 	int			 dead;		/* never reuse; free when idle */
 	int			 buried;	/* on ob.graves */
 	int			 idle;		/* kept for reuse: at the head */
-	int			 answered;	/* requests it carried to the end */
+	int			 answered;	/* requests carried to the end */
 	TAILQ_ENTRY(ob_conn)	 entry;
 };
 TAILQ_HEAD(ob_conn_list, ob_conn);
@@ -88,8 +88,8 @@ struct outbound_req {
 	struct resolve_result	 to;		/* the addresses, in order */
 	int			 addr;		/* the one being tried */
 	struct ob_copy		*copy;		/* to send again, or NULL */
-	int			 reused;	/* this attempt's conn was idle */
-	int			 fresh;		/* the next on a new connection */
+	int			 reused;	/* on a kept connection */
+	int			 fresh;		/* the next on a new one */
 	enum evhttp_request_error err;
 	int			 have_err;
 	int			 not_started;	/* failed inside evhttp_make_request */
@@ -368,8 +368,9 @@ ob_conn_new(struct outbound_target *t, const struct sockaddr *addr,
 static size_t
 ob_conn_unread(struct ob_conn *c)
 {
-	struct bufferevent	*bev = evhttp_connection_get_bufferevent(c->evcon);
+	struct bufferevent	*bev;
 
+	bev = evhttp_connection_get_bufferevent(c->evcon);
 	return bev != NULL ? evbuffer_get_length(bufferevent_get_input(bev)) :
 	    0;
 }
@@ -384,7 +385,8 @@ ob_conn_get(struct outbound_target *t, const struct sockaddr *addr,
 	/* Only the idle ones, at the head; usually the first one fits. */
 	for (c = TAILQ_FIRST(&t->conns); c != NULL && c->idle; c = next) {
 		next = TAILQ_NEXT(c, entry);
-		if (c->addrlen != addrlen || memcmp(&c->addr, addr, addrlen) != 0)
+		if (c->addrlen != addrlen ||
+		    memcmp(&c->addr, addr, addrlen) != 0)
 			continue;
 		c->idle = 0;
 		t->nidle--;

@@ -268,8 +268,8 @@ config_parse_producers(struct config *cfg, const char *text, const char *var,
 			if (!YAJL_IS_DOUBLE(v) || YAJL_GET_DOUBLE(v) <= 0 ||
 			    YAJL_GET_DOUBLE(v) > PRODUCER_RATE_MAX) {
 				config_err(err, var, field, "must be a number of "
-				    "events per second, over 0 and at most %.0f",
-				    PRODUCER_RATE_MAX);
+				    "events per second, over 0 and at most "
+				    "%.0f", PRODUCER_RATE_MAX);
 				goto out;
 			}
 			p->rate = YAJL_GET_DOUBLE(v);

@@ -93,8 +93,8 @@ inbox_auth(struct evhttp_request *req, const struct isub *s,
 				http_error(req, ROUTE_INBOX, 404, "not_found",
 				    "no such inbox");
 			else
-				inbox_reject(req, 403, "forbidden", "this token "
-				    "is not this inbox's", name);
+				inbox_reject(req, 403, "forbidden", "this "
+				    "token is not this inbox's", name);
 			return -1;
 		}
 	}

@@ -78,7 +78,7 @@ static struct {
 	struct req_list		 live;
 	uint64_t		 next_id;
 	natsSubscription	*replies;	/* <inbox>.r.*, polled */
-	int			 peeks;		/* on the worker, closed or not */
+	int			 peeks;		/* on the worker, even closed */
 } rq = { .live = TAILQ_HEAD_INITIALIZER(rq.live) };
 
 /*
