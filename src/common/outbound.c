@@ -52,7 +52,7 @@ struct ob_conn {
 	int			 dead;		/* never reuse; free when idle */
 	int			 buried;	/* on ob.graves */
 	int			 idle;		/* kept for reuse: at the head */
-	int			 answered;	/* requests carried to the end */
+	int			 answered;	/* requests it finished */
 	TAILQ_ENTRY(ob_conn)	 entry;
 };
 TAILQ_HEAD(ob_conn_list, ob_conn);

@@ -99,7 +99,7 @@ struct store_consumer {
 	int			 max_deliver;
 	int			 max_ack_pending;
 	int			 ack_wait_s;
-	int			 wrong_kind;	/* JetStream's: the other kind */
+	int			 wrong_kind;	/* JetStream's: other kind */
 	store_msg_cb		 cb;
 	store_msg_cb		 exhausted_cb;
 	void			*arg;
