@@ -507,6 +507,17 @@ cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 		return bad(ev, "JSON nests deeper than %d", JSON_MAX_DEPTH);
 	if (json_has_comment(body, len))
 		return bad(ev, "body is not JSON (a comment)");
+	/*
+	 * yajl checks only the shape of UTF-8 sequences (it takes overlong
+	 * forms, surrogates and code points past U+10FFFF) and makes
+	 * something else of lone surrogate escapes: what it would store is
+	 * then not what was sent, nor valid in the JSON the relay writes.
+	 */
+	if (!treaty_utf8_valid(body, len))
+		return bad(ev, "body is not UTF-8");
+	if (!json_escapes_ok(body, len))
+		return bad(ev, "body is not JSON (a lone surrogate escape, or "
+		    "whitespace other than space, tab, CR and LF)");
 	/* yajl's tree would cut the value at the NUL: refuse, don't truncate. */
 	if (json_has_nul_escape(body, len))
 		return bad(ev, "U+0000 (\\u0000) cannot be carried in "
@@ -527,7 +538,7 @@ cevent_from_value(struct cevent *ev, const struct yajl_val_s *root)
 {
 	yajl_val	 data = NULL, b64 = NULL;
 	size_t		 i;
-	int		 rc = -1;
+	int		 rc = -1, ct = 0;
 
 	cev_init(ev);
 	if (!YAJL_IS_OBJECT(root)) {
@@ -540,6 +551,13 @@ cevent_from_value(struct cevent *ev, const struct yajl_val_s *root)
 		char		 num[64];
 		const char	*s;
 
+		/* Given twice, as any attribute: two readers, two events. */
+		if ((strcmp(k, "data") == 0 && data != NULL) ||
+		    (strcmp(k, "data_base64") == 0 && b64 != NULL) ||
+		    (strcmp(k, "datacontenttype") == 0 && ct++ > 0)) {
+			bad(ev, "attribute %s given twice", k);
+			goto out;
+		}
 		if (strcmp(k, "data") == 0) {
 			data = v;
 			continue;
@@ -637,6 +655,7 @@ cevent_gen_data(yajl_gen g, const char *ct, const char *data, size_t len)
 	 */
 	if (cevent_media_is_json(ct) && !(len == 4 && memcmp(data, "null", 4)
 	    == 0) && !json_has_nul_escape(data, len) &&
+	    treaty_utf8_valid(data, len) &&
 	    (scratch = yajl_gen_alloc(NULL)) != NULL) {
 		exact = json_copy(scratch, data, len) == 0 &&
 		    yajl_gen_get_buf(scratch, &buf, &blen) ==

@@ -316,6 +316,62 @@ json_has_nul_escape(const char *s, size_t len)
 	return 0;
 }
 
+/* The value of the four hex digits at s, or -1. */
+static long
+json_hex4(const char *s)
+{
+	long	 v = 0;
+	int	 i, d;
+
+	for (i = 0; i < 4; i++) {
+		d = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' :
+		    s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10 :
+		    s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10 : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* See json.h. */
+int
+json_escapes_ok(const char *s, size_t len)
+{
+	size_t	 i;
+	long	 u, lo;
+	int	 instr = 0;
+
+	for (i = 0; i < len; i++) {
+		if (!instr) {
+			if (s[i] == '"')
+				instr = 1;
+			else if (s[i] == '\f' || s[i] == '\v')
+				return 0;
+			continue;
+		}
+		if (s[i] == '"')
+			instr = 0;
+		if (s[i] != '\\' || i + 1 >= len)
+			continue;
+		i++;
+		if (s[i] != 'u')
+			continue;
+		if (i + 4 >= len || (u = json_hex4(s + i + 1)) < 0)
+			return 0;	/* yajl refuses it too */
+		i += 4;
+		if (u >= 0xDC00 && u <= 0xDFFF)
+			return 0;	/* a low surrogate alone */
+		if (u < 0xD800 || u > 0xDBFF)
+			continue;
+		if (i + 6 >= len || s[i + 1] != '\\' || s[i + 2] != 'u' ||
+		    (lo = json_hex4(s + i + 3)) < 0xDC00 || lo > 0xDFFF)
+			return 0;	/* a high surrogate alone */
+		i += 6;
+	}
+	return 1;
+}
+
 /* JSON's insignificant whitespace (RFC 8259 section 2). */
 static int
 json_ws(char c)

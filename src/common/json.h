@@ -55,6 +55,14 @@ int	json_depth_ok(const char *s, size_t len, int maxdepth);
  */
 int	json_has_nul_escape(const char *s, size_t len);
 /*
+ * 1 when every \u escape of the JSON text's strings is a character: a high
+ * surrogate only with a low one after it, a low one only there (yajl
+ * makes something else of a lone one, so the event stored would not be
+ * the one sent), and when nothing but RFC 8259's whitespace is outside
+ * the strings (yajl also takes form feed and vertical tab).
+ */
+int	json_escapes_ok(const char *s, size_t len);
+/*
  * 1 when the JSON text has a '/' outside its strings: yajl's parsers take
  * comments, which are not JSON, and a batch's elements are found by
  * json_array_split, which does not know them.

@@ -867,6 +867,34 @@ st_malformed(void)
 	/* A NUL inside the body. */
 	T_EQ_INT(cevent_from_structured(&ev, "{\"a\":\0\"b\"}", 10), -1);
 	cevent_free(&ev);
+	/*
+	 * Not UTF-8 (yajl checks only the sequences' shape): an overlong
+	 * form, a surrogate, past U+10FFFF; in data and in an attribute.
+	 */
+	ST_BAD("{" REQ ",\"data\":\"a\xc0\xaf" "b\"}");
+	ST_BAD("{" REQ ",\"datacontenttype\":\"text/plain\","
+	    "\"data\":\"\xed\xa0\x80\"}");
+	ST_BAD("{" REQ ",\"data\":[\"\xf7\xbf\xbf\xbf\"]}");
+	ST_BAD("{" REQ ",\"subject\":\"\xc0\xaf\"}");
+	/* Lone surrogate escapes (yajl would store something else). */
+	ST_BAD("{" REQ ",\"subject\":\"x\\ud800\\u0041y\"}");
+	ST_BAD("{" REQ ",\"foo\":\"a\\ud800b\"}");
+	ST_BAD("{" REQ ",\"data\":\"a\\udc00b\"}");
+	ST_BAD("{" REQ ",\"data\":\"a\\ud800\"}");
+	/* A pair is one character; an escaped backslash is text. */
+	if (ST_OK(&ev, "{" REQ ",\"datacontenttype\":\"text/plain\","
+	    "\"data\":\"\\ud83d\\ude00 \\\\ud800\"}")) {
+		DATA_IS(&ev, "\xf0\x9f\x98\x80 \\ud800");
+		cevent_free(&ev);
+	}
+	/* Form feed and vertical tab are not JSON whitespace. */
+	ST_BAD("\f{" REQ "}");
+	ST_BAD("{" REQ "}\v");
+	/* data, data_base64, datacontenttype given twice, as any other. */
+	ST_BAD("{" REQ ",\"data\":\"x\",\"data\":null}");
+	ST_BAD("{" REQ ",\"data_base64\":\"AAAA\",\"data_base64\":\"QUJD\"}");
+	ST_BAD("{" REQ ",\"datacontenttype\":\"text/plain\","
+	    "\"datacontenttype\":\"application/json\",\"data\":\"x\"}");
 }
 
 /* The same event in both modes is stored the same way. */
@@ -947,6 +975,9 @@ gen_data_round_trip(void)
 		{ "application/json", "null", "data_base64" },
 		{ "application/json", "{\"a\":\"x\\u0000y\"}", "data_base64" },
 		{ "application/json", "not json", "data_base64" },
+		/* Binary mode stores any bytes: JSON out must be UTF-8. */
+		{ "application/json", "\"a\xc0\xaf" "b\"", "data_base64" },
+		{ "application/json", "\"\xed\xa0\x80\"", "data_base64" },
 		{ "application/cloudevents-batch+json", "[1,2]", "data" },
 		{ "text/plain", "caf\xc3\xa9 \"q\"", "data" },
 		{ "text/plain", "bad \xff utf8", "data_base64" },
