@@ -244,12 +244,27 @@ job_extended_cb(void *arg, const struct client_result *r)
 		    log_q(wk.inbox), log_q(j->id));
 }
 
+/*
+ * Half a lease, in milliseconds: whole seconds made a 1 s lease's "half"
+ * the whole lease, so every extension came as the lease ran out (and the
+ * event went to another worker while the command ran).
+ */
+static struct timeval
+job_half_lease(void)
+{
+	long long	 ms = wk.lease_s * 500LL;
+	struct timeval	 tv = { (time_t)(ms / 1000),
+			    (suseconds_t)(ms % 1000 * 1000) };
+
+	return tv;
+}
+
 /* Half a lease passed while --exec runs: extend it. */
 static void
 job_heartbeat_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct job	*j = arg;
-	struct timeval	 tv = { wk.lease_s > 2 ? wk.lease_s / 2 : 1, 0 };
+	struct timeval	 tv = job_half_lease();
 	char		*path;
 
 	(void)fd;
@@ -373,8 +388,7 @@ work_next(void)
 			} else {
 				j->state = JOB_RUNNING;
 				wk.exec_running = 1;
-				tv.tv_sec = wk.lease_s > 2 ? wk.lease_s / 2 : 1;
-				tv.tv_usec = 0;
+				tv = job_half_lease();
 				evtimer_add(&j->heartbeat, &tv);
 			}
 		}

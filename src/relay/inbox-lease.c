@@ -19,6 +19,7 @@ struct lease {
 	uint64_t		 seq;
 	uint64_t		 dseq;
 	enum inbox_lease_state	 state;
+	long long		 ends;		/* HELD: when it runs out */
 	long long		 forget;	/* time it is dropped */
 	struct lease		*hnext;
 	TAILQ_ENTRY(lease)	 entry;		/* oldest forget first */
@@ -26,6 +27,7 @@ struct lease {
 TAILQ_HEAD(lease_list, lease);
 
 struct inbox_leases {
+	long long		 lease_ms;
 	long long		 keep_ms;
 	struct lease		*hash[LEASE_BUCKETS];
 	struct lease_list	 list;
@@ -123,10 +125,11 @@ inbox_receipt_parse(const char *inbox, const char *key, const char *id,
 
 /* A memory of leases. */
 struct inbox_leases *
-inbox_leases_new(long long keep_ms)
+inbox_leases_new(long long lease_ms, long long keep_ms)
 {
 	struct inbox_leases	*m = xcalloc(1, sizeof(*m));
 
+	m->lease_ms = lease_ms;
 	m->keep_ms = keep_ms;
 	TAILQ_INIT(&m->list);
 	return m;
@@ -215,6 +218,7 @@ leases_note(struct inbox_leases *m, int inbox, const char *replay,
 	}
 	l->dseq = sl->dseq;
 	l->state = st;
+	l->ends = st == INBOX_LEASE_HELD ? now + m->lease_ms : 0;
 	l->forget = now + m->keep_ms;
 	TAILQ_INSERT_TAIL(&m->list, l, entry);
 }
@@ -245,6 +249,19 @@ inbox_leases_gone(const struct inbox_leases *m, int inbox, const char *replay,
 
 	return known != NULL && (known->dseq > l->dseq ||
 	    (known->dseq == l->dseq && known->state != INBOX_LEASE_HELD));
+}
+
+/* See inbox-lease.h. */
+int
+inbox_leases_ran_out(const struct inbox_leases *m, int inbox,
+    const char *replay, const struct store_lease *l, long long now)
+{
+	const struct lease	*known = lease_find(m, inbox,
+				    replay != NULL ? replay : "", l->seq);
+
+	return known != NULL && known->dseq == l->dseq &&
+	    known->state == INBOX_LEASE_HELD &&
+	    now >= known->ends - (100 + m->lease_ms / 50);
 }
 
 /* Leases remembered. */

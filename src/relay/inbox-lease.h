@@ -57,8 +57,11 @@ enum inbox_lease_state {
 	INBOX_LEASE_RELEASED
 };
 struct inbox_leases;
-/* A memory keeping each lease keep_ms after it was last noted. */
-struct inbox_leases *inbox_leases_new(long long keep_ms);
+/*
+ * A memory of leases of lease_ms each, keeping each keep_ms after it was
+ * last noted.
+ */
+struct inbox_leases *inbox_leases_new(long long lease_ms, long long keep_ms);
 void	inbox_leases_free(struct inbox_leases *m);
 /*
  * Note lease l of inbox (an index) from replay's consumer (NULL or "":
@@ -84,6 +87,15 @@ void	inbox_leases_handout(struct inbox_leases *m, int inbox,
  */
 int	inbox_leases_gone(const struct inbox_leases *m, int inbox,
 	    const char *replay, const struct store_lease *l);
+/*
+ * 1 when the memory knows lease l is still this one, held, and has run
+ * out at now (ms), less a margin for the time JetStream's clock started
+ * before ours (a lease runs from JetStream's delivery, or from its
+ * extension).  JetStream then hands the event out again: an extension
+ * that comes later does nothing, and must not be answered 204.
+ */
+int	inbox_leases_ran_out(const struct inbox_leases *m, int inbox,
+	    const char *replay, const struct store_lease *l, long long now);
 /* Leases remembered now. */
 int	inbox_leases_count(const struct inbox_leases *m);
 

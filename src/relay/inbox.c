@@ -292,6 +292,12 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		    "acknowledged, released, or handed out again");
 		return;
 	}
+	if (kind == OP_EXTEND && inbox_leases_ran_out(ib.leases, s->idx,
+	    replay, &l, now_ms())) {
+		http_error(req, ROUTE_INBOX, 404, "lease_not_held", "the lease "
+		    "ran out; it cannot be extended");
+		return;
+	}
 	if (replay[0] != '\0' && replay_ended(replay)) {
 		http_error(req, ROUTE_INBOX, 404, "lease_not_held", "the "
 		    "replay that lent it has ended");
@@ -664,8 +670,8 @@ inbox_init(struct event_base *base, const struct config *cfg)
 {
 	ib.base = base;
 	ib.cfg = cfg;
-	ib.leases = inbox_leases_new(cfg->lease_seconds * 1000LL +
-	    INBOX_LEASE_KEEP_MS);
+	ib.leases = inbox_leases_new(cfg->lease_seconds * 1000LL,
+	    cfg->lease_seconds * 1000LL + INBOX_LEASE_KEEP_MS);
 	inbox_sync(NULL);
 }
 

@@ -171,7 +171,7 @@ receipt_malformed(void)
 static void
 leases_states(void)
 {
-	struct inbox_leases	*m = inbox_leases_new(1000);
+	struct inbox_leases	*m = inbox_leases_new(1000, 1000);
 	struct store_lease	 again = L;
 
 	T_EQ_INT(inbox_leases_gone(m, 0, NULL, &L), 0);
@@ -203,7 +203,7 @@ leases_states(void)
 static void
 leases_per_consumer(void)
 {
-	struct inbox_leases	*m = inbox_leases_new(1000);
+	struct inbox_leases	*m = inbox_leases_new(1000, 1000);
 
 	inbox_leases_note(m, 0, NULL, &L, INBOX_LEASE_HELD, 0);
 	inbox_leases_note(m, 0, RID, &L, INBOX_LEASE_ACKED, 0);
@@ -219,13 +219,43 @@ leases_per_consumer(void)
 }
 
 /*
+ * A held lease runs out a lease after it was handed out or extended (a
+ * margin early: JetStream's clock started first); not one acknowledged,
+ * released, or handed out again (that is "gone"), nor one unknown.
+ */
+static void
+leases_ran_out(void)
+{
+	struct inbox_leases	*m = inbox_leases_new(1000, 61000);
+	struct store_lease	 next = L;
+
+	T_EQ_INT(inbox_leases_ran_out(m, 0, NULL, &L, 5000), 0);
+	inbox_leases_handout(m, 0, NULL, &L, INBOX_LEASE_HELD, 0);
+	T_EQ_INT(inbox_leases_ran_out(m, 0, NULL, &L, 500), 0);
+	T_EQ_INT(inbox_leases_ran_out(m, 0, NULL, &L, 879), 0);
+	T_EQ_INT(inbox_leases_ran_out(m, 0, NULL, &L, 880), 1);
+	T_EQ_INT(inbox_leases_ran_out(m, 0, RID, &L, 5000), 0);
+	/* Extended at 600: held until 1600. */
+	inbox_leases_note(m, 0, NULL, &L, INBOX_LEASE_HELD, 600);
+	T_EQ_INT(inbox_leases_ran_out(m, 0, NULL, &L, 1400), 0);
+	T_EQ_INT(inbox_leases_ran_out(m, 0, NULL, &L, 1500), 1);
+	inbox_leases_note(m, 0, NULL, &L, INBOX_LEASE_ACKED, 700);
+	T_EQ_INT(inbox_leases_ran_out(m, 0, NULL, &L, 5000), 0);
+	next.dseq = L.dseq + 1;
+	inbox_leases_handout(m, 0, NULL, &next, INBOX_LEASE_HELD, 800);
+	T_EQ_INT(inbox_leases_ran_out(m, 0, NULL, &L, 5000), 0);
+	T_EQ_INT(inbox_leases_gone(m, 0, NULL, &L), 1);
+	inbox_leases_free(m);
+}
+
+/*
  * A handout is the newest lease there is, even under a lower delivery
  * sequence: a consumer re-created since counts from 1 again.
  */
 static void
 leases_handout(void)
 {
-	struct inbox_leases	*m = inbox_leases_new(1000);
+	struct inbox_leases	*m = inbox_leases_new(1000, 1000);
 	struct store_lease	 anew = L;
 
 	inbox_leases_note(m, 0, NULL, &L, INBOX_LEASE_HELD, 0);
@@ -247,7 +277,7 @@ leases_handout(void)
 static void
 leases_forgotten(void)
 {
-	struct inbox_leases	*m = inbox_leases_new(1000);
+	struct inbox_leases	*m = inbox_leases_new(1000, 1000);
 	struct store_lease	 l = L;
 	int			 i;
 
@@ -276,6 +306,7 @@ static const struct t_case cases[] = {
 	{ "leases kept apart per consumer", leases_per_consumer },
 	{ "a handout over a higher sequence", leases_handout },
 	{ "leases forgotten in time and over the cap", leases_forgotten },
+	{ "a held lease runs out", leases_ran_out },
 };
 
 int
