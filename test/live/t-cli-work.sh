@@ -316,4 +316,24 @@ TREATY_URL=http://127.0.0.1:$DEAD timeout -k 2 60 "$TREATY" work --token-file "$
 rc=$?
 check "work --once, no relay: exit 75 after its attempts" "75 8" \
     "$rc $(grep -o 'giving up (--once)" attempts=[0-9]*' "$T/dead.err" | grep -o '[0-9]*$')"
+
+# A 1 s lease: --exec extends it every half lease, 500 ms (whole seconds
+# made that the whole lease, every extension came as it ran out, and a
+# second worker ran the same event meanwhile).
+kill -TERM "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+TREATY_RELAY_LEASE_SECONDS=1 start_relay || { fail start "the relay with a 1 s lease did not start"; finish; }
+export TREATY_URL=$RELAY_URL
+# What the inbox still holds first (its events would queue before ours).
+work jobs --inbox "$T/drain.jsonl" --max 256 2>/dev/null
+pub job short-1 --data 'x'
+"$TREATY" work --token-file "$T/itoken-jobs" --secret-file "$T/secret" --once --wait 3000 \
+    --exec 'echo "first $CE_ID" >> '"$T"'/short.out; sleep 3' jobs 2> "$T/short1.err" & w1=$!
+wait_until 5 'grep -q "first short-1" "$T/short.out"'
+"$TREATY" work --token-file "$T/itoken-jobs" --secret-file "$T/secret" --once --wait 3500 \
+    --exec 'echo "second $CE_ID" >> '"$T"'/short.out' jobs 2> "$T/short2.err" & w2=$!
+wait $w1; rc1=$?
+wait $w2
+check "a 1 s lease and a 3 s command: run once, the lease kept, exit 0" "0|first short-1|" \
+    "$rc1|$(tr '\n' '|' < "$T/short.out")"
+check "  no lease lost" "" "$(grep 'lease lost' "$T/short1.err")"
 finish
