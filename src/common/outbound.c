@@ -483,7 +483,8 @@ ob_finish(struct outbound_req *r, struct outbound_result *res)
 	 * our pool's doing, not the subscriber's, so the request goes once
 	 * more, at once, on a new connection, without counting an attempt.
 	 */
-	if (r->reused && !r->fresh && res->status == 0 && !res->timed_out &&
+	if (r->reused && !r->fresh && res->status == 0 && r->have_err &&
+	    (r->err == EVREQ_HTTP_EOF || r->err == EVREQ_HTTP_BUFFER_ERROR) &&
 	    r->copy != NULL) {
 		log_debug("kept connection closed, sending again on a new one",
 		    "host=%s error=%s", r->t->host, res->error);

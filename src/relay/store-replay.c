@@ -125,7 +125,7 @@ stream_seqs(const char *stream, uint64_t *first, uint64_t *last,
  * filter that hands out nothing, whose name goes to probe (its count is
  * what the replay will hand out).  NATS_OK, or the failure (JetStream's
  * own text in err), *refused set when JetStream answered it: then nothing
- * was made (the name may be another start's, see replay_made); else the
+ * was made (the name may be another start's, see replay_make); else the
  * consumer may exist all the same.  Worker thread only: the request waits
  * for JetStream's answer (replay_start_work is its one caller).
  */
