@@ -56,7 +56,7 @@ void
 audit_drop_close(struct audit_drop *a, const char *reason)
 {
 	log_debug("drop record closed", "sub=%s id=%s reason=%s", a->sub,
-	    log_q(a->id), reason);
+	    log_q(a->id), log_q(reason));
 	event_del(&a->retry);
 	if (a->pub != NULL)
 		a->pub->a = NULL;

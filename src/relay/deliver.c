@@ -204,7 +204,7 @@ delivery_close(struct delivery *d, const char *reason)
 	}
 	log_debug("delivery closed", "sub=%s id=%s state=%s reason=%s",
 	    d->s->cfg->name, log_q(d->id), delivery_state_names[d->state],
-	    reason);
+	    log_q(reason));
 	event_del(&d->progress);
 	store_msg_free(d->m);
 	TAILQ_REMOVE(&d->s->live, d, entry);

@@ -176,7 +176,7 @@ fetch_close(struct fetch *f, const char *reason)
 	int	 i;
 
 	log_debug("fetch closed", "inbox=%s events=%d reason=%s",
-	    f->s->cfg->name, f->n, reason);
+	    f->s->cfg->name, f->n, log_q(reason));
 	fetch_unqueue(f);
 	store_peek_close(f->peek, reason);
 	if (f->takes != NULL)

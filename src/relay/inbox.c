@@ -168,7 +168,7 @@ static void
 op_close(struct op *o, const char *reason)
 {
 	log_debug("lease operation closed", "inbox=%s seq=%llu reason=%s",
-	    o->s->cfg->name, (unsigned long long)o->l.seq, reason);
+	    o->s->cfg->name, (unsigned long long)o->l.seq, log_q(reason));
 	store_req_close(o->sr, reason);
 	TAILQ_REMOVE(&ops, o, entry);
 	inbox_sub_unref(o->s);

@@ -384,7 +384,7 @@ render_latency(struct evbuffer *out, const struct sub_metrics *m)
 			    cum);
 	}
 	evbuffer_add_printf(out, "treaty_relay_delivery_seconds_sum"
-	    "{subscriber=\"%s\"} %g\n"
+	    "{subscriber=\"%s\"} %.3f\n"
 	    "treaty_relay_delivery_seconds_count{subscriber=\"%s\"} %llu\n",
 	    m->name, m->lat_sum, m->name, m->lat_count);
 }

@@ -252,7 +252,7 @@ store_req_close(struct store_req *r, const char *reason)
 	if (r == NULL)
 		return;
 	log_debug("request closed", "id=%llu reason=%s",
-	    (unsigned long long)r->id, reason);
+	    (unsigned long long)r->id, log_q(reason));
 	if (r->pull != NULL && r->pull->pull_req[r->kind] == r)
 		r->pull->pull_req[r->kind] = NULL;
 	while ((st = TAILQ_LAST(&r->strays, store_stray_list)) != NULL) {
@@ -682,7 +682,8 @@ store_peek_close(struct store_peek *p, const char *reason)
 {
 	if (p == NULL)
 		return;
-	log_debug("peek closed", "consumer=%s reason=%s", p->consumer, reason);
+	log_debug("peek closed", "consumer=%s reason=%s", p->consumer,
+	    log_q(reason));
 	p->closed = 1;
 }
 
