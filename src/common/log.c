@@ -13,6 +13,7 @@
 
 #include "treaty.h"
 #include "log.h"
+#include "util.h"
 
 int		 log_level_debug;	/* log.h: log_debug */
 static enum {
@@ -148,6 +149,41 @@ fatalx(const char *msg, const char *fmt, ...)
 	log_vline("error", msg, NULL, fmt, ap);
 	va_end(ap);
 	exit(1);
+}
+
+/* Refusal lines: this second's window, and what it did not write. */
+static struct {
+	long long		 start;
+	int			 written;
+	unsigned long long	 held;
+} refusals;
+
+/* See log.h. */
+void
+log_refused_flush(void)
+{
+	if (now_ms() - refusals.start < 1000)
+		return;
+	if (refusals.held > 0)
+		log_info("refused requests not logged", "count=%llu "
+		    "window_ms=1000 limit=%d", refusals.held,
+		    LOG_REFUSALS_PER_S);
+	refusals.start = now_ms();
+	refusals.written = 0;
+	refusals.held = 0;
+}
+
+/* See log.h. */
+int
+log_refused_ok(void)
+{
+	log_refused_flush();
+	if (refusals.written < LOG_REFUSALS_PER_S) {
+		refusals.written++;
+		return 1;
+	}
+	refusals.held++;
+	return 0;
 }
 
 /* Quote a logfmt value when it needs it. */

@@ -52,6 +52,17 @@ noreturn void	 fatalx(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
  */
 const char	*log_q(const char *s);
 /*
+ * Lines about refused requests (the client's doing, at info level) are at
+ * most LOG_REFUSALS_PER_S a second: a token scan, a producer over its rate
+ * or an outage must not flood the journal (the metrics count every one).
+ * log_refused_ok: 1 when this one may be written; the others are counted,
+ * and log_refused_flush, called at least once a second, says how many in
+ * one line.
+ */
+#define LOG_REFUSALS_PER_S	20
+int		 log_refused_ok(void);
+void		 log_refused_flush(void);
+/*
  * Send libevent's own messages through here (event_set_log_callback):
  * logfmt, and at most a few lines a second so a failure that repeats on
  * every loop iteration cannot flood the journal.  Any thread.

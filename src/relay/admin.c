@@ -73,7 +73,9 @@ static void
 admin_reject(struct evhttp_request *req, int status, const char *code,
     const char *detail)
 {
-	log_info("admin request rejected", "status=%d error=%s", status, code);
+	if (log_refused_ok())
+		log_info("admin request rejected", "status=%d error=%s", status,
+		    code);
 	http_error(req, ROUTE_ADMIN, status, code, detail);
 }
 

@@ -696,9 +696,10 @@ door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	}
 	metrics_door(DOOR_TIMED_OUT);
-	log_info("request deadline passed; connection closed",
-	    "seconds=%d control=%d", c->d->cfg->request_timeout_seconds,
-	    c->d->control);
+	if (log_refused_ok())
+		log_info("request deadline passed; connection closed",
+		    "seconds=%d control=%d", c->d->cfg->request_timeout_seconds,
+		    c->d->control);
 	door_close(c, BEV_EVENT_READING | BEV_EVENT_TIMEOUT,
 	    "request deadline");
 }
@@ -929,8 +930,9 @@ door_answer(struct evhttp_request *req, const char *path)
 		    "Allow", "POST");
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Connection", "close");
-	log_info("request refused at the door", "status=%d error=%s", status,
-	    code);
+	if (log_refused_ok())
+		log_info("request refused at the door", "status=%d error=%s",
+		    status, code);
 	http_error(req, r, status, code, detail);
 	return 1;
 }

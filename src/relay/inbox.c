@@ -67,8 +67,9 @@ void
 inbox_reject(struct evhttp_request *req, int status, const char *code,
     const char *detail, const char *inbox)
 {
-	log_info("inbox request rejected", "status=%d error=%s inbox=%s",
-	    status, code, log_q(inbox));
+	if (log_refused_ok())
+		log_info("inbox request rejected", "status=%d error=%s "
+		    "inbox=%s", status, code, log_q(inbox));
 	http_error(req, ROUTE_INBOX, status, code, detail);
 }
 

@@ -134,7 +134,9 @@ ingest_reject_at(struct evhttp_request *req, int status, const char *code,
 
 	if (c != NULL)
 		evhttp_connection_get_peer(c, &addr, &port);
-	if (index >= 0)
+	if (!log_refused_ok())
+		;
+	else if (index >= 0)
 		log_info("batch rejected", "status=%d error=%s index=%lld "
 		    "producer=%s subject=%s remote=%s", status, code, index,
 		    log_q(producer), log_q(subject), log_q(addr));

@@ -75,6 +75,7 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	(void)arg;
+	log_refused_flush();
 	if (!relay.stopping) {
 		if (store_gone()) {
 			/* NATS will not come back to this process (store.c). */

@@ -96,4 +96,30 @@ check_match "  saying the batch is larger than the burst" 'more events than the 
 check "  without Retry-After" "" "$(hdr Retry-After)"
 bpost 2 d
 check "the 2 tokens left still take a batch of 2" 202 "$STATUS"
+
+# Refusals are logged at most 20 a second (a token scan must not flood the
+# journal); the rest are counted in one line when the second is over.
+lines401() { grep -c 'msg="event rejected" status=401' "$RELAY_LOG"; }
+heldsum() { grep -o 'msg="refused requests not logged" count=[0-9]*' "$RELAY_LOG" | grep -o '[0-9]*$' | awk '{ s += $1 } END { print s + 0 }'; }
+n0=$(lines401) h0=$(heldsum)
+sent=$(python3 - "$RELAY_PORT" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+req = (b"POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n"
+       b"Authorization: Bearer no-such-token-0123456789\r\nContent-Length: 1\r\n\r\nx")
+s.sendall(req * 200)
+got = b""
+while got.count(b"HTTP/1.1 401") < 200:
+    d = s.recv(65536)
+    if not d:
+        break
+    got += d
+print(got.count(b"HTTP/1.1 401"))
+PY
+)
+check "200 requests with a token nobody has, pipelined: 200 answers 401" 200 "$sent"
+wait_until 5 '[ $(( $(lines401) - n0 + $(heldsum) - h0 )) -ge 200 ]'
+n=$(( $(lines401) - n0 )) held=$(( $(heldsum) - h0 ))
+check "200 refusals at once: at most 20 lines a second, the rest counted in one" "yes 200" \
+    "$([ "$n" -le 60 ] && [ "$held" -ge 140 ] && echo yes || echo "no: $n lines, $held counted") $((n + held))"
 finish
