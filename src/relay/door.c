@@ -657,6 +657,17 @@ door_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct dconn	*c = arg;
 
+	/*
+	 * The TLS handshake is over before any request byte: the deadline
+	 * that covered it stops, and the first request's byte starts its
+	 * own (door_read_cb).  Until then the connection is idle, under
+	 * TREATY_RELAY_HTTP_TIMEOUT_SECONDS as a plain one, not a slow
+	 * request: a client may open its connections before it needs them.
+	 */
+	if ((what & BEV_EVENT_CONNECTED) && c->tls && c->busy &&
+	    c->st == D_HEAD && c->scanned == 0 &&
+	    evbuffer_get_length(c->raw) == 0)
+		c->busy = 0;
 	c->h_event(bev, what, c->h_arg);
 }
 

@@ -101,6 +101,27 @@ PY
 check_match "a stalled handshake is closed at the request deadline (2 s), not the idle timeout" '^[23]$' "$r"
 check "  counted as timed out" 1 $(($(metric treaty_relay_requests_timed_out_total) - TO0))
 
+# The handshake done, the connection is idle, not a slow request: a client
+# that opens it 3 s before its first request (past the 2 s deadline, within
+# the 30 s idle timeout) is answered, and nothing is counted.
+TO0=$(metric treaty_relay_requests_timed_out_total)
+r=$(python3 - "$RELAY_PORT" "$T/pki/ca.pem" <<'PY'
+import socket, ssl, sys, time
+port, ca = int(sys.argv[1]), sys.argv[2]
+ctx = ssl.create_default_context(cafile=ca)
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="localhost")
+time.sleep(3)
+try:
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    s.settimeout(10)
+    print(s.recv(64).split(b"\r\n")[0].decode())
+except OSError as e:
+    print("closed: %s" % e)
+PY
+)
+check "a TLS connection idle 3 s after its handshake: its first request answered" "HTTP/1.1 200 OK" "$r"
+check "  nothing counted as timed out" 0 $(($(metric treaty_relay_requests_timed_out_total) - TO0))
+
 # A refused request over TLS (a body on a GET, then more than a head of
 # junk): its answer (400 or 413) arrives whole while the client goes on
 # sending, the descriptor lingering (taken from the TLS bufferevent).
