@@ -255,7 +255,9 @@ delivery_drop(struct delivery *d, enum drop_reason why, int status,
 	    "status=%d error=%s", s->cfg->name, log_q(d->id), log_q(d->subject),
 	    (unsigned long long)d->attempt, status, log_q(error));
 	metrics_dropped(s->idx, why);
-	metrics_delivery(s->idx, DELIVERY_DROPPED, ms, d->attempt > 1);
+	/* A drop with no request (ms -1: invalid, JetStream's) adds none. */
+	metrics_delivery(s->idx, DELIVERY_DROPPED, ms, d->attempt > 1 &&
+	    ms >= 0);
 	delivery_set_state(d, DS_DROPPING);
 	d->op.ad = audit_drop(s->cfg->name, d->replay[0] != '\0' ? d->replay :
 	    NULL, d->m, d->attempt, status, error, deliver_dropped_cb, d);
