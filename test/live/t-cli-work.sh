@@ -319,7 +319,8 @@ check "work --once, no relay: exit 75 after its attempts" "75 8" \
 
 # A 1 s lease: --exec extends it every half lease, 500 ms (whole seconds
 # made that the whole lease, every extension came as it ran out, and a
-# second worker ran the same event meanwhile).
+# second worker ran the same event meanwhile).  The command runs until the
+# second worker has polled for 3.5 s, several leases.
 kill -TERM "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
 TREATY_RELAY_LEASE_SECONDS=1 start_relay || { fail start "the relay with a 1 s lease did not start"; finish; }
 export TREATY_URL=$RELAY_URL
@@ -327,13 +328,15 @@ export TREATY_URL=$RELAY_URL
 work jobs --inbox "$T/drain.jsonl" --max 256 2>/dev/null
 pub job short-1 --data 'x'
 "$TREATY" work --token-file "$T/itoken-jobs" --secret-file "$T/secret" --once --wait 3000 \
-    --exec 'echo "first $CE_ID" >> '"$T"'/short.out; sleep 3' jobs 2> "$T/short1.err" & w1=$!
+    --exec 'echo "first $CE_ID" >> '"$T"'/short.out; while [ ! -e '"$T"'/short.done ]; do sleep 0.1; done' \
+    jobs 2> "$T/short1.err" & w1=$!
 wait_until 5 'grep -q "first short-1" "$T/short.out"'
 "$TREATY" work --token-file "$T/itoken-jobs" --secret-file "$T/secret" --once --wait 3500 \
     --exec 'echo "second $CE_ID" >> '"$T"'/short.out' jobs 2> "$T/short2.err" & w2=$!
-wait $w1; rc1=$?
 wait $w2
-check "a 1 s lease and a 3 s command: run once, the lease kept, exit 0" "0|first short-1|" \
+touch "$T/short.done"
+wait $w1; rc1=$?
+check "a 1 s lease and a command outlasting it: run once, the lease kept, exit 0" "0|first short-1|" \
     "$rc1|$(tr '\n' '|' < "$T/short.out")"
 check "  no lease lost" "" "$(grep 'lease lost' "$T/short1.err")"
 finish

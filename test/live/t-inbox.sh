@@ -186,7 +186,6 @@ pk=()
 for k in 1 2 3 4 5 6 7 8 9 10; do
 	curl -s -m 60 -o /dev/null -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $IT" \
 	    "$RELAY_URL/v1/inbox/work?peek=true" > "$T/peek.$k" & pk+=($!)
-	sleep 0.05
 done
 wait_until 10 '[ "$(cat "$T"/peek.* | grep -c "^503 ")" -ge 6 ]'
 kill -CONT "$NATS_PID"
