@@ -501,27 +501,32 @@ cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 	int		 rc;
 
 	cev_init(ev);
-	if (memchr(body, '\0', len) != NULL)
-		return bad(ev, "body is not JSON");
-	if (!json_depth_ok(body, len, JSON_MAX_DEPTH))
+	switch (json_scan(body, len, JSON_MAX_DEPTH)) {
+	case JSON_FLAW_NONE:
+		break;
+	case JSON_FLAW_DEEP:
 		return bad(ev, "JSON nests deeper than %d", JSON_MAX_DEPTH);
-	if (json_has_comment(body, len))
+	case JSON_FLAW_COMMENT:
 		return bad(ev, "body is not JSON (a comment)");
+	case JSON_FLAW_SPACE:
+		return bad(ev, "body is not JSON (whitespace other than space, "
+		    "tab, CR and LF)");
+	case JSON_FLAW_ESCAPE:
+		return bad(ev, "body is not JSON (a \\u escape that is no "
+		    "character, such as a lone surrogate)");
+	case JSON_FLAW_NUL_ESCAPE:
+		return bad(ev, "U+0000 (\\u0000) cannot be carried in "
+		    "structured mode; use data_base64");
+	default:
+		return bad(ev, "body is not JSON");
+	}
 	/*
 	 * yajl checks only the shape of UTF-8 sequences (it takes overlong
-	 * forms, surrogates and code points past U+10FFFF) and makes
-	 * something else of lone surrogate escapes: what it would store is
-	 * then not what was sent, nor valid in the JSON the relay writes.
+	 * forms, surrogates and code points past U+10FFFF): what it would
+	 * store is then not valid in the JSON the relay writes.
 	 */
 	if (!treaty_utf8_valid(body, len))
 		return bad(ev, "body is not UTF-8");
-	if (!json_escapes_ok(body, len))
-		return bad(ev, "body is not JSON (a lone surrogate escape, or "
-		    "whitespace other than space, tab, CR and LF)");
-	/* yajl's tree would cut the value at the NUL: refuse, don't truncate. */
-	if (json_has_nul_escape(body, len))
-		return bad(ev, "U+0000 (\\u0000) cannot be carried in "
-		    "structured mode; use data_base64");
 	text = xstrndup(body, len);
 	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	free(text);
@@ -651,11 +656,11 @@ cevent_gen_data(yajl_gen g, const char *ct, const char *data, size_t len)
 		return;
 	/*
 	 * Not as JSON: a top-level null (the JSON format reads it as no
-	 * data) or a \u0000 escape (yajl's tree cuts the string there).
+	 * data), or what json_copy refuses (a \u0000 escape among them:
+	 * yajl's tree cuts the string there).
 	 */
 	if (cevent_media_is_json(ct) && !(len == 4 && memcmp(data, "null", 4)
-	    == 0) && !json_has_nul_escape(data, len) &&
-	    treaty_utf8_valid(data, len) &&
+	    == 0) && treaty_utf8_valid(data, len) &&
 	    (scratch = yajl_gen_alloc(NULL)) != NULL) {
 		exact = json_copy(scratch, data, len) == 0 &&
 		    yajl_gen_get_buf(scratch, &buf, &blen) ==

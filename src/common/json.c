@@ -242,79 +242,20 @@ json_object_body(struct evbuffer *out, const char *const *keys,
 	json_finish(g, out);
 }
 
-/* Nesting depth of arrays and objects, outside strings, at most maxdepth. */
-int
-json_depth_ok(const char *s, size_t len, int maxdepth)
-{
-	size_t	 i;
-	int	 depth = 0, instr = 0;
-
-	for (i = 0; i < len; i++) {
-		char	 c = s[i];
-
-		if (instr) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				instr = 0;
-			continue;
-		}
-		if (c == '"')
-			instr = 1;
-		else if (c == '[' || c == '{') {
-			if (++depth > maxdepth)
-				return 0;
-		} else if (c == ']' || c == '}')
-			depth--;
-	}
-	return 1;
-}
-
-/* A '/' outside strings: a comment, which yajl takes and JSON has not. */
-int
-json_has_comment(const char *s, size_t len)
-{
-	size_t	 i;
-	int	 instr = 0;
-
-	for (i = 0; i < len; i++) {
-		if (instr) {
-			if (s[i] == '\\')
-				i++;
-			else if (s[i] == '"')
-				instr = 0;
-		} else if (s[i] == '"')
-			instr = 1;
-		else if (s[i] == '/')
-			return 1;
-	}
-	return 0;
-}
-
-/* An escaped U+0000 inside a string (\\u0000 is text, not a NUL). */
-int
-json_has_nul_escape(const char *s, size_t len)
-{
-	size_t	 i;
-	int	 instr = 0;
-
-	for (i = 0; i < len; i++) {
-		if (!instr) {
-			if (s[i] == '"')
-				instr = 1;
-			continue;
-		}
-		if (s[i] == '"')
-			instr = 0;
-		else if (s[i] == '\\' && i + 1 < len) {
-			if (s[i + 1] == 'u' && i + 5 < len &&
-			    memcmp(s + i + 2, "0000", 4) == 0)
-				return 1;
-			i++;	/* skip the escaped character */
-		}
-	}
-	return 0;
-}
+/*
+ * The bytes json_scan stops at: outside strings (JSON_OUT), inside them
+ * (JSON_IN).  Every other byte is passed over in a tight loop: most of an
+ * event is the text of its strings.
+ */
+#define JSON_OUT	0x1
+#define JSON_IN		0x2
+static const unsigned char json_class[256] = {
+	['\0'] = JSON_OUT | JSON_IN,	['"'] = JSON_OUT | JSON_IN,
+	['\\'] = JSON_IN,
+	['['] = JSON_OUT,	['{'] = JSON_OUT,
+	[']'] = JSON_OUT,	['}'] = JSON_OUT,
+	['/'] = JSON_OUT,	['\f'] = JSON_OUT,	['\v'] = JSON_OUT,
+};
 
 /* The value of the four hex digits at s, or -1. */
 static long
@@ -334,42 +275,82 @@ json_hex4(const char *s)
 	return v;
 }
 
-/* See json.h. */
-int
-json_escapes_ok(const char *s, size_t len)
+/*
+ * The rest of a string whose opening quote is just before *ip; *ip is
+ * left past its closing quote (or at len: yajl refuses what is never
+ * closed).
+ */
+static enum json_flaw
+json_scan_string(const char *s, size_t len, size_t *ip)
 {
-	size_t	 i;
+	size_t	 i = *ip;
 	long	 u, lo;
-	int	 instr = 0;
+	char	 c;
 
-	for (i = 0; i < len; i++) {
-		if (!instr) {
-			if (s[i] == '"')
-				instr = 1;
-			else if (s[i] == '\f' || s[i] == '\v')
-				return 0;
-			continue;
-		}
-		if (s[i] == '"')
-			instr = 0;
-		if (s[i] != '\\' || i + 1 >= len)
-			continue;
-		i++;
-		if (s[i] != 'u')
-			continue;
-		if (i + 4 >= len || (u = json_hex4(s + i + 1)) < 0)
-			return 0;	/* yajl refuses it too */
+	for (;;) {
+		while (i < len && !(json_class[(unsigned char)s[i]] & JSON_IN))
+			i++;
+		if (i >= len)
+			break;
+		if ((c = s[i++]) == '"')
+			break;
+		if (c == '\0' || (i < len && s[i] == '\0'))
+			return JSON_FLAW_NUL;
+		if (i >= len || s[i++] != 'u')
+			continue;	/* a one-character escape */
+		if (len - i < 4 || (u = json_hex4(s + i)) < 0)
+			return JSON_FLAW_ESCAPE;	/* yajl refuses it too */
 		i += 4;
+		if (u == 0)
+			return JSON_FLAW_NUL_ESCAPE;
 		if (u >= 0xDC00 && u <= 0xDFFF)
-			return 0;	/* a low surrogate alone */
+			return JSON_FLAW_ESCAPE;	/* a low surrogate alone */
 		if (u < 0xD800 || u > 0xDBFF)
 			continue;
-		if (i + 6 >= len || s[i + 1] != '\\' || s[i + 2] != 'u' ||
-		    (lo = json_hex4(s + i + 3)) < 0xDC00 || lo > 0xDFFF)
-			return 0;	/* a high surrogate alone */
+		if (len - i < 6 || s[i] != '\\' || s[i + 1] != 'u' ||
+		    (lo = json_hex4(s + i + 2)) < 0xDC00 || lo > 0xDFFF)
+			return JSON_FLAW_ESCAPE;	/* a high one alone */
 		i += 6;
 	}
-	return 1;
+	*ip = i;
+	return JSON_FLAW_NONE;
+}
+
+/* See json.h: one pass, the first flaw found. */
+enum json_flaw
+json_scan(const char *s, size_t len, int maxdepth)
+{
+	enum json_flaw	 f;
+	size_t		 i = 0;
+	int		 depth = 0;
+
+	for (;;) {
+		while (i < len && !(json_class[(unsigned char)s[i]] & JSON_OUT))
+			i++;
+		if (i >= len)
+			return JSON_FLAW_NONE;
+		switch (s[i++]) {
+		case '"':
+			if ((f = json_scan_string(s, len, &i)) != JSON_FLAW_NONE)
+				return f;
+			break;
+		case '[':
+		case '{':
+			if (++depth > maxdepth)
+				return JSON_FLAW_DEEP;
+			break;
+		case ']':
+		case '}':
+			depth--;
+			break;
+		case '/':
+			return JSON_FLAW_COMMENT;
+		case '\0':
+			return JSON_FLAW_NUL;
+		default:	/* form feed, vertical tab */
+			return JSON_FLAW_SPACE;
+		}
+	}
 }
 
 /* JSON's insignificant whitespace (RFC 8259 section 2). */
@@ -523,7 +504,7 @@ json_copy(yajl_gen g, const char *s, size_t len)
 	static const yajl_callbacks none;
 
 	/* Check first, so that a bad text leaves nothing half-written. */
-	if (len == 0 || !json_depth_ok(s, len, JSON_COPY_DEPTH) ||
+	if (len == 0 || json_scan(s, len, JSON_COPY_DEPTH) != JSON_FLAW_NONE ||
 	    !json_parse_all(&none, NULL, s, len))
 		return -1;
 	return json_parse_all(&copy_cbs, g, s, len) ? 0 : -1;

@@ -43,31 +43,29 @@ void	json_results_body(struct evbuffer *out, const char *code,
 void	json_object_body(struct evbuffer *out, const char *const *keys,
 	    const char *const *vals, size_t n);
 /*
- * 1 when the JSON text s (len bytes) nests at most maxdepth arrays and
- * objects: yajl's tree and our generator recurse, so depth is bounded
- * before they see it.
+ * What yajl would take, or make something else of, in a JSON text: the
+ * checks the relay makes before handing text to yajl's tree parser.
+ * yajl's tree and our generator recurse, so depth is bounded first; its
+ * tree keeps strings NUL-terminated, so \u0000 would cut a value short;
+ * its parsers take comments, form feed and vertical tab as whitespace,
+ * and make something else of a lone surrogate escape.  A batch's elements
+ * are found by json_array_split, which knows none of these.
  */
-int	json_depth_ok(const char *s, size_t len, int maxdepth);
-
+enum json_flaw {
+	JSON_FLAW_NONE = 0,
+	JSON_FLAW_NUL,		/* a NUL byte */
+	JSON_FLAW_DEEP,		/* arrays and objects nest deeper */
+	JSON_FLAW_COMMENT,	/* a '/' outside strings */
+	JSON_FLAW_SPACE,	/* form feed or vertical tab outside strings */
+	JSON_FLAW_ESCAPE,	/* a \u escape that is no character */
+	JSON_FLAW_NUL_ESCAPE	/* the escape \u0000 */
+};
 /*
- * 1 when the JSON text contains the escape \u0000 inside a string: yajl's
- * tree keeps strings NUL-terminated, so such a value would be cut short.
+ * The first flaw of the JSON text s (len bytes), nesting at most maxdepth
+ * arrays and objects, in one pass.  Anything else wrong is yajl's to
+ * find; UTF-8 is treaty_utf8_valid's.
  */
-int	json_has_nul_escape(const char *s, size_t len);
-/*
- * 1 when every \u escape of the JSON text's strings is a character: a high
- * surrogate only with a low one after it, a low one only there (yajl
- * makes something else of a lone one, so the event stored would not be
- * the one sent), and when nothing but RFC 8259's whitespace is outside
- * the strings (yajl also takes form feed and vertical tab).
- */
-int	json_escapes_ok(const char *s, size_t len);
-/*
- * 1 when the JSON text has a '/' outside its strings: yajl's parsers take
- * comments, which are not JSON, and a batch's elements are found by
- * json_array_split, which does not know them.
- */
-int	json_has_comment(const char *s, size_t len);
+enum json_flaw	json_scan(const char *s, size_t len, int maxdepth);
 
 /*
  * The elements of the JSON array text s (len bytes) in el[] (at most max),
@@ -109,7 +107,8 @@ void	json_gen_tree(struct yajl_gen_t *g, const struct yajl_val_s *v);
 /*
  * Copy the JSON text s (len bytes) into the generator g as one value,
  * token by token (numbers keep their text).  0, or -1 when s is not valid
- * JSON or nests deeper than JSON_COPY_DEPTH, with nothing written to g.
+ * JSON or json_scan finds a flaw (nesting deeper than JSON_COPY_DEPTH
+ * among them), with nothing written to g.
  */
 #define JSON_COPY_DEPTH	64
 int	json_copy(struct yajl_gen_t *g, const char *s, size_t len);

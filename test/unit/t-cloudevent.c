@@ -411,6 +411,61 @@ utf8_invalid(void)
 	T_EQ_INT(treaty_utf8_valid("\xc3\xa9", 1), 0);
 }
 
+/*
+ * treaty_utf8_valid passes over ASCII eight bytes at a time between
+ * sequences: the same answers with every sequence above at every place
+ * in a longer text (0 to 17 ASCII bytes before it and after it), so
+ * that each one starts, straddles and ends at every offset of a word.
+ */
+static void
+utf8_aligned(void)
+{
+	static const struct {
+		const char	*s;
+		int		 valid;
+	} seq[] = {
+		{ "\xc2\x80", 1 }, { "\xe0\xa0\x80", 1 },
+		{ "\xf0\x90\x80\x80", 1 }, { "\xf4\x8f\xbf\xbf", 1 },
+		{ "\xe2\x82\xac\xf0\x9f\x98\x80", 1 },
+		{ "\xc0\x80", 0 }, { "\xed\xa0\x80", 0 },
+		{ "\xf4\x90\x80\x80", 0 }, { "\xff", 0 }, { "\x80", 0 },
+		{ "\xc3", 0 }, { "\xe2\x82", 0 }, { "\xf0\x9f\x98", 0 },
+	};
+	char	 buf[64];
+	size_t	 i, before, after, n, len;
+	int	 bad = 0;
+
+	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		n = strlen(seq[i].s);
+		for (before = 0; before < 18; before++)
+			for (after = 0; after < 18; after++) {
+				memset(buf, 'a', sizeof(buf));
+				memcpy(buf + before, seq[i].s, n);
+				len = before + n + after;
+				if (treaty_utf8_valid(buf, len) != seq[i].valid &&
+				    bad++ == 0)
+					t_fail(__FILE__, __LINE__, "  case %zu "
+					    "with %zu before, %zu after", i,
+					    before, after);
+			}
+	}
+	T_EQ_INT(bad, 0);
+	/*
+	 * A lead byte then eight ASCII bytes: not skipped as a word (the
+	 * continuation after them would complete the sequence).
+	 */
+	T_EQ_INT(treaty_utf8_valid("\xc3" "abcdefgh", 9), 0);
+	T_EQ_INT(treaty_utf8_valid("\xc3" "abcdefgh" "\xa9", 10), 0);
+	T_EQ_INT(treaty_utf8_valid("\xe2" "abcdefgh" "\x82\xac", 11), 0);
+	T_EQ_INT(treaty_utf8_valid("abcdefgh" "\xe2\x82" "abcdefgh", 18), 0);
+	/* ASCII of every length up to three words, DEL and NUL in it. */
+	memset(buf, 'a', sizeof(buf));
+	buf[5] = '\x7f';
+	buf[13] = '\0';
+	for (len = 0; len <= 24; len++)
+		T_EQ_INT(treaty_utf8_valid(buf, len), 1);
+}
+
 /* One date-time read: "seconds.nanoseconds", or "invalid". */
 static const char *
 parsed(const char *s)
@@ -511,6 +566,7 @@ static const struct t_case cases[] = {
 	{ "rfc3339 written from Unix time", rfc3339_format },
 	{ "utf8 valid", utf8_valid },
 	{ "utf8 invalid", utf8_invalid },
+	{ "utf8 at every alignment", utf8_aligned },
 };
 
 /* Run the suite; exit 1 when a case failed. */

@@ -2,8 +2,8 @@
  * t-json.c: unit tests of src/common/json.c: json_array_split, which
  * finds a batch's events (SPEC 14) without parsing them (strings and
  * escapes, nesting, whitespace, empty elements, the element limit, texts
- * that are not one array), and json_accepted_body's two ways of writing
- * the 202 answer.
+ * that are not one array), json_accepted_body's two ways of writing
+ * the 202 answer, and json_scan's flaws (what yajl would take or change).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +190,62 @@ gen_tree(void)
 	}
 }
 
+/* json_scan on s (with its length given, for NUL bytes) and depth 3. */
+#define SCANN(s, n, want)	T_EQ_INT(json_scan(s, n, 3), want)
+#define SCAN(s, want)		SCANN(s, strlen(s), want)
+
+/* Texts without a flaw: what looks like one inside strings is text. */
+static void
+scan_clean(void)
+{
+	SCAN("", JSON_FLAW_NONE);
+	SCAN("{\"a\":\"x/y [{ }]\",\"b\":[1,{\"c\":null}]}", JSON_FLAW_NONE);
+	SCAN("[[[]]]", JSON_FLAW_NONE);			/* depth 3 */
+	SCAN("[[[]]],[[[]]]", JSON_FLAW_NONE);		/* 3, twice */
+	SCAN("\"\\u00e9\\ud83d\\ude00\\uD83D\\uDE00\"", JSON_FLAW_NONE);
+	SCAN("\"\\\\u0000\"", JSON_FLAW_NONE);	/* backslash, then text */
+	SCAN("\"\\\"/\\\\\" ", JSON_FLAW_NONE);	/* escaped quotes */
+	SCAN("\"\\/\\b\\f\\n\\r\\t\"", JSON_FLAW_NONE);
+	SCAN(" \t\r\n{}", JSON_FLAW_NONE);
+	/* What yajl refuses is left to it: the text is not whole here. */
+	SCAN("\"\\u0041", JSON_FLAW_NONE);
+	SCAN("\"\\uD83D\\uDE00", JSON_FLAW_NONE);
+	SCAN("\"abc", JSON_FLAW_NONE);
+	SCAN("\"abc\\", JSON_FLAW_NONE);
+	SCAN("]]]", JSON_FLAW_NONE);
+	SCAN("\"\f\v\"", JSON_FLAW_NONE);	/* raw, inside a string */
+}
+
+/* Each flaw alone, and the first of two. */
+static void
+scan_flaws(void)
+{
+	SCANN("{\"a\":1}\0", 8, JSON_FLAW_NUL);
+	SCANN("\"a\0b\"", 5, JSON_FLAW_NUL);
+	SCANN("\"a\\\0\"", 5, JSON_FLAW_NUL);	/* the escaped byte */
+	SCAN("[[[[]]]]", JSON_FLAW_DEEP);
+	SCAN("{\"a\":{\"b\":[{}]}}", JSON_FLAW_DEEP);
+	SCAN("{\"a\":1}//x", JSON_FLAW_COMMENT);
+	SCAN("/*c*/{}", JSON_FLAW_COMMENT);
+	SCAN("{\f}", JSON_FLAW_SPACE);
+	SCAN("\v[]", JSON_FLAW_SPACE);
+	SCAN("\"\\uD800\"", JSON_FLAW_ESCAPE);		/* high alone */
+	SCAN("\"\\udbff\"", JSON_FLAW_ESCAPE);
+	SCAN("\"\\uDC00\"", JSON_FLAW_ESCAPE);		/* low alone */
+	SCAN("\"\\uD800\\u0041\"", JSON_FLAW_ESCAPE);	/* not a low */
+	SCAN("\"\\uD800\\n\\uDC00\"", JSON_FLAW_ESCAPE);
+	SCAN("\"\\uD83D\\uDE0", JSON_FLAW_ESCAPE);	/* cut short */
+	SCAN("\"\\u12\"", JSON_FLAW_ESCAPE);
+	SCAN("\"\\u12G4\"", JSON_FLAW_ESCAPE);
+	SCAN("\"\\u0000\"", JSON_FLAW_NUL_ESCAPE);
+	SCAN("{\"k\":\"a\\u0000b\"}", JSON_FLAW_NUL_ESCAPE);
+	/* The first one found is the one answered. */
+	SCAN("/[[[[]]]]", JSON_FLAW_COMMENT);
+	SCAN("[[[[/]]]]", JSON_FLAW_DEEP);
+	SCAN("[\"\\u0000\",\"\\uD800\"]", JSON_FLAW_NUL_ESCAPE);
+	SCAN("[\"\\uD800\",\"\\u0000\"]", JSON_FLAW_ESCAPE);
+}
+
 static const struct t_case cases[] = {
 	{ "a parsed value generated again", gen_tree },
 	{ "arrays and whitespace", arrays },
@@ -198,6 +254,8 @@ static const struct t_case cases[] = {
 	{ "texts that are not one array", not_arrays },
 	{ "the element limit", limit },
 	{ "the 202 answer's body", accepted },
+	{ "scan: texts without a flaw", scan_clean },
+	{ "scan: each flaw, and the first of two", scan_flaws },
 };
 
 int
