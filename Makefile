@@ -66,7 +66,7 @@ FUZZ_BIN = $(FUZZ_SRC:test/fuzz/fz-%.c=$(O)/test/t-fuzz-%)
 all: $(O)/treaty-relay $(O)/libtreaty.a $(O)/libtreaty.so $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_BIN) \
 	$(O)/test/fault.so \
 	$(O)/bench/sink $(O)/bench/load $(O)/bench/pull $(O)/bench/verify $(O)/bench/jspub \
-	$(O)/bench/jslat \
+	$(O)/bench/jslat $(O)/bench/parse \
 	$(O)/treaty
 
 $(O)/obj/%.o: %.c
@@ -154,6 +154,10 @@ $(O)/bench/%: $(O)/obj/bench/%.o
 $(O)/bench/verify: $(O)/obj/bench/verify.o $(O)/libtreaty.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(O)/libtreaty.a $(LIBS)
+
+$(O)/bench/parse: $(O)/obj/bench/parse.o $(O)/libcommon.a $(O)/libtreaty.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(O)/libcommon.a $(O)/libtreaty.a $(LIBS)
 
 # gcc 12's AddressSanitizer runtime can die before main, printing only
 # "AddressSanitizer:DEADLYSIGNAL", where the kernel randomizes mmap with

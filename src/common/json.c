@@ -387,15 +387,22 @@ json_array_split(const char *s, size_t len, struct json_span *el,
 		start = i;
 		depth = instr = 0;
 		for (; i < len; i++) {
-			char	 c = s[i];
+			char	 c;
 
 			if (instr) {
-				if (c == '\\')
+				/* A string's text in one go. */
+				while (i < len && !(json_class[(unsigned char)
+				    s[i]] & JSON_IN))
 					i++;
-				else if (c == '"')
+				if (i >= len)
+					break;
+				if (s[i] == '\\')
+					i++;
+				else if (s[i] == '"')
 					instr = 0;
 				continue;
 			}
+			c = s[i];
 			if (c == '"')
 				instr = 1;
 			else if (c == '[' || c == '{')
