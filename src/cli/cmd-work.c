@@ -190,6 +190,21 @@ job_acked_cb(void *arg, const struct client_result *r)
 		work_maybe_done();
 		return;
 	}
+	/*
+	 * --once gives up as its poll does: the event is recorded or its
+	 * command ran, so when it comes back after its lease it is
+	 * acknowledged again without being handled twice.
+	 */
+	if (client_transient(r) && !client_stopping() && wk.once &&
+	    j->retry.attempt + 1 >= ADMIN_ATTEMPTS) {
+		wk.rc = EXIT_TEMPFAIL;
+		log_warnx("acknowledgement failed; giving up (--once), the "
+		    "event will come back", "inbox=%s id=%s attempts=%u",
+		    log_q(wk.inbox), log_q(j->id), j->retry.attempt + 1);
+		job_free(j);
+		work_maybe_done();
+		return;
+	}
 	if (client_transient(r) && !client_stopping()) {
 		retry_later(&j->retry, r);
 		return;
@@ -495,6 +510,36 @@ work_envelope(yajl_val e)
 	j->state = JOB_NEW;
 }
 
+/*
+ * A poll that failed: try again later, or give up.  --once (a cron job,
+ * say) gives up after the attempts an admin command makes, exit 75,
+ * rather than wait out an outage of any length; a 200 that is not an
+ * inbox answer counts as such a failure.
+ */
+static void
+work_poll_failed(const struct client_result *r)
+{
+	if (client_transient(r) && !client_stopping() && wk.once &&
+	    wk.poll_retry.attempt + 1 >= ADMIN_ATTEMPTS) {
+		wk.rc = EXIT_TEMPFAIL;
+		log_warnx("poll failed; giving up (--once)", "attempts=%u",
+		    wk.poll_retry.attempt + 1);
+		wk.polled = 1;
+		work_maybe_done();
+		return;
+	}
+	if (client_transient(r) && !client_stopping()) {
+		wk.polled = 0;
+		retry_later(&wk.poll_retry, r);
+		return;
+	}
+	if (client_transient(r)) {
+		work_maybe_done();
+		return;
+	}
+	work_fatal("poll", r);
+}
+
 /* The answer to a poll. */
 static void
 work_polled_cb(void *arg, const struct client_result *r)
@@ -509,33 +554,9 @@ work_polled_cb(void *arg, const struct client_result *r)
 	wk.poll = NULL;
 	wk.polled = 1;
 	if (r->status != 200) {
-		/*
-		 * --once (a cron job, say) gives up after the attempts an
-		 * admin command makes, exit 75, rather than wait out an
-		 * outage of any length.
-		 */
-		if (client_transient(r) && !client_stopping() && wk.once &&
-		    wk.poll_retry.attempt + 1 >= ADMIN_ATTEMPTS) {
-			wk.rc = EXIT_TEMPFAIL;
-			log_warnx("poll failed; giving up (--once)",
-			    "attempts=%u", wk.poll_retry.attempt + 1);
-			wk.polled = 1;
-			work_maybe_done();
-			return;
-		}
-		if (client_transient(r) && !client_stopping()) {
-			wk.polled = 0;
-			retry_later(&wk.poll_retry, r);
-			return;
-		}
-		if (client_transient(r)) {
-			work_maybe_done();
-			return;
-		}
-		work_fatal("poll", r);
+		work_poll_failed(r);
 		return;
 	}
-	retry_reset(&wk.poll_retry);
 	text = xstrndup(r->body, r->bodylen);
 	root = yajl_tree_parse(text, NULL, 0);
 	free(text);
@@ -544,10 +565,10 @@ work_polled_cb(void *arg, const struct client_result *r)
 		struct client_result	 bad = { .error = "answer not JSON" };
 
 		yajl_tree_free(root);
-		wk.polled = 0;
-		retry_later(&wk.poll_retry, &bad);
+		work_poll_failed(&bad);
 		return;
 	}
+	retry_reset(&wk.poll_retry);
 	if ((ls = yajl_tree_get(root, pls, yajl_t_number)) != NULL &&
 	    YAJL_IS_INTEGER(ls) && YAJL_GET_INTEGER(ls) > 0)
 		wk.lease_s = (int)YAJL_GET_INTEGER(ls);

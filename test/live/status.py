@@ -12,11 +12,18 @@ the k-th step of SCRIPT, a dot-separated list whose last step repeats:
   NNNraS   status NNN with Retry-After: S
   hang     no answer (the connection is held for 60 s)
 
+GETs and DELETEs (a worker's polls and acknowledgements) take the same
+scripts, with two more steps:
+
+  html     200 text/html, which is no inbox answer
+  up       the request passed on to UPSTREAM (without /KEY/SCRIPT), and
+           its answer passed back
+
 Log: one tab-separated line per request, written on arrival (before the
 answer): KEY k arrival-ms(monotonic) event-id sha256(body) authorization.
 
-Usage: status.py PORTFILE LOGFILE   (binds 127.0.0.1 on a free port and
-writes it to PORTFILE once listening)
+Usage: status.py PORTFILE LOGFILE [UPSTREAM]   (binds 127.0.0.1 on a free
+port and writes it to PORTFILE once listening; UPSTREAM is a base URL)
 """
 import hashlib
 import json
@@ -24,9 +31,12 @@ import os
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORTFILE, LOG = sys.argv[1], sys.argv[2]
+UPSTREAM = sys.argv[3] if len(sys.argv) > 3 else None
 lock = threading.Lock()
 seen = {}
 
@@ -76,6 +86,47 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(out)))
         self.end_headers()
         self.wfile.write(out)
+
+
+    def step(self):
+        """The step of this request's script (counted and logged)."""
+        parts = self.path.split("/")
+        key = parts[1] if len(parts) > 1 else ""
+        script = (parts[2] if len(parts) > 2 else "503").split(".")
+        with lock:
+            seen[key] = seen.get(key, 0) + 1
+            k = seen[key]
+            with open(LOG, "a") as f:
+                f.write("%s\t%d\t%.3f\t%s\t-\t%s\n" % (
+                    key, k, time.monotonic() * 1000.0, self.command,
+                    self.headers.get("Authorization", "-")))
+        return script[min(k, len(script)) - 1], "/" + "/".join(parts[3:])
+
+    def answer(self, status, ctype, out):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def do_GET(self):
+        step, rest = self.step()
+        if step == "html":
+            self.answer(200, "text/html", b"<html>hi</html>")
+        elif step == "up":
+            req = urllib.request.Request(UPSTREAM + rest, method=self.command,
+                                         headers={"Authorization": self.headers.get("Authorization", "")})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    status, ctype, out = r.status, r.headers.get("Content-Type", ""), r.read()
+            except urllib.error.HTTPError as e:
+                status, ctype, out = e.code, e.headers.get("Content-Type", ""), e.read()
+            self.answer(status, ctype or "application/json", out)
+        else:
+            self.answer(int(step), "application/json", json.dumps(
+                {"error": "scripted", "detail": "scripted " + step}).encode())
+
+    do_DELETE = do_GET
 
 
 ThreadingHTTPServer.daemon_threads = True

@@ -317,6 +317,36 @@ rc=$?
 check "work --once, no relay: exit 75 after its attempts" "75 8" \
     "$rc $(grep -o 'giving up (--once)" attempts=[0-9]*' "$T/dead.err" | grep -o '[0-9]*$')"
 
+# A scripted stand-in in front of the relay (test/live/status.py): a poll
+# answered 200 with something that is not an inbox answer, and an
+# acknowledgement refused with 503 every time, are failures --once gives
+# up on like a dead relay (both went on for ever: a cron job that hangs).
+python3 "$ROOT/test/live/status.py" "$T/st.port" "$T/st.log" "$RELAY_URL" 2> "$T/st.stderr" &
+PIDS+=($!)
+wait_until 10 '[ -s "$T/st.port" ]' || fail start "status.py did not start"
+SURL=http://127.0.0.1:$(cat "$T/st.port")
+TREATY_URL=$SURL/html/html timeout -k 2 60 "$TREATY" work --token-file "$T/itoken-work" \
+    --secret-file "$T/secret" --once --retry-base 10 --retry-cap 20 --inbox "$T/html.jsonl" work 2> "$T/html.err"
+rc=$?
+check "work --once, a poll answered 200 text/html: exit 75 after its attempts" "75 8" \
+    "$rc $(grep -o 'giving up (--once)" attempts=[0-9]*' "$T/html.err" | grep -o '[0-9]*$')"
+work work --inbox "$T/drain.jsonl" --max 256 2>/dev/null
+pub order o-ack503 --data 'acknowledged later'
+TREATY_URL=$SURL/ack/up.503 timeout -k 2 60 "$TREATY" work --token-file "$T/itoken-work" \
+    --secret-file "$T/secret" --once --wait 3000 --retry-base 10 --retry-cap 20 \
+    --inbox "$T/ack503.jsonl" work 2> "$T/ack503.err"
+rc=$?
+check "work --once, acknowledgements answered 503: recorded, then exit 75 after its attempts" \
+    "75 o-ack503 8" "$rc $(field "$T/ack503.jsonl" 0 envelopeId) $(grep -o \
+    'acknowledgement failed; giving up (--once).*attempts=[0-9]*' "$T/ack503.err" | grep -o '[0-9]*$')"
+check "  polled once, acknowledged 8 times" "1 8" \
+    "$(grep -c $'^ack\t[0-9]*\t[0-9.]*\tGET' "$T/st.log") $(grep -c $'^ack\t[0-9]*\t[0-9.]*\tDELETE' "$T/st.log")"
+# Its lease ends: it comes back, and the same inbox file acknowledges it
+# without a second record.
+work work --inbox "$T/ack503.jsonl" --wait 15000 2>/dev/null
+check "  it came back and was acknowledged, not recorded again" "1 $GONE" \
+    "$(lines "$T/ack503.jsonl") $(gone work)"
+
 # A 1 s lease: --exec extends it every half lease, 500 ms (whole seconds
 # made that the whole lease, every extension came as it ran out, and a
 # second worker ran the same event meanwhile).  The command runs until the
