@@ -191,9 +191,9 @@ job_acked_cb(void *arg, const struct client_result *r)
 		return;
 	}
 	/*
-	 * --once gives up as its poll does: the event is recorded or its
-	 * command ran, so when it comes back after its lease it is
-	 * acknowledged again without being handled twice.
+	 * --once gives up as its poll does.  The event comes back after
+	 * its lease: an inbox file's ids acknowledge it without a second
+	 * record, a command runs again (at least once, as always).
 	 */
 	if (client_transient(r) && !client_stopping() && wk.once &&
 	    j->retry.attempt + 1 >= ADMIN_ATTEMPTS) {
