@@ -8,8 +8,9 @@
 #                                      ones when they can be installed
 #   scripts/install-deps.sh --required required packages only
 #
-# Required: build, test and run (iproute2: the several-instances test brings
-# up the loopback of a network namespace of its own).  Optional: wrk (make bench), mandoc
+# Required: build, test and run (libc6-dev: gcc only recommends it, and
+# recommendations are not installed; iproute2: the several-instances test
+# brings up the loopback of a network namespace of its own).  Optional: wrk (make bench), mandoc
 # (make lint-man), libmimalloc-dev (make ALLOC=mimalloc); missing optional
 # packages never fail the script when not root.
 # Package lists are space-separated strings, split on purpose.
@@ -17,7 +18,7 @@
 set -eu
 
 required="libevent-dev libnats-dev libssl-dev libyajl-dev nats-server \
-pkg-config gcc make curl openssl python3 iproute2"
+pkg-config gcc libc6-dev make curl openssl python3 iproute2"
 optional="wrk mandoc libmimalloc-dev"
 
 only_required=0
@@ -66,7 +67,10 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 echo "install-deps: installing ${missing}${missing:+${missing_opt:+ }}$missing_opt" >&2
-apt-get update -qq
+# One unreachable archive fails the update but leaves the other lists
+# fresh: go on, and let the install (and the check below) decide.
+apt-get update -qq || echo "install-deps: apt-get update failed;" \
+    "installing from the package lists there are" >&2
 if [ -n "$missing" ]; then
 	apt-get install -y -qq --no-install-recommends $missing
 fi
