@@ -407,6 +407,15 @@ replay_answer_cb(void *arg, const struct client_result *r)
 	else
 		snprintf(who, sizeof(who), "admin replay %s", rp.id);
 	admin_refused(who, r);
+	/*
+	 * A refusal (4xx) was the relay's answer to this very id: a replay
+	 * started by an earlier attempt would have been answered 202.  A
+	 * 500 or a connection lost is not such an answer.
+	 */
+	if (rp.step == STEP_START && rp.perhaps && (r->status < 400 ||
+	    r->status >= 500))
+		cli_err("admin replay: replay %s was perhaps started (see: "
+		    "treaty admin replay --status %s)", rp.chosen, rp.chosen);
 	client_exit(EXIT_FAILED);
 }
 

@@ -21,6 +21,7 @@ the year 2999 or later 400, a token other than TOKEN 401.
   gone503  matched 10: every GET 503
   busy     the POST itself: 503 with Retry-After: 0, every time
   garbage  the POST itself: 202 with a body that is not JSON
+  broken   the POST itself: 500, every time
 
 Log: one tab-separated line per request, written on arrival: METHOD,
 the raw path, arrival ms (monotonic), the decoded subscriber name or
@@ -135,6 +136,9 @@ class Handler(BaseHTTPRequestHandler):
                                [("Retry-After", "0")])
         if name == "garbage":
             return self.answer(202, b"<html>")
+        if name == "broken":
+            return self.answer(500, {"error": "internal",
+                                     "detail": "scripted 500"})
         if name not in SCRIPTS:
             return self.answer(404, {"error": "unknown_subscriber",
                                      "detail": "no subscriber %s" % name})

@@ -160,6 +160,13 @@ check_match "a wrong token: said which token" '401: not an admin token \(the tok
 check "a since the relay refuses (400, in the future): exit 1" 1 \
     "$(rr b400 -- --subscriber steady --since 2999-01-01T00:00:00Z)"
 check_match "a since the relay refuses: said" "admin replay: 400: since: " "$(cat "$T/b400.err")"
+check "  and not that a replay was perhaps started (a refusal of that id)" "" \
+    "$(grep 'perhaps' "$T/b400.err")"
+# A 500 is no refusal: the request may have started the replay.
+check "a start answered 500: exit 1" 1 "$(rr b500 -- --subscriber broken --since "$SINCE")"
+check_match "  the reason, and the replay perhaps started under the id chosen" \
+    "admin replay: 500: scripted 500.*replay [0-9a-f]{24} was perhaps started \(see: treaty admin replay --status [0-9a-f]{24}\)" \
+    "$(tr '\n' ' ' < "$T/b500.err")"
 
 # --json: the POST's answer, then one line per changed poll, as the relay
 # wrote them.
