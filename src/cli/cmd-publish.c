@@ -344,6 +344,7 @@ publish_one(const char *subject, const char *type, const char *source,
 		name = xstrndup(extra[i], (size_t)(eq - extra[i]));
 		/* What structured mode reserves would become the data. */
 		if (strcmp(name, "data") == 0 ||
+		    strcmp(name, "data_base64") == 0 ||
 		    strcmp(name, "datacontenttype") == 0) {
 			cli_err("--attr %s: not an attribute (use --data or "
 			    "--content-type)", name);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
@@ -378,6 +379,27 @@ sendq_answer_cb(void *arg, const struct client_result *r)
 	sendq_next();
 }
 
+/*
+ * A body over the relay's limit, answered as the relay would, without
+ * sending it: a relay answers 413 from the request's head and closes
+ * after a bounded linger, so a client still writing a large body most
+ * often saw the connection closed, not the answer, and retried.
+ */
+static void
+sendq_too_large_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	static const char	 body[] = "{\"error\":\"too_large\",\"detail\":"
+	    "\"the body is over " API_STR(API_BODY_MAX_MIB) " MiB, the relay's "
+	    "limit (not sent)\"}";
+	struct client_result	 r = { .status = 413, .body = body,
+	    .bodylen = sizeof(body) - 1 };
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	sendq_answer_cb(NULL, &r);
+}
+
 /* Send the request in flight (again). */
 static void
 sendq_send(void *arg)
@@ -386,6 +408,12 @@ sendq_send(void *arg)
 	char			*path;
 
 	(void)arg;
+	if (sendq.len > API_BODY_MAX) {
+		/* On the loop, as an answer would come. */
+		event_base_once(client_base(), -1, EV_TIMEOUT,
+		    sendq_too_large_cb, NULL, NULL);
+		return;
+	}
 	h[0].key = "Content-Type";
 	h[0].value = sendq.batch ? CT_BATCH : CT_EVENT;
 	path = xjoin(API_EVENTS_PATH, "", sendq.subject);

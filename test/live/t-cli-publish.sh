@@ -140,6 +140,9 @@ W=$(count WORK)
 pub p4b --id cli-attr-data --data x --attr data=hello
 check "publish --attr data=...: refused (it would be the data), nothing sent" \
     "rc=1 $W" "rc=$RC $(count WORK)"
+pub p4d --id cli-attr-b64 --attr data_base64=AAAA
+check "publish --attr data_base64=...: refused too, nothing sent" \
+    "rc=1 $W" "rc=$RC $(count WORK)"
 pub p4c --id cli-bs --data x --batch-size 5
 check "publish --batch-size without --batch: usage error, nothing sent" \
     "rc=2 $W" "rc=$RC $(count WORK)"
@@ -204,6 +207,14 @@ for bad in dev.shop.order.deleted.v1 dev.shop.order.created shop.order.created.v
 	check_match "type [$bad] for evt.acme.shop.order.created: exit 1 naming it, nothing sent or kept" \
 	    "^rc=1 sent=0 kept=0 .*--type $bad" "rc=$RC sent=$(reqs badtype) kept=$(ls -A "$T/ob-bad" | wc -l) $ERR"
 done
+# An event over the relay's 1 MiB: refused as the relay would (413), not
+# sent (a relay answers it from the head and closes, and a client still
+# writing the body mostly saw the connection closed and retried).
+head -c 1100000 /dev/zero | tr '\0' x > "$T/big.txt"
+pub big --id big-1 --data @"$T/big.txt" --url "$SURL/big/202" --outbox "$T/ob-big"
+check_match "an event over 1 MiB: exit 1, 413, nothing sent, its outbox file set aside" \
+    "^rc=1 sent=0 rejected=1 .*413.*over 1 MiB" \
+    "rc=$RC sent=$(reqs big) rejected=$(find "$T/ob-big" -name '*.rejected' | wc -l) $ERR"
 for flag in --subject --type --source; do
 	args=(--subject $S --type $TY --source /cli)
 	for i in 0 2 4; do [ "${args[i]}" = $flag ] && unset "args[i]" "args[i+1]"; done
