@@ -2,6 +2,7 @@
  * treaty: the command-line client of treaty-relay (see man/treaty.1).
  * This file only picks the subcommand; each lives in its own module.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -68,6 +69,22 @@ usage(FILE *f)
 		fprintf(f, "  %-11s %s\n", cmds[i].name, cmds[i].what);
 }
 
+/*
+ * What a command printed must have reached its standard output: answer
+ * lines lost to a full disk or a closed pipe are a failure, not exit 0.
+ */
+static int
+stdout_written(int rc)
+{
+	int	 flushed = fflush(stdout) == 0;
+
+	if (flushed && !ferror(stdout))
+		return rc;
+	cli_err("cannot write standard output%s%s", flushed ? "" : ": ",
+	    flushed ? "" : strerror(errno));
+	return rc == EXIT_OK ? EXIT_FAILED : rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -91,7 +108,7 @@ main(int argc, char **argv)
 			json_init();
 			rc = cmds[i].fn(argc - 1, argv + 1);
 			json_free();
-			return rc;
+			return stdout_written(rc);
 		}
 	cli_err("unknown command %s", argv[1]);
 	usage(stderr);

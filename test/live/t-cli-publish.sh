@@ -150,6 +150,14 @@ pub p5 --id cli-1 --data hello
 check "publish the same --id again: exit 0, duplicate:true" \
     'rc=0 {"id":"cli-1","duplicate":true}' "rc=$RC $OUT"
 check "publish the same --id again: WORK count unchanged" "$W" "$(count WORK)"
+# Its answer line cannot be written: stored, but not exit 0 (the line
+# was lost).
+timeout -k 2 20 "$TR" publish --url "$RELAY_URL" --subject $S --type $TY --source /cli \
+    --id cli-full --data full > /dev/full 2> "$T/full.err"
+check_match "publish with standard output full: stored, exit 1, said" \
+    "^rc=1 $((W + 1)) treaty: cannot write standard output" \
+    "rc=$? $(count WORK) $(cat "$T/full.err")"
+W=$(count WORK)
 
 pub p6 --data a; o1=$OUT r1=$RC
 pub p7 --data b; o2=$OUT r2=$RC
