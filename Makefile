@@ -28,10 +28,12 @@ endif
 
 WARN	 = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
 	   -Wmissing-prototypes -Wwrite-strings -Wcast-qual -Wundef -Werror
+# CFLAGS and LDFLAGS are the builder's (make CFLAGS=-O3 too); what the
+# build needs is added to them either way.
 CFLAGS	?= -O2 -g
-CFLAGS	+= -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -MMD -MP \
+override CFLAGS	+= -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -MMD -MP \
 	   -Iinclude -Isrc/common $(PKG_CFLAGS)
-LDFLAGS	+= $(SANFLAGS)
+override LDFLAGS += $(SANFLAGS)
 # The allocator: glibc's, or with ALLOC=mimalloc Debian's mimalloc
 # (libmimalloc-dev, which has no pkg-config file).  mimalloc takes a
 # twentieth of the instructions per event off (libevent's objects are
@@ -226,20 +228,21 @@ install: all
 	install -D -m 0644 $(O)/libtreaty.a $(DESTDIR)$(PREFIX)/lib/libtreaty.a
 	install -D -m 0755 $(O)/libtreaty.so $(DESTDIR)$(PREFIX)/lib/libtreaty.so.0
 	ln -sf libtreaty.so.0 $(DESTDIR)$(PREFIX)/lib/libtreaty.so
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	@# Files made here go through install -m: their modes do not
+	@# follow the caller's umask.
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
 	    'includedir=$${prefix}/include' '' 'Name: libtreaty' \
 	    'Description: treaty-relay client library (signatures, subjects)' \
 	    'Version: $(VERSION)' 'Requires.private: libcrypto' \
-	    'Libs: -L$${libdir} -ltreaty' 'Cflags: -I$${includedir}' \
-	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libtreaty.pc
-	install -D -m 0644 man/treaty-relay.8 $(DESTDIR)$(PREFIX)/share/man/man8/treaty-relay.8
+	    'Libs: -L$${libdir} -ltreaty' 'Cflags: -I$${includedir}' | \
+	    install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/pkgconfig/libtreaty.pc
+	sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' man/treaty-relay.8 | \
+	    install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/man/man8/treaty-relay.8
 	install -D -m 0644 man/libtreaty.3 $(DESTDIR)$(PREFIX)/share/man/man3/libtreaty.3
 	install -D -m 0644 man/treaty.1 $(DESTDIR)$(PREFIX)/share/man/man1/treaty.1
-	install -d $(DESTDIR)/etc/systemd/system
 	for u in $(UNITS); do \
-	    sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' etc/$$u \
-	        > $(DESTDIR)/etc/systemd/system/$$u || exit 1; \
+	    sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' etc/$$u | \
+	    install -D -m 0644 /dev/stdin $(DESTDIR)/etc/systemd/system/$$u || exit 1; \
 	done
 	install -D -m 0644 etc/sysctl.d/60-treaty-relay.conf $(DESTDIR)/etc/sysctl.d/60-treaty-relay.conf
 	install -D -m 0644 etc/treaty-relay.env.example $(DESTDIR)/etc/treaty-relay/env.example

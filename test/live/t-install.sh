@@ -8,8 +8,9 @@ SAN=
 [ "$O" = build/san ] && SAN=SANITIZE=1
 R=$T/root
 
-make -s -C "$ROOT" install DESTDIR="$R" PREFIX=/opt/treaty $SAN > "$T/install.out" 2>&1
-check "make install DESTDIR=.. PREFIX=/opt/treaty: exit 0" 0 "$?"
+# Under a strict umask: what install makes must still be readable by all.
+(umask 077; make -s -C "$ROOT" install DESTDIR="$R" PREFIX=/opt/treaty $SAN) > "$T/install.out" 2>&1
+check "make install DESTDIR=.. PREFIX=/opt/treaty (umask 077): exit 0" 0 "$?"
 want="etc/sysctl.d/60-treaty-relay.conf
 etc/systemd/system/treaty-relay.service
 etc/systemd/system/treaty-relay@.service
@@ -27,6 +28,11 @@ opt/treaty/share/man/man3/libtreaty.3
 opt/treaty/share/man/man8/treaty-relay.8"
 check "every file in its place" "$want" "$(cd "$R" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort)"
 check "the configuration file: mode 640" 640 "$(stat -c %a "$R/etc/treaty-relay/env")"
+check "the files install writes itself (.pc, units, man page) are 644 whatever the umask" \
+    "644 644 644 644" "$(stat -c %a "$R/opt/treaty/lib/pkgconfig/libtreaty.pc" \
+    "$R"/etc/systemd/system/treaty-relay*.service "$R/opt/treaty/share/man/man8/treaty-relay.8" | paste -sd' ')"
+check "treaty-relay(8) FILES names PREFIX's program" ".It Pa /opt/treaty/bin/treaty-relay" \
+    "$(grep -F '.It Pa /opt/treaty/bin/treaty-relay' "$R/opt/treaty/share/man/man8/treaty-relay.8")"
 check "  and the relay reads it as it is (all commented out)" \
     "configuration ok: 0 producers, 0 subscribers" \
     "$(env -u TREATY_RELAY_PRODUCERS "$RELAY_BIN" --config "$R/etc/treaty-relay/env" --check-config 2>&1)"
@@ -35,6 +41,8 @@ for u in treaty-relay.service treaty-relay@.service; do
 	check "$u: ExecStart runs PREFIX's relay with --config" \
 	    "ExecStart=/opt/treaty/bin/treaty-relay --config /etc/treaty-relay/env" \
 	    "$(grep '^ExecStart=' "$f" | sed 's/ \\$//')"
+	check "$u: no restart on bad configuration (78) or a bad command line (2)" \
+	    "RestartPreventExitStatus=78 2" "$(grep '^RestartPreventExitStatus=' "$f")"
 	check "$u: ExecReload sends SIGHUP (SPEC 11); no EnvironmentFile=" \
 	    'ExecReload=/bin/kill -HUP $MAINPID|0' \
 	    "$(grep '^ExecReload=' "$f" | paste -sd'|')|$(grep -c '^EnvironmentFile=' "$f")"
