@@ -339,9 +339,10 @@ int	record_append(struct record_file *f, const struct cevent *ev,
 int	record_sync(struct record_file *f);
 
 /*
- * dedup.c: the (inbox, event) cache of work (the event as strset_key2 of
- * its source and id): completed deliveries for 10 minutes, at most a fixed
- * number of entries (16,384).
+ * dedup.c: a set of (scope, key) pairs, each kept for a fixed time, at
+ * most a fixed number, refusing new ones when full (fail closed).  work's
+ * cache of completed deliveries, (inbox, event) for 10 minutes, at most
+ * 16,384; listen's memory of signatures and the attributes they came with.
  */
 struct dedup;
 struct dedup *dedup_new(size_t cap, int64_t ttl_ms);

@@ -11,6 +11,14 @@
  * second record; a new one is appended and fsynced before the 204, so a
  * 204 always means "on disk".  A failed write answers 500, and the relay
  * tries again later.
+ *
+ * The signature covers the id and the data, not the other attributes
+ * (SPEC 3), so whoever holds a delivery could send it again within the
+ * tolerance with another source, type or subject: a new (source, id), a
+ * forged event.  So each signature is remembered, for as long as it can
+ * pass the tolerance check, with a digest of the attributes it came
+ * with; the same signature with other attributes is refused (401).  The
+ * relay sends one signature twice only with the same message (a resend).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,10 +41,17 @@
 
 /* The relay sends at most an event of API_BODY_MAX; a structured body adds. */
 #define MAX_BODY	(API_BODY_MAX + 64 * 1024)
+/*
+ * Signatures remembered (two entries each): past this many within twice
+ * the tolerance (about 100 events a second for 10 minutes at the default),
+ * new ones are answered 503 until some age out, never forgotten early.
+ */
+#define SIGS_CAP	(2 * 65536)
 
 static struct {
 	struct evhttp		*http;
 	struct verifier		 ver;
+	struct dedup		*sigs;	/* (signature, attributes) seen */
 	struct record_file	*rf;
 	const char		*inbox_file;
 	const char		*on_receive;
@@ -58,6 +73,43 @@ listen_error(struct evhttp_request *req, int status, const char *code,
 	log_info("refused", "status=%d error=%s detail=%s", status, code,
 	    log_q(detail));
 	ls.refused++;
+}
+
+/*
+ * Whether this signature came before with other attributes (1: a
+ * replay), 0 when not (now remembered), -1 when the memory is full.
+ */
+static int
+listen_replayed(const char *sig, const struct cevent *ev)
+{
+	struct evbuffer	*b = evbuffer_new();
+	char		 skey[65], akey[65];
+	long long	 now = now_ms();
+	size_t		 i;
+	int		 rc = 0;
+
+	for (i = 0; i < ev->nattrs; i++) {
+		evbuffer_add(b, ev->attrs[i].name, strlen(ev->attrs[i].name)
+		    + 1);
+		evbuffer_add(b, ev->attrs[i].value, strlen(ev->attrs[i].value)
+		    + 1);
+	}
+	if (ev->content_type != NULL)
+		evbuffer_add(b, ev->content_type, strlen(ev->content_type));
+	if (treaty_sha256_hex(sig, strlen(sig), skey) != TREATY_OK ||
+	    treaty_sha256_hex(evbuffer_pullup(b, -1), evbuffer_get_length(b),
+	    akey) != TREATY_OK)
+		rc = -1;
+	else if (dedup_has(ls.sigs, "signature", skey, now))
+		rc = dedup_has(ls.sigs, skey, akey, now) ? 0 : 1;
+	else if (dedup_room(ls.sigs, now) < 2)
+		rc = -1;
+	else {
+		dedup_add(ls.sigs, "signature", skey, now);
+		dedup_add(ls.sigs, skey, akey, now);
+	}
+	evbuffer_free(b);
+	return rc;
 }
 
 /* One request. */
@@ -110,6 +162,17 @@ listen_request_cb(struct evhttp_request *req, void *arg)
 	}
 	if (!structured && cevent_from_binary(&ev, h, body, len) == -1) {
 		listen_error(req, 400, "bad_event", ev.detail);
+		goto out;
+	}
+	if ((v = listen_replayed(sig, &ev)) == 1) {
+		listen_error(req, 401, "bad_signature", "this signature came "
+		    "before with other attributes: a replay");
+		goto out;
+	} else if (v == -1) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Retry-After", "1");
+		listen_error(req, 503, "busy", "too many signatures within "
+		    "the tolerance to remember; try again later");
 		goto out;
 	}
 	if (record_has_event(ls.rf, ev.source, ev.id)) {
@@ -209,6 +272,9 @@ cmd_listen(int argc, char **argv)
 	}
 	if (verifier_load(&ls.ver, secret_file) == -1)
 		goto out;
+	/* A signature passes from its t - tolerance to t + tolerance. */
+	ls.sigs = dedup_new(SIGS_CAP, 2 * 1000LL * (ls.ver.tolerance > 0 ?
+	    ls.ver.tolerance : TREATY_SIG_TOLERANCE));
 	if ((ls.rf = record_open(ls.inbox_file)) == NULL)
 		goto out;
 	if (client_loop_init() == -1)
@@ -231,6 +297,7 @@ out_http:
 	spawn_free();
 	client_free();
 out:
+	dedup_free(ls.sigs);
 	record_close(ls.rf);
 	verifier_free(&ls.ver);
 	return rc;

@@ -1,6 +1,7 @@
 /*
  * dedup.c: the worker's memory of completed deliveries, by (inbox, id):
- * kept for ttl (10 minutes), at most cap entries (16,384).  Entries are
+ * kept for ttl (10 minutes), at most cap entries (16,384); and listen's
+ * of signatures (cmd-listen.c), with the same rules.  Entries are
  * added in time order and live equally long, so the oldest is always at
  * the head of one FIFO list.  When full, dedup_add refuses: the worker
  * then takes no new work until entries age out (fail closed) rather than

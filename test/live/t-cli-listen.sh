@@ -215,6 +215,21 @@ gpost ev-text /elsewhere
 check "same id, another source: recorded" "204 2 1" "$STATUS $(icount ev-text) $(icount ev-text /elsewhere)"
 ID='ev%20sp%2F%C3%A9%25' SRC=/shop DATA=x lpost "$(sig_for "$T/new.secret" 'ev sp/é%' x)"
 check "replay of the odd id, percent-encoded by curl: 204, still one record" "204 1" "$STATUS $(icount 'ev sp/é%')"
+# A delivery sent again as it was (the relay's resend): 204, one record.
+# With its signature but another source, type or subject (only the id and
+# the data are signed): a replay, 401, nothing recorded.
+d='captured delivery'
+s1=$(sig_for "$T/new.secret" c-cap "$d")
+ID=c-cap SRC=/shop DATA=$d lpost "$s1"
+ID=c-cap SRC=/shop DATA=$d lpost "$s1"
+check "one delivery sent twice as it was: 204, one record" "204 1" "$STATUS $(icount c-cap)"
+ID=c-cap SRC=/evil DATA=$d lpost "$s1"
+check "its signature with another source: 401 bad_signature, nothing recorded" \
+    "401 bad_signature 0" "$STATUS $(errcode) $(icount c-cap /evil)"
+ID=c-cap SRC=/shop TYP=dev.shop.order.deleted.v1 DATA=$d lpost "$s1"
+check "  with another type: 401" "401 1" "$STATUS $(icount c-cap)"
+ID=c-cap SRC=/shop DATA=$d lpost "$s1" -H 'ce-subject: order-9'
+check "  with a subject added: 401" "401 1" "$STATUS $(icount c-cap)"
 
 # 4. Rotation: a body signed with the older secret only.
 d='signed with the old secret'
@@ -231,7 +246,7 @@ check "a signature 1000 s in the future: 401" "401 bad_signature 0" "$STATUS $(e
 t0=$(now_ms)
 stop_listen TERM
 check "SIGTERM: exit status 0 within 2 s" 0 "$LRC"
-check_match "stop logged with its counts" 'msg="listener stopped" recorded=[0-9]+ duplicates=2 refused=[0-9]+' "$(grep 'listener stopped' "$LLOG")"
+check_match "stop logged with its counts" 'msg="listener stopped" recorded=[0-9]+ duplicates=3 refused=[0-9]+' "$(grep 'listener stopped' "$LLOG")"
 n0=$(nlines)
 HOOK='printf "%s %s %s %s rec=%s\n" "$CE_ID" "$CE_SOURCE" "$CE_TYPE" "$CE_DATACONTENTTYPE" "$(grep -c "\"id\":\"$CE_ID\"" '"$INBOX"')" >> '"$T"'/hook.$CE_ID; cat >> '"$T"'/hook.$CE_ID; echo "|end" >> '"$T"'/hook.$CE_ID; test "$CE_ID" != hk-fail'
 start_listen --on-receive "$HOOK" || fail restart "treaty listen did not start again"
