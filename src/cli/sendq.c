@@ -178,6 +178,17 @@ sendq_left(void)
 	return n;
 }
 
+/* Outbox files other than except with events not yet stored. */
+static size_t
+sendq_files_left(int except)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < sendq.nf; i++)
+		n += (int)i != except && sendq.f[i].left > 0;
+	return n;
+}
+
 /* Where an event came from, for messages: "" or " (line 7)". */
 static const char *
 sendq_where(const struct qev *e, char *buf, size_t len)
@@ -298,8 +309,10 @@ static void
 sendq_answer_cb(void *arg, const struct client_result *r)
 {
 	char		 what[96], detail[200], at[48] = "", where[300];
+	char		 more[48];
 	const struct qev *e;
 	long long	 idx;
+	size_t		 others;
 
 	(void)arg;
 	sendq.creq = NULL;
@@ -315,12 +328,14 @@ sendq_answer_cb(void *arg, const struct client_result *r)
 			retry_later(&sendq.retry, r);
 			return;
 		}
+		others = e->file >= 0 ? sendq_files_left(e->file) : 0;
+		snprintf(more, sizeof(more), " and %zu other file%s", others,
+		    others == 1 ? "" : "s");
 		cli_err("publish %s: still failing after %d attempts: %s%s%s%s",
 		    sendq.subject, sendq.attempts, client_what(r, what, sizeof(what)),
 		    e->file >= 0 ? "; kept in " : "",
 		    e->file >= 0 ? sendq.f[e->file].path : "",
-		    e->file >= 0 && sendq.ev[sendq.req[sendq.nreq - 1]].file != e->file ?
-		    " and the files after it" : "");
+		    others > 0 ? more : "");
 		sendq_end(EXIT_TEMPFAIL);
 		return;
 	}

@@ -106,6 +106,8 @@ run o1 publish --url "$RELAY_URL" --subject $S --batch "$T/e30" --batch-size 10 
     --outbox "$T/ob" --attempts 2 --retry-base 50 --retry-cap 100
 check "relay down: exit 75, every batch written to the outbox first (3 files)" "rc=75 3" \
     "rc=$RC $(nfiles "$T/ob" '*.event')"
+check_match "  the message names the first file kept and counts the others" \
+    "still failing after 2 attempts: .*; kept in $T/ob/[^ ]*\.event and 2 other files" "$(cat "$T/o1.err")"
 check "  each file: the subject, then a JSON array of 10" "$S 10 $S 10 $S 10" \
     "$(for f in "$T/ob"/*.event; do echo "$(head -1 "$f") $(tail -n +2 "$f" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>&1)"; done | tr '\n' ' ' | sed 's/ $//')"
 # Five single events written while the relay is down.
