@@ -341,6 +341,7 @@ client_sent_cb(void *arg, const struct outbound_result *o)
 	res.error = o->timed_out ? "ETIMEDOUT" : o->error;
 	res.retry_after = o->retry_after;
 	res.not_sent = o->not_sent;
+	res.resent = o->resent;
 	res.body = o->body;
 	res.bodylen = o->bodylen;
 	creq_free(r);

@@ -374,9 +374,13 @@ replay_answer_cb(void *arg, const struct client_result *r)
 		return;
 	}
 	bar_end();
-	/* Only an answer of 429 or 503 or no request at all says "not done". */
-	if (rp.step == STEP_START && !r->not_sent && r->status != 429 &&
-	    r->status != 503)
+	/*
+	 * Only an answer of 429 or 503 or no request at all says "not done",
+	 * and not when the request went twice (a kept connection lost before
+	 * its answer): the first copy may have started the replay.
+	 */
+	if (rp.step == STEP_START && !r->not_sent && (r->resent ||
+	    (r->status != 429 && r->status != 503)))
 		rp.perhaps = 1;
 	if (client_transient(r)) {
 		if ((int)rp.retry.attempt + 1 < rp.attempts) {

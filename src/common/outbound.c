@@ -529,6 +529,7 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 	memset(&res, 0, sizeof(res));
 	event_del(&r->deadline);
 	res.ms = now_ms() - r->start;
+	res.resent = r->fresh;
 	if (req != NULL && evhttp_request_get_response_code(req) > 0) {
 		res.status = evhttp_request_get_response_code(req);
 		ra = evhttp_find_header(evhttp_request_get_input_headers(req),

@@ -22,6 +22,9 @@ the year 2999 or later 400, a token other than TOKEN 401.
   busy     the POST itself: 503 with Retry-After: 0, every time
   garbage  the POST itself: 202 with a body that is not JSON
   broken   the POST itself: 500, every time
+  closing  the POST itself: 503 (the connection kept), then the
+           connection closed at the second POST without an answer, then
+           503 again
 
 Log: one tab-separated line per request, written on arrival: METHOD,
 the raw path, arrival ms (monotonic), the decoded subscriber name or
@@ -43,6 +46,7 @@ PORTFILE, LOG, TOKEN = sys.argv[1], sys.argv[2], sys.argv[3]
 lock = threading.Lock()
 replays = {}            # id -> {"name", "k", "cancelled"}
 count = [0]
+closing = [0]           # POSTs for "closing"
 
 # name -> (matched, [steps]); a step is (state, delivered, dropped) or an
 # HTTP status for the GET.
@@ -136,6 +140,16 @@ class Handler(BaseHTTPRequestHandler):
                                [("Retry-After", "0")])
         if name == "garbage":
             return self.answer(202, b"<html>")
+        if name == "closing":
+            with lock:
+                closing[0] += 1
+                k = closing[0]
+            if k == 2:
+                self.close_connection = True
+                return
+            return self.answer(503, {"error": "unavailable",
+                                     "detail": "JetStream unavailable"},
+                               [("Retry-After", "0")])
         if name == "broken":
             return self.answer(500, {"error": "internal",
                                      "detail": "scripted 500"})

@@ -162,6 +162,13 @@ check "a since the relay refuses (400, in the future): exit 1" 1 \
 check_match "a since the relay refuses: said" "admin replay: 400: since: " "$(cat "$T/b400.err")"
 check "  and not that a replay was perhaps started (a refusal of that id)" "" \
     "$(grep 'perhaps' "$T/b400.err")"
+# A 503 to a request sent twice (its kept connection closed as it went,
+# so it was sent again on a new one) does not say "not started": the first
+# copy may have arrived.
+check "a start sent twice, answered 503: exit 75" 75 \
+    "$(rr b2x -- --subscriber closing --since "$SINCE" --attempts 2 "${FAST[@]}")"
+check_match "  the replay perhaps started, not \"no replay started\"" \
+    "still failing after 2 attempts: 503; replay [0-9a-f]{24} was perhaps started" "$(cat "$T/b2x.err")"
 # A 500 is no refusal: the request may have started the replay.
 check "a start answered 500: exit 1" 1 "$(rr b500 -- --subscriber broken --since "$SINCE")"
 check_match "  the reason, and the replay perhaps started under the id chosen" \
