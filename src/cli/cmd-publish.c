@@ -598,10 +598,9 @@ cmd_flush(int argc, char **argv)
 		    <= 0) {
 			/* Not what publish writes: for a human. */
 			rc = EXIT_FAILED;
+			/* Not set aside: it stays, among the files left. */
 			if (outbox_reject(path) == 0)
 				sendq.rejected++;
-			else
-				unread++;
 			continue;
 		}
 		if (!body_is_batch(body, len))
