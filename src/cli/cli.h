@@ -176,8 +176,8 @@ struct client_result {
 	const char	*error;		/* why there is none ("ETIMEDOUT", ...) */
 	int		 permanent;	/* no answer and never will be (bad name) */
 	int		 not_sent;	/* no answer: the request never left */
-	int		 resent;	/* sent twice (outbound.h): the first may
-					   have arrived, whatever this answer */
+	int		 resent;	/* sent twice (outbound.h): the
+					   first may have arrived */
 	const char	*retry_after;
 	const char	*body;		/* valid during the callback */
 	size_t		 bodylen;

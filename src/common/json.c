@@ -299,12 +299,12 @@ json_scan_string(const char *s, size_t len, size_t *ip)
 		if (i >= len || s[i++] != 'u')
 			continue;	/* a one-character escape */
 		if (len - i < 4 || (u = json_hex4(s + i)) < 0)
-			return JSON_FLAW_ESCAPE;	/* yajl refuses it too */
+			return JSON_FLAW_ESCAPE;	/* yajl refuses it */
 		i += 4;
 		if (u == 0)
 			return JSON_FLAW_NUL_ESCAPE;
 		if (u >= 0xDC00 && u <= 0xDFFF)
-			return JSON_FLAW_ESCAPE;	/* a low surrogate alone */
+			return JSON_FLAW_ESCAPE;	/* a lone low one */
 		if (u < 0xD800 || u > 0xDBFF)
 			continue;
 		if (len - i < 6 || s[i] != '\\' || s[i + 1] != 'u' ||
@@ -331,7 +331,8 @@ json_scan(const char *s, size_t len, int maxdepth)
 			return JSON_FLAW_NONE;
 		switch (s[i++]) {
 		case '"':
-			if ((f = json_scan_string(s, len, &i)) != JSON_FLAW_NONE)
+			f = json_scan_string(s, len, &i);
+			if (f != JSON_FLAW_NONE)
 				return f;
 			break;
 		case '[':

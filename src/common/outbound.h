@@ -56,9 +56,9 @@ struct outbound_result {
 	const char	*retry_after;	/* Retry-After value, or NULL */
 	long long	 ms;		/* from sending to the answer */
 	int		 not_sent;	/* no TCP connect succeeded: nothing sent */
-	int		 resent;	/* sent twice: a kept connection was lost
-					   before any answer, and the first copy
-					   may have arrived */
+	int		 resent;	/* sent twice: a kept connection
+					   was lost before any answer, and
+					   the first copy may have arrived */
 	int		 timed_out;	/* the deadline or the idle timeout */
 	const char	*body;		/* response body (valid in the callback) */
 	size_t		 bodylen;

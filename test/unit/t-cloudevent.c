@@ -442,8 +442,8 @@ utf8_aligned(void)
 				memset(buf, 'a', sizeof(buf));
 				memcpy(buf + before, seq[i].s, n);
 				len = before + n + after;
-				if (treaty_utf8_valid(buf, len) != seq[i].valid &&
-				    bad++ == 0)
+				if (treaty_utf8_valid(buf, len) !=
+				    seq[i].valid && bad++ == 0)
 					t_fail(__FILE__, __LINE__, "  case %zu "
 					    "with %zu before, %zu after", i,
 					    before, after);
