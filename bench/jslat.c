@@ -184,6 +184,7 @@ main(int argc, char **argv)
 	natsSubscription_Destroy(sub);
 	jsCtx_Destroy(js);
 	natsConnection_Destroy(nc);
+	nats_CloseAndWait(2000);
 	return got == n ? 0 : 1;
 fail:
 	fprintf(stderr, "jslat: %s (JetStream error %d)\n",

@@ -115,12 +115,12 @@ main(int argc, char **argv)
 	    n / t, errors);
 	jsCtx_Destroy(js);
 	natsConnection_Destroy(nc);
-	nats_Close();
+	nats_CloseAndWait(2000);
 	return 0;
 fail:
 	fprintf(stderr, "jspub: %s (%d)\n", natsStatus_GetText(s), (int)jerr);
 	jsCtx_Destroy(js);
 	natsConnection_Destroy(nc);
-	nats_Close();
+	nats_CloseAndWait(2000);
 	return 1;
 }

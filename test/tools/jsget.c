@@ -116,6 +116,11 @@ out:
 	jsStreamInfo_Destroy(si);
 	jsCtx_Destroy(js);
 	natsConnection_Destroy(nc);
-	nats_Close();
+	/*
+	 * Wait for nats.c's threads: nats_Close leaves them running past
+	 * main, and under AddressSanitizer one then died at exit now and
+	 * then ("AddressSanitizer:DEADLYSIGNAL" and nothing else).
+	 */
+	nats_CloseAndWait(2000);
 	return rc;
 }
