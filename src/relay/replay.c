@@ -145,7 +145,7 @@ replay_rec_cb(void *arg, enum store_result res, int dup)
 static void
 replay_record(struct replay *rp, int detach)
 {
-	struct store_header	 h[6];
+	struct store_header	 h[7];
 	struct replay_rec	*rec;
 	char			 subj[128], msgid[128], *data;
 
@@ -168,7 +168,9 @@ replay_record(struct replay *rp, int detach)
 	    "dev.treaty.replay.progress.v1" };
 	h[4] = (struct store_header){ "content-type", "application/json" };
 	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
-	if (store_publish(subj, h, 6, msgid, data, strlen(data),
+	/* Replaces this instance's earlier records (AUDIT allows it). */
+	h[6] = (struct store_header){ "Nats-Rollup", "sub" };
+	if (store_publish(subj, h, 7, msgid, data, strlen(data),
 	    replay_rec_cb, rec) == STORE_OK) {
 		if (!detach)
 			rp->rec = rec;

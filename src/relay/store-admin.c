@@ -56,6 +56,12 @@ stream_config(jsStreamConfig *sc, const struct store_check_job *cj,
 	sc->Replicas = cj->replicas;
 	/* Peeking into an inbox reads WORK with direct gets. */
 	sc->AllowDirect = strcmp(name, STORE_WORK) == 0;
+	/*
+	 * A replay's progress records roll up (Nats-Rollup: sub): only the
+	 * newest per instance is ever read, and a long replay wrote one a
+	 * second, kept for AUDIT's whole age.
+	 */
+	sc->AllowRollup = strcmp(name, STORE_AUDIT) == 0;
 }
 
 /* Whether an existing stream differs from what we want. */
@@ -68,7 +74,8 @@ stream_differs(const jsStreamConfig *have, const jsStreamConfig *want)
 	    have->Duplicates != want->Duplicates ||
 	    have->Replicas != want->Replicas ||
 	    have->Retention != want->Retention ||
-	    have->AllowDirect != want->AllowDirect;
+	    have->AllowDirect != want->AllowDirect ||
+	    have->AllowRollup != want->AllowRollup;
 }
 
 /* Create one stream, or update it when its settings differ. */

@@ -66,5 +66,14 @@ n=$(python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.STREAM.INFO.AUDIT
     python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["messages"])' 2>&1)
 check "AUDIT holds a few progress records of the replay, not a flood" yes \
     "$([[ $n =~ ^[0-9]+$ ]] && [ "$n" -le 10 ] && echo yes || echo "no: $n")"
+# A record a second for about 10 s, rolled up: one per instance's subject.
+check "each progress subject holds one record (the newest: a rollup)" yes \
+    "$(python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.STREAM.INFO.AUDIT' \
+    '{"subjects_filter":"audit.relay.treaty.replay.'"$RID"'.>"}' | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["state"].get("subjects", {})
+p = {k: v for k, v in s.items() if not k.endswith(".end")}
+print("yes" if p and all(v == 1 for v in p.values()) else "no: %s" % s)')"
+check "AUDIT allows rollups" "allow_rollup=true" "$("$JSGET" "$NATS_URL_T" info AUDIT | grep allow_rollup)"
 
 finish

@@ -110,6 +110,7 @@ main(int argc, char **argv)
 		printf("duplicates_s=%lld\n",
 		    (long long)(c->Duplicates / 1000000000LL));
 		printf("replicas=%lld\n", (long long)c->Replicas);
+		printf("allow_rollup=%s\n", c->AllowRollup ? "true" : "false");
 	}
 out:
 	natsMsg_Destroy(m);
