@@ -214,16 +214,34 @@ resolve_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
-/* The cache entry for host in this mode, made if missing. */
+/*
+ * The cache entry for host in this mode, made if missing.  The walk also
+ * drops idle entries past their time (no lookup, nobody waiting): they
+ * would be looked up again anyway, and names that are no longer used
+ * (a subscriber's URL changed by a reload) would stay for ever.
+ */
 static struct pin *
 pin_get(const char *host, int allow_private)
 {
-	struct pin	*p;
+	struct pin	*p, *next, *found = NULL;
+	long long	 now = now_ms();
 
-	TAILQ_FOREACH(p, &rs.pins, entry)
+	for (p = TAILQ_FIRST(&rs.pins); p != NULL; p = next) {
+		next = TAILQ_NEXT(p, entry);
 		if (p->allow_private == allow_private &&
 		    strcmp(p->host, host) == 0)
-			return p;
+			found = p;
+		else if (p->gai == NULL && TAILQ_EMPTY(&p->waiters) &&
+		    (!p->have || p->expires <= now)) {
+			TAILQ_REMOVE(&rs.pins, p, entry);
+			event_del(&p->timer);
+			free(p->host);
+			free(p);
+			rs.npins--;
+		}
+	}
+	if (found != NULL)
+		return found;
 	p = xcalloc(1, sizeof(*p));
 	p->host = xstrdup(host);
 	p->allow_private = allow_private;

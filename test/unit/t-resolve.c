@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -266,11 +267,36 @@ sharing_and_cancel(void)
 	T_ASSERT(strstr(addr0(&b.r), ":81") != NULL);
 }
 
+/*
+ * Entries past their time, and failures never cached, are dropped when
+ * another name is looked up: names no longer used do not stay for ever.
+ */
+static void
+expired_dropped(void)
+{
+	struct timespec	 ts = { 0, 80 * 1000000 };
+
+	resolve_free();
+	resolve_init(base, server_addr, 400, 50);
+	resolve("public.test", 0);
+	resolve("nx.test", 0);
+	resolve("fail.test", 0);
+	T_EQ_INT(resolve_cache_size(), 3);
+	resolve("public.test", 0);
+	T_EQ_INT(resolve_cache_size(), 2);	/* fail.test: nothing cached */
+	nanosleep(&ts, NULL);	/* past the 50 ms cache time under test */
+	resolve("both.test", 0);
+	T_EQ_INT(resolve_cache_size(), 1);
+	resolve_free();
+	resolve_init(base, server_addr, 400, 60000);
+}
+
 static const struct t_case cases[] = {
 	{ "a public name is pinned with its port", public_name },
 	{ "names of refused addresses are refused", refused_names },
 	{ "numeric hosts: validation without DNS", numeric_hosts },
 	{ "NXDOMAIN cached, SERVFAIL not, pins cached", failures_and_cache },
+	{ "entries past their time dropped", expired_dropped },
 	{ "a silent server: temporary within the bound", bounded_time },
 	{ "one query for lookups at once; cancel", sharing_and_cancel },
 };
