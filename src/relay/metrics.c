@@ -70,10 +70,13 @@ static struct inbox_metrics	*inboxes;
 static int			 ninboxes;
 static unsigned long long	 reloads[2];	/* ok, error */
 static unsigned long long	 door_counts[DOOR_COUNTER_MAX];
-/* Events refused 429, by producer name (shown once there is one). */
+/*
+ * Events refused 429, by producer name: shown once there is one, while
+ * that producer is configured (removed, kept: added again, it goes on).
+ */
 struct limited_metrics {
 	char			 name[METRICS_NAME_MAX + 1];
-	int			 active;	/* unused: slot_find's layout */
+	int			 active;	/* configured: shown */
 	unsigned long long	 n;
 };
 static struct limited_metrics	*limited;
@@ -126,6 +129,21 @@ slot_find(void **slots, int *n, size_t size, const char *name)
 		(*n)++;
 	}
 	return i;
+}
+
+/* The producers configured now (at a reload); see metrics.h. */
+void
+metrics_producers(const char *const *names, size_t n)
+{
+	size_t	 j;
+	int	 i;
+
+	for (i = 0; i < nlimited; i++) {
+		limited[i].active = 0;
+		for (j = 0; j < n && !limited[i].active; j++)
+			limited[i].active = strcmp(limited[i].name,
+			    names[j]) == 0;
+	}
 }
 
 /* An inbox's slot, shown from now on. */
@@ -231,6 +249,7 @@ metrics_rate_limited(const char *producer)
 	int	 i = slot_find(&v, &nlimited, sizeof(*limited), producer);
 
 	limited = v;
+	limited[i].active = 1;
 	limited[i].n++;
 }
 
@@ -588,8 +607,10 @@ metrics_render(struct evbuffer *out)
 	    "refused 429 for their producer's rate, by producer.\n"
 	    "# TYPE treaty_relay_rate_limited_total counter\n");
 	for (r = 0; r < nlimited; r++)
-		evbuffer_add_printf(out, "treaty_relay_rate_limited_total"
-		    "{producer=\"%s\"} %llu\n", limited[r].name, limited[r].n);
+		if (limited[r].active)
+			evbuffer_add_printf(out, "treaty_relay_rate_limited_total"
+			    "{producer=\"%s\"} %llu\n", limited[r].name,
+			    limited[r].n);
 	render_deliveries(out);
 	render_inboxes(out);
 	render_statuses(out);

@@ -97,6 +97,21 @@ check "  without Retry-After" "" "$(hdr Retry-After)"
 bpost 2 d
 check "the 2 tokens left still take a batch of 2" 202 "$STATUS"
 
+# A producer removed by a reload: its rate-limited count is no longer shown
+# (a line per producer ever limited grew /metrics with every rename);
+# added again, it goes on from where it was.
+had=$(metric 'treaty_relay_rate_limited_total{producer="alpha"}')
+printf "TREATY_RELAY_PRODUCERS='%s'\n" '[{"name":"beta","tokenSha256":"'$OTHER_SHA'","subjects":["evt.*.shop.>"]}]' > "$T/relay.env"
+kill -HUP $RELAY_PID
+wait_until 10 'test "$(grep -c "configuration reloaded" "$RELAY_LOG")" -ge 3'
+check "alpha removed by a reload: its rate-limited line is gone" 0 \
+    "$(metrics_text | grep -c 'treaty_relay_rate_limited_total{producer="alpha"}')"
+printf "TREATY_RELAY_PRODUCERS='%s'\n" "$(limited 0.1 5 | tr -d '\n')" > "$T/relay.env"
+kill -HUP $RELAY_PID
+wait_until 10 'test "$(grep -c "configuration reloaded" "$RELAY_LOG")" -ge 4'
+check "  added again: the line is back with its count" "$had" \
+    "$(metric 'treaty_relay_rate_limited_total{producer="alpha"}')"
+
 # Refusals are logged at most 20 a second (a token scan must not flood the
 # journal); the rest are counted in one line when the second is over.
 lines401() { grep -c 'msg="event rejected" status=401' "$RELAY_LOG"; }
