@@ -94,8 +94,9 @@ listen_replayed(const char *sig, const struct cevent *ev)
 		evbuffer_add(b, ev->attrs[i].value, strlen(ev->attrs[i].value)
 		    + 1);
 	}
-	if (ev->content_type != NULL)
-		evbuffer_add(b, ev->content_type, strlen(ev->content_type));
+	/* The content type, and a byte so that the buffer is never empty. */
+	evbuffer_add_printf(b, "%s.", ev->content_type != NULL ?
+	    ev->content_type : "");
 	if (treaty_sha256_hex(sig, strlen(sig), skey) != TREATY_OK ||
 	    treaty_sha256_hex(evbuffer_pullup(b, -1), evbuffer_get_length(b),
 	    akey) != TREATY_OK)
