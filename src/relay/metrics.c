@@ -608,9 +608,9 @@ metrics_render(struct evbuffer *out)
 	    "# TYPE treaty_relay_rate_limited_total counter\n");
 	for (r = 0; r < nlimited; r++)
 		if (limited[r].active)
-			evbuffer_add_printf(out, "treaty_relay_rate_limited_total"
-			    "{producer=\"%s\"} %llu\n", limited[r].name,
-			    limited[r].n);
+			evbuffer_add_printf(out,
+			    "treaty_relay_rate_limited_total{producer=\"%s\"} "
+			    "%llu\n", limited[r].name, limited[r].n);
 	render_deliveries(out);
 	render_inboxes(out);
 	render_statuses(out);
