@@ -14,13 +14,15 @@ subject=evt.>
 storage=file
 max_age_s=604800
 duplicates_s=3600
-replicas=1" "$("$JSGET" "$NATS_URL_T" info WORK 2>&1)"
+replicas=1
+allow_rollup=false" "$("$JSGET" "$NATS_URL_T" info WORK 2>&1)"
 check "AUDIT stream settings" "name=AUDIT
 subject=audit.>
 storage=file
 max_age_s=31536000
 duplicates_s=3600
-replicas=1" "$("$JSGET" "$NATS_URL_T" info AUDIT 2>&1)"
+replicas=1
+allow_rollup=true" "$("$JSGET" "$NATS_URL_T" info AUDIT 2>&1)"
 
 # --- 202 answer and duplicates ------------------------------------------
 ID=d-1 DATA=first ev $S
