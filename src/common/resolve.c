@@ -214,6 +214,17 @@ resolve_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
+/* Take p out of the cache and free it (no lookup in flight). */
+static void
+pin_free(struct pin *p)
+{
+	TAILQ_REMOVE(&rs.pins, p, entry);
+	event_del(&p->timer);
+	free(p->host);
+	free(p);
+	rs.npins--;
+}
+
 /*
  * The cache entry for host in this mode, made if missing.  The walk also
  * drops idle entries past their time (no lookup, nobody waiting): they
@@ -232,13 +243,8 @@ pin_get(const char *host, int allow_private)
 		    strcmp(p->host, host) == 0)
 			found = p;
 		else if (p->gai == NULL && TAILQ_EMPTY(&p->waiters) &&
-		    (!p->have || p->expires <= now)) {
-			TAILQ_REMOVE(&rs.pins, p, entry);
-			event_del(&p->timer);
-			free(p->host);
-			free(p);
-			rs.npins--;
-		}
+		    (!p->have || p->expires <= now))
+			pin_free(p);
 	}
 	if (found != NULL)
 		return found;
@@ -395,13 +401,8 @@ resolve_free(void)
 			evdns_getaddrinfo_cancel(p->gai);
 			p->gai = NULL;
 		}
-	while ((p = TAILQ_FIRST(&rs.pins)) != NULL) {
-		TAILQ_REMOVE(&rs.pins, p, entry);
-		event_del(&p->timer);
-		free(p->host);
-		free(p);
-	}
-	rs.npins = 0;
+	while ((p = TAILQ_FIRST(&rs.pins)) != NULL)
+		pin_free(p);
 	if (rs.dns != NULL)
 		evdns_base_free(rs.dns, 0);
 	rs.dns = NULL;

@@ -61,7 +61,10 @@ struct pbucket {
 };
 static struct pbucket		*ingest_buckets;
 
-/* One bucket per producer of the configuration, old ones kept by name. */
+/*
+ * One bucket per producer of the configuration, old ones kept by name;
+ * the metrics show the rate-limited counts of these producers only.
+ */
 static void
 ingest_buckets_sync(void)
 {
@@ -71,9 +74,11 @@ ingest_buckets_sync(void)
 	for (k = 0; old != NULL && old[k].name[0] != '\0'; k++)
 		nold++;
 	nb = xcalloc(ingest_cfg->nproducers + 1, sizeof(*nb));
+	metrics_producers_reset();
 	for (i = 0; i < ingest_cfg->nproducers; i++) {
 		memcpy(nb[i].name, ingest_cfg->producers[i].name,
 		    sizeof(nb[i].name));
+		metrics_producer_kept(nb[i].name);
 		for (k = 0; k < nold; k++)
 			if (strcmp(old[k].name, nb[i].name) == 0)
 				nb[i].b = old[k].b;

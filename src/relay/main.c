@@ -164,20 +164,6 @@ relay_reload_refused(const struct config_error *err)
 	metrics_reload(0);
 }
 
-/* Tell the metrics which producers are configured now. */
-static void
-relay_metrics_producers(void)
-{
-	const char	**names;
-	size_t		  i;
-
-	names = xcalloc(relay.cfg.nproducers + 1, sizeof(*names));
-	for (i = 0; i < relay.cfg.nproducers; i++)
-		names[i] = relay.cfg.producers[i].name;
-	metrics_producers(names, relay.cfg.nproducers);
-	free(names);
-}
-
 /*
  * SIGHUP (SPEC 11): read the configuration again (the file; the
  * environment and the flags are what they were at start), validate all
@@ -220,7 +206,6 @@ relay_reload(void)
 		inbox_reload(&ch);
 		store_reload();
 		metrics_reload(1);
-		relay_metrics_producers();
 		metrics_config_loaded(time(NULL));
 		log_info("configuration reloaded", "producers=%zu "
 		    "subscribers=%zu added=%d changed=%d removed=%d",

@@ -131,19 +131,25 @@ slot_find(void **slots, int *n, size_t size, const char *name)
 	return i;
 }
 
-/* The producers configured now (at a reload); see metrics.h. */
+/* Hide every producer's rate-limited count; see metrics.h. */
 void
-metrics_producers(const char *const *names, size_t n)
+metrics_producers_reset(void)
 {
-	size_t	 j;
 	int	 i;
 
-	for (i = 0; i < nlimited; i++) {
+	for (i = 0; i < nlimited; i++)
 		limited[i].active = 0;
-		for (j = 0; j < n && !limited[i].active; j++)
-			limited[i].active = strcmp(limited[i].name,
-			    names[j]) == 0;
-	}
+}
+
+/* Show it again for a producer still configured; see metrics.h. */
+void
+metrics_producer_kept(const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < nlimited; i++)
+		if (strcmp(limited[i].name, name) == 0)
+			limited[i].active = 1;
 }
 
 /* An inbox's slot, shown from now on. */

@@ -100,10 +100,12 @@ void	metrics_door(enum door_counter c);
 /* One event refused 429 for its producer's rate. */
 void	metrics_rate_limited(const char *producer);
 /*
- * The producers configured after a reload: the rate-limited counts of
- * the others are no longer shown (kept, in case they come back).
+ * At a reload, the producers still configured: reset, then each one kept.
+ * The rate-limited counts of the others are no longer shown (kept, in
+ * case they come back).
  */
-void	metrics_producers(const char *const *names, size_t n);
+void	metrics_producers_reset(void);
+void	metrics_producer_kept(const char *name);
 /* A configuration reload's result (SIGHUP). */
 void	metrics_reload(int ok);
 /* When the configuration in use was read, Unix seconds. */
