@@ -187,11 +187,14 @@ for k in 1 2 3 4 5 6 7 8 9 10; do
 	curl -s -m 60 -o /dev/null -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $IT" \
 	    "$RELAY_URL/v1/inbox/work?peek=true" > "$T/peek.$k" & pk+=($!)
 done
+# "At once" is "while nats-server is still frozen": the 503s counted
+# before it is let go (a time limit would fail on a loaded machine).
 wait_until 10 '[ "$(cat "$T"/peek.* | grep -c "^503 ")" -ge 6 ]'
+frozen503=$(cat "$T"/peek.* | grep -c '^503 ')
 kill -CONT "$NATS_PID"
 wait "${pk[@]}"
 check "ten peeks with NATS frozen: six answered 503 at once, four waited" "6 6 4" \
-    "$(cat "$T"/peek.* | grep -c '^503 ') $(cat "$T"/peek.* | awk '$1 == 503 && $2 < 2' | wc -l) $(cat "$T"/peek.* | grep -vc '^503 ')"
+    "$frozen503 $(cat "$T"/peek.* | grep -c '^503 ') $(cat "$T"/peek.* | grep -c '^200 ')"
 wait_for 20 healthz_ok
 check "  and peeks work again afterwards" 200 "$(iget work 'peek=true')"
 
