@@ -4,10 +4,11 @@
  * A JetStream message from a subscriber's consumer becomes one struct
  * delivery, a small state machine (delivery_set_state):
  *
- *   IDLE --> RESOLVING --> IDLE --> SENDING --> IDLE --> closed
- *                                                  \
- *                                                   DROPPING --> IDLE --> closed
+ *   [WAITING -->] IDLE --> RESOLVING --> IDLE --> SENDING --> IDLE --> closed
+ *                                                               \
+ *                                                     DROPPING --> IDLE --> closed
  *
+ * WAITING is a place in the subscriber's queue for its window (below),
  * RESOLVING waits for resolve.c (bounded DNS, the refusal list, the pin
  * cache), SENDING for outbound.c (the signed POST to the pinned addresses,
  * the next one tried when a connect fails), DROPPING for audit.c (the drop
@@ -28,6 +29,14 @@
  * maxInFlight messages of a subscriber are unacknowledged at once
  * (JetStream's MaxAckPending, across all relay instances), so a slow or
  * dead subscriber cannot hold up another.
+ *
+ * A replay's consumer has its own MaxAckPending (replay.c), so that new
+ * events keep flowing beside it; JetStream alone would then let a
+ * subscriber have twice maxInFlight requests at once.  So the instance
+ * also keeps a window per subscriber: at most maxInFlight of its
+ * deliveries, its own and its replays', between the start and the answer
+ * of a POST (d->slot); the others wait in arrival order (s->waiting),
+ * telling JetStream every progress_seconds that they are under way.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,13 +67,14 @@
 #define SIGN_HEADERS		4	/* ours: the signature, Standard Webhooks' */
 
 enum delivery_state {
+	DS_WAITING,		/* in s->waiting, for a place in the window */
 	DS_IDLE,		/* nothing pending */
 	DS_RESOLVING,		/* op.rr: the address */
 	DS_SENDING,		/* op.out: the POST */
 	DS_DROPPING		/* op.ad: the drop record, before the term */
 };
 static const char *const delivery_state_names[] = {
-	"idle", "resolving", "sending", "dropping"
+	"waiting", "idle", "resolving", "sending", "dropping"
 };
 
 struct hdrs {
@@ -109,6 +119,8 @@ struct dsub {
 	int			 allow_private;
 	struct dsign		*sign;
 	struct delivery_list	 live;
+	struct delivery_list	 waiting;	/* for the window, in order */
+	int			 window;	/* deliveries with a slot */
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
 };
@@ -132,7 +144,9 @@ struct delivery {
 	char			 replay[STORE_REPLAY_ID_LEN + 1];	/* or "" */
 	uint64_t		 attempt;
 	uint64_t		 max_deliver;	/* its consumer's */
+	int			 slot;		/* in s's window */
 	TAILQ_ENTRY(delivery)	 entry;
+	TAILQ_ENTRY(delivery)	 wentry;	/* in s->waiting */
 };
 
 static struct {
@@ -143,12 +157,14 @@ static struct {
 	int			 in_flight;
 	int			 stopping;
 	int			 progress_s;	/* what the timers run at */
+	struct event		 pump;		/* a window has room */
 } dl = {
 	.subs = TAILQ_HEAD_INITIALIZER(dl.subs),
 	.gone = TAILQ_HEAD_INITIALIZER(dl.gone)
 };
 
 static void	dsub_free(struct dsub *s);
+static void	delivery_begin(struct delivery *d);
 
 /* Let go of a pool; the last user frees it. */
 static void
@@ -181,6 +197,21 @@ delivery_set_state(struct delivery *d, enum delivery_state s)
 }
 
 /*
+ * Give d's place in its subscriber's window to the next waiting, from
+ * the loop (dl.pump): this may run inside a delivery's teardown.
+ */
+static void
+delivery_release(struct delivery *d)
+{
+	if (!d->slot)
+		return;
+	d->slot = 0;
+	d->s->window--;
+	if (!TAILQ_EMPTY(&d->s->waiting))
+		event_active(&dl.pump, 0, 0);
+}
+
+/*
  * End a delivery, the one way: what its state waits for is cancelled, the
  * timer stopped, a message JetStream was not told about is let go (it is
  * redelivered after the ack wait), the counters and lists updated, and
@@ -199,9 +230,13 @@ delivery_close(struct delivery *d, const char *reason)
 	case DS_DROPPING:
 		audit_drop_close(d->op.ad, reason);
 		break;
+	case DS_WAITING:
+		TAILQ_REMOVE(&d->s->waiting, d, wentry);
+		break;
 	case DS_IDLE:
 		break;
 	}
+	delivery_release(d);
 	log_debug("delivery closed", "sub=%s id=%s state=%s reason=%s",
 	    d->s->cfg->name, log_q(d->id), delivery_state_names[d->state],
 	    log_q(reason));
@@ -303,6 +338,7 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 	struct delivery	*d = arg;
 
 	delivery_set_state(d, DS_IDLE);
+	delivery_release(d);
 	if (r->status >= 200 && r->status < 300) {
 		log_debug("delivered", "sub=%s id=%s attempt=%llu status=%d "
 		    "ms=%lld", d->s->cfg->name, log_q(d->id),
@@ -482,10 +518,81 @@ deliver_start(struct dsub *s, struct store_msg *m, const char *replay,
 		delivery_drop(d, DROP_INVALID, 0, "not a valid stored event", -1);
 		return;
 	}
+	if (s->window >= s->cfg->max_in_flight) {
+		delivery_set_state(d, DS_WAITING);
+		TAILQ_INSERT_TAIL(&s->waiting, d, wentry);
+		return;
+	}
+	delivery_begin(d);
+}
+
+/* A place in the window: find the address, then send. */
+static void
+delivery_begin(struct delivery *d)
+{
+	d->slot = 1;
+	d->s->window++;
 	delivery_set_state(d, DS_RESOLVING);
 	d->op.rr = resolve_host(outbound_target_host(d->t->t),
-	    outbound_target_port(d->t->t), s->allow_private,
+	    outbound_target_port(d->t->t), d->s->allow_private,
 	    delivery_resolved_cb, d);
+}
+
+/* Start what waits while its subscriber's window has room. */
+static void
+dsub_pump(struct dsub *s)
+{
+	struct delivery	*d;
+
+	while (s->window < s->cfg->max_in_flight &&
+	    (d = TAILQ_FIRST(&s->waiting)) != NULL) {
+		TAILQ_REMOVE(&s->waiting, d, wentry);
+		delivery_set_state(d, DS_IDLE);
+		delivery_begin(d);
+	}
+}
+
+/* A window has room (delivery_release), or a reload may have widened one. */
+static void
+deliver_pump_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct dsub	*s;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	TAILQ_FOREACH(s, &dl.subs, entry)
+		dsub_pump(s);
+	TAILQ_FOREACH(s, &dl.gone, entry)
+		dsub_pump(s);
+}
+
+/*
+ * Give back what waits in s's window (the relay stops, the subscriber or
+ * a replay left this instance: replay NULL for all), but not a last
+ * attempt: JetStream would count the give-back as that attempt, and the
+ * event would be dropped untried (as deliver_start).  A removed
+ * subscriber is freed with its last delivery: s is not read after that.
+ */
+static void
+dsub_give_back_waiting(struct dsub *s, const char *replay)
+{
+	struct delivery	*d, *next;
+	int		 last;
+
+	for (d = TAILQ_FIRST(&s->waiting); d != NULL; d = next) {
+		next = TAILQ_NEXT(d, wentry);
+		if (d->attempt >= d->max_deliver ||
+		    (replay != NULL && strcmp(d->replay, replay) != 0))
+			continue;
+		last = TAILQ_NEXT(d, entry) == NULL &&
+		    TAILQ_FIRST(&s->live) == d;
+		store_msg_give_back(d->m);
+		d->m = NULL;
+		delivery_close(d, "given back before its turn");
+		if (last)
+			return;
+	}
 }
 
 /* A message from a subscriber's consumer. */
@@ -578,12 +685,12 @@ dsub_set(struct dsub *s, const struct subscriber *sc)
 		t = xcalloc(1, sizeof(*t));
 		t->refs = 1;
 		/*
-		 * As many idle connections as deliveries may run at once,
-		 * the subscriber's and a replay's (replay.c): fewer would
-		 * close and reopen one per delivery under load.
+		 * As many idle connections as POSTs may run at once (the
+		 * window): fewer would close and reopen one per delivery
+		 * under load.
 		 */
-		t->t = outbound_target_new(sc->url, 2 * sc->max_in_flight <
-		    MAX_IDLE_CONNS ? 2 * sc->max_in_flight : MAX_IDLE_CONNS);
+		t->t = outbound_target_new(sc->url, sc->max_in_flight <
+		    MAX_IDLE_CONNS ? sc->max_in_flight : MAX_IDLE_CONNS);
 		if (t->t == NULL)
 			fatalx("bad subscriber url", "sub=%s", sc->name);
 		if (s->target != NULL)
@@ -609,6 +716,7 @@ dsub_new(const struct subscriber *sc)
 	struct store_consumer_spec	 spec;
 
 	TAILQ_INIT(&s->live);
+	TAILQ_INIT(&s->waiting);
 	dsub_set(s, sc);
 	s->idx = metrics_subscriber_add(sc->name);
 	s->seen = 1;
@@ -629,8 +737,9 @@ dsub_free(struct dsub *s)
 }
 
 /*
- * A reload removed it: no new messages here (what nats.c queued goes
- * back), its deliveries under way finish, its JetStream consumer stays.
+ * A reload removed it: no new messages here (what nats.c queued and what
+ * waits for the window go back), its deliveries under way finish, its
+ * JetStream consumer stays.
  */
 static void
 dsub_remove(struct dsub *s)
@@ -641,10 +750,12 @@ dsub_remove(struct dsub *s)
 	s->consumer = NULL;
 	store_consumer_remove(c);
 	metrics_subscriber_gone(s->idx);
-	if (TAILQ_EMPTY(&s->live))
+	if (TAILQ_EMPTY(&s->live)) {
 		dsub_free(s);
-	else
-		TAILQ_INSERT_TAIL(&dl.gone, s, entry);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&dl.gone, s, entry);
+	dsub_give_back_waiting(s, NULL);
 }
 
 /*
@@ -716,6 +827,7 @@ deliver_init(struct event_base *base, const struct config *cfg)
 	dl.base = base;
 	dl.cfg = cfg;
 	dl.progress_s = cfg->progress_seconds;
+	event_assign(&dl.pump, base, -1, 0, deliver_pump_cb, NULL);
 	resolve_init(base, cfg->dns_server, cfg->dns_timeout_ms, PIN_CACHE_MS);
 	if (outbound_init(base, cfg->ca_file, cfg->delivery_timeout_ms,
 	    cfg->delivery_idle_ms, "treaty-relay") == -1)
@@ -758,6 +870,8 @@ deliver_reload(struct sub_changes *ch)
 		return;
 	deliver_sync(ch);
 	deliver_progress_reset();
+	/* A window may be wider now. */
+	event_active(&dl.pump, 0, 0);
 }
 
 /* Deliveries under way. */
@@ -767,15 +881,34 @@ deliver_in_flight(void)
 	return dl.in_flight;
 }
 
-/* Take no new messages: what is queued is given back, the groups left. */
+/*
+ * Take no new messages: what is queued is given back (also what waits for
+ * a window), the groups left.
+ */
 void
 deliver_stop(void)
 {
-	struct dsub	*s;
+	struct dsub	*s, *next;
 
 	dl.stopping = 1;
-	TAILQ_FOREACH(s, &dl.subs, entry)
+	TAILQ_FOREACH(s, &dl.subs, entry) {
 		store_consumer_stop(s->consumer);
+		dsub_give_back_waiting(s, NULL);
+	}
+	for (s = TAILQ_FIRST(&dl.gone); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		dsub_give_back_waiting(s, NULL);
+	}
+}
+
+/* Replay left this instance: see deliver.h. */
+void
+deliver_replay_left(const char *name, const char *replay)
+{
+	struct dsub	*s = dsub_find(name);
+
+	if (s != NULL)
+		dsub_give_back_waiting(s, replay);
 }
 
 /*
@@ -820,6 +953,7 @@ deliver_free(void)
 	struct dsub	*s;
 
 	deliver_give_back_all();
+	event_del(&dl.pump);
 	while ((s = TAILQ_FIRST(&dl.subs)) != NULL) {
 		TAILQ_REMOVE(&dl.subs, s, entry);
 		dsub_free(s);

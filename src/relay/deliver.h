@@ -36,7 +36,13 @@ struct store_msg;
  */
 int	deliver_replay_msg(const char *name, const char *replay,
 	    int max_deliver, struct store_msg *m, int exhausted);
-/* Deliveries under way. */
+/*
+ * Replay (its id) of push subscriber name left this instance: its
+ * deliveries waiting for the subscriber's window go back to JetStream
+ * (those under way finish).
+ */
+void	deliver_replay_left(const char *name, const char *replay);
+/* Deliveries under way (with those waiting for their window). */
 int	deliver_in_flight(void);
 /*
  * Shutdown: take no new messages (leave the delivery groups, so JetStream

@@ -191,6 +191,8 @@ replay_leave(struct replay *rp)
 			inbox_replay_remove(rp->c);
 		store_consumer_remove(rp->c);
 		rp->c = NULL;
+		if (rp->r.push)
+			deliver_replay_left(rp->r.subscriber, rp->r.id);
 	}
 }
 
