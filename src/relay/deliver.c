@@ -538,7 +538,11 @@ delivery_begin(struct delivery *d)
 	    delivery_resolved_cb, d);
 }
 
-/* Start what waits while its subscriber's window has room. */
+/*
+ * Start what waits while its subscriber's window has room.  resolve_host
+ * answers on a later turn of the loop, so no delivery ends in here (and
+ * a removed s, freed with its last delivery, stays).
+ */
 static void
 dsub_pump(struct dsub *s)
 {
