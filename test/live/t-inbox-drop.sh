@@ -49,9 +49,18 @@ check "counted" 1 "$(metric 'treaty_relay_inbox_dropped_total{inbox="drops"}')"
 # nats-server 2.9 keeps a no_wait pull that came when the only pending
 # event was one it then gave up on, and hands it the next event: that one
 # must still reach a worker at its first delivery, not be given back.
-# (The relay keeps it for half a lease, 0.5 s here: the GET follows at once.)
-post evt.acme.shop.order.created fresh-1 'after a drop'
-curl -s -m 10 -o "$T/fresh" -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox/drops?lease=true&max=10"
+# (The relay keeps it for half a lease, 0.5 s here, then gives it back,
+# which counts a delivery: the GET follows the POST's answer in the same
+# curl run (--next), with no process to start between them on a loaded
+# machine.  A long-poll waiting before the POST does not do: the kept pull
+# comes first, and the long-poll gets the event only once given back.)
+P=evt.acme.shop.order.created
+pst=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/$P" \
+    -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H 'ce-id: fresh-1' \
+    -H 'ce-source: /test' -H "ce-type: $(type_for $P)" -H 'Content-Type: text/plain' \
+    --data-binary 'after a drop' \
+    --next -s -m 10 -o "$T/fresh" -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox/drops?lease=true&max=10")
+check "the next event published" 202 "$pst"
 fresh=$(python3 -c 'import json,sys; print(" ".join("%s:%d %s" % (e["id"], e["deliveryCount"], e["receipt"]) for e in json.load(open(sys.argv[1]))["envelopes"]))' "$T/fresh" 2>&1)
 check "an event stored after a drop: handed out at its first delivery" fresh-1:1 "${fresh%% *}"
 check "  and acknowledged" 204 "$(curl_status -X DELETE -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox/drops/fresh-1?receipt=${fresh#* }")"
