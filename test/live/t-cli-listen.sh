@@ -83,16 +83,18 @@ start_listen() {
 	PIDS+=($LPID)
 	wait_for 10 port_open "$LPORT"
 }
-# stop_listen [SIG]: signal it; LRC is its exit status, or "alive after 2 s".
+# stop_listen [SIG]: signal it; LRC is its exit status, or "alive after
+# 10 s".  Against a hang: a sanitizer build's exit (the leak check) on a
+# loaded machine can take more than the 2 s allowed before.
 stop_listen() {
 	local n=0
 	kill -"${1:-TERM}" "$LPID"
-	while kill -0 "$LPID" 2>/dev/null && [ $n -lt 20 ]; do
+	while kill -0 "$LPID" 2>/dev/null && [ $n -lt 100 ]; do
 		sleep 0.1
 		n=$((n + 1))
 	done
 	if kill -0 "$LPID" 2>/dev/null; then
-		LRC="alive after 2 s"
+		LRC="alive after 10 s"
 		kill -KILL "$LPID"
 		wait "$LPID" 2>/dev/null
 	else
@@ -245,7 +247,7 @@ check "a signature 1000 s in the future: 401" "401 bad_signature 0" "$STATUS $(e
 # 5. Restart: SIGTERM exits 0; the file is read back.
 t0=$(now_ms)
 stop_listen TERM
-check "SIGTERM: exit status 0 within 2 s" 0 "$LRC"
+check "SIGTERM: exit status 0 within 10 s" 0 "$LRC"
 check_match "stop logged with its counts" 'msg="listener stopped" recorded=[0-9]+ duplicates=3 refused=[0-9]+' "$(grep 'listener stopped' "$LLOG")"
 n0=$(nlines)
 HOOK='printf "%s %s %s %s rec=%s\n" "$CE_ID" "$CE_SOURCE" "$CE_TYPE" "$CE_DATACONTENTTYPE" "$(grep -c "\"id\":\"$CE_ID\"" '"$INBOX"')" >> '"$T"'/hook.$CE_ID; cat >> '"$T"'/hook.$CE_ID; echo "|end" >> '"$T"'/hook.$CE_ID; test "$CE_ID" != hk-fail'
@@ -278,7 +280,7 @@ check "still serving after a failed hook" "204 1" "$STATUS $(icount hk-2)"
 
 # 6. A torn last line (a crash mid-append) is cut at start; SIGINT exits 0 too.
 stop_listen INT
-check "SIGINT: exit status 0 within 2 s" 0 "$LRC"
+check "SIGINT: exit status 0 within 10 s" 0 "$LRC"
 n0=$(nlines)
 printf '%s' '{"receivedAt":"2024-01-01T00:00:00.000Z","event":{"specversion":"1.0","id":"torn-1","sou' >> "$INBOX"
 start_listen || fail restart "treaty listen did not start on a torn file"
