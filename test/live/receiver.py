@@ -10,6 +10,7 @@ line (time, headers, body) and answers by the event id's prefix:
   hold1-...     the first attempt sleeps 60 s, later ones 204 at once
   delay1-...    204 after 1 s
   delay6-...    204 after 6 s
+  delay15-...   204 after 15 s
   d50-...       204 after 50 ms
   once400-...   400 the first time at each path, then 204
 
@@ -61,6 +62,8 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(1)
         elif cid.startswith("delay6-"):
             time.sleep(6)
+        elif cid.startswith("delay15-"):
+            time.sleep(15)
         elif cid.startswith("d50-"):
             time.sleep(0.05)
         elif cid.startswith("once400-") and kp == 1:

@@ -17,12 +17,14 @@ export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT
 export TREATY_RELAY_ACK_WAIT_SECONDS=60 TREATY_RELAY_PROGRESS_SECONDS=1
 start_relay || { fail start "the relay did not start"; finish; }
 
-# Eight deliveries that take 6 s each, under way when NATS goes.
+# Eight deliveries that take 15 s each, under way when NATS goes and for
+# seconds after (their progress makes verbs all that time): 15 s leaves
+# room for the posts, NATS's stop and the relay noticing on a slow machine.
 for k in 1 2 3 4 5 6 7 8; do
-	post evt.acme.shop.order.created delay6-$k x
-	[ "$STATUS" = 202 ] || fail post "delay6-$k: $STATUS"
+	post evt.acme.shop.order.created delay15-$k x
+	[ "$STATUS" = 202 ] || fail post "delay15-$k: $STATUS"
 done
-wait_until 10 '[ "$(grep -c "\"ce-id\": \"delay6-" "$T/deliveries")" = 8 ]'
+wait_until 10 '[ "$(grep -c "\"ce-id\": \"delay15-" "$T/deliveries")" = 8 ]'
 stop_nats
 # mute PORT: a listener on PORT that accepts and never sends INFO.
 mute() {
@@ -40,13 +42,13 @@ while True:
 }
 mute "$NATS_PORT"
 wait_until 10 '[ "$(metric treaty_relay_nats_connected)" = 0 ]'
-# Probe /healthz until the eight deliveries have ended and 4 s more.
-max=0 t_end=0
-for _ in $(seq 1 200); do
-	a=$(now_ms)
-	curl -s -o /dev/null -m 10 "$RELAY_URL/healthz"
-	d=$(($(now_ms) - a))
-	[ $d -gt $max ] && max=$d
+# Probe /healthz until the eight deliveries have ended and 4 s more (60 s
+# at most), each probe timed by curl itself (time_total, in $T/probes):
+# starting a curl process on a loaded machine is not the relay's answer.
+: > "$T/probes"
+t_end=0 t_stop=$(($(now_ms) + 60000))
+while [ "$(now_ms)" -lt $t_stop ]; do
+	curl -s -o /dev/null -m 10 -w '%{time_total}\n' "$RELAY_URL/healthz" >> "$T/probes"
 	if [ $t_end = 0 ] && [ "$(grep -c 'delivery closed.*reason=delivered' "$RELAY_LOG")" -ge 8 ]; then
 		t_end=$(now_ms)
 	fi
@@ -54,9 +56,15 @@ for _ in $(seq 1 200); do
 	sleep 0.1
 done
 check "eight deliveries ended while NATS was unreachable" yes "$([ $t_end != 0 ] && echo yes || echo no)"
-# A request waiting on the reconnect thread's lock took about 2 s.
-check "  /healthz answered within 1.5 s throughout" yes \
-    "$([ $max -lt 1500 ] && echo yes || echo "no: $max ms")"
+# A request waiting on the reconnect thread's lock takes up to 2 s, and the
+# deliveries' progress verbs make such a wait in every reconnect attempt
+# (2.5 s): 5 or 6 probes of 1.4-2 s in 13 s.  A loaded machine may stall
+# the relay once or twice for a second; not five times.
+slow=$(awk '$1 >= 1.0' "$T/probes" | wc -l)
+echo "# /healthz probes (ms, slowest first): $(sort -rn "$T/probes" | head -8 |
+    awk '{ printf "%d ", $1 * 1000 }')of $(wc -l < "$T/probes")"
+check "  /healthz answered at once throughout (1 s or more: 2 probes at most)" yes \
+    "$([ -s "$T/probes" ] && [ "$slow" -le 2 ] && echo yes || echo "no: $slow slow")"
 kill "$MUTE"; wait "$MUTE" 2>/dev/null
 restart_nats || fail nats "did not restart"
 wait_until 30 'healthz_ok'
@@ -65,7 +73,7 @@ check_match "  their acknowledgements, held, sent once NATS is back" 'answers=([
     "$(grep 'answers held while NATS was away sent' "$RELAY_LOG" | tail -1)"
 post evt.acme.shop.order.created ok-after x
 wait_until 10 'grep -q "\"ce-id\": \"ok-after\"" "$T/deliveries"'
-check "  and none of the eight was delivered again" 8 "$(grep -c '"ce-id": "delay6-' "$T/deliveries")"
+check "  and none of the eight was delivered again" 8 "$(grep -c '"ce-id": "delay15-' "$T/deliveries")"
 check_no_sanitizer_report "no sanitizer report" "$RELAY_LOG"
 kill -TERM $RELAY_PID; wait $RELAY_PID
 
