@@ -173,13 +173,14 @@ check "the replay ends, every event delivered again (A's count kept across its r
 check "each event delivered again at least once" 5 "$(for i in $(seq 1 5); do received /1 delay1-$i; done | awk '$1 >= 2' | wc -l)"
 check "both instances took part" "yes yes" "$(grep -q "replay taken up.*replay=$RID4" "$A_LOG" && echo yes) $(grep -lq "replay taken up.*replay=$RID4" "$T"/relay.*.log && [ "$(grep -l "replay taken up.*replay=$RID4" "$T"/relay.*.log | wc -l)" -ge 2 ] && echo yes)"
 
-# A replay under a steady flow of new events to the same subscriber: 400
+# A replay under a steady flow of new events to the same subscriber: 600
 # stored events (d50-*: 50 ms each at the receiver, 4 at a time, so the
-# replay takes about 5 s), then new events at 20/s while it runs.  The new
-# events go through the subscriber's own consumer beside the replay's:
-# they are not held up behind it.
+# replay takes about 7.5 s), then new events at 20/s while it runs (3 s:
+# the rest is room for a slow start of the sender).  The new events go
+# through the subscriber's own consumer beside the replay's: they are not
+# held up behind it.
 B_T=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
-for b in 0 1 2 3; do
+for b in 0 1 2 3 4 5; do
 	python3 -c '
 import json, sys
 b = int(sys.argv[1])
@@ -189,9 +190,9 @@ print(json.dumps([{"specversion": "1.0", "id": "d50-%d" % (b * 100 + i), "source
 	    --data-binary @"$T/batch" "$RELAY_URL/v1/events/evt.acme.shop.hook.created"
 done
 nd50() { grep -F '"path": "/h"' "$T/deliveries" | grep -c '"ce-id": "d50-'; }
-wait_until 60 '[ "$(nd50)" -ge 400 ]'
-check "400 events stored and delivered once" 400 "$(nd50)"
-check "POST replay of the 400: matched 400" "202 400" "$(areq POST "subscribers/hook/replay?since=$B_T") $(field matched)"
+wait_until 60 '[ "$(nd50)" -ge 600 ]'
+check "600 events stored and delivered once" 600 "$(nd50)"
+check "POST replay of the 600: matched 600" "202 600" "$(areq POST "subscribers/hook/replay?since=$B_T") $(field matched)"
 RID5=$(field replay)
 python3 - "$RELAY_URL" "$TOKEN" "$T/sent" <<'PY'
 import http.client, sys, time, urllib.parse
@@ -206,14 +207,16 @@ for i in range(60):
     out.write("new-%d %f %d\n" % (i, t, r.status)); out.flush()
     time.sleep(max(0, t + 0.05 - time.time()))
 PY
-RUNNING_AFTER=$(report $RID5 | cut -d' ' -f1)
 wait_until 60 '[ "$(received /h new-59)" = 1 ]'
 wait_until 60 "replay_done $RID5"
-check "the replay of 400 is done" "done 400 400 0 0" "$(report $RID5)"
+check "the replay of 600 is done" "done 600 600 0 0" "$(report $RID5)"
+# The replay's deliveries are each d50 id's second to /h ("attempt" counts
+# every path's).  "running": the last new event was sent before the
+# replay's last delivery (the receiver's clock, not a report asked later).
 lat=$(python3 - "$T/sent" "$T/deliveries" <<'PY'
 import json, sys
 sent = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[1])}
-got, last_replay = {}, 0
+got, seen, replay = {}, {}, []
 for l in open(sys.argv[2]):
     d = json.loads(l)
     if d["path"] != "/h":
@@ -221,18 +224,30 @@ for l in open(sys.argv[2]):
     cid = d["headers"]["ce-id"]
     if cid in sent and cid not in got:
         got[cid] = d["t"] - sent[cid]
-    if cid.startswith("d50-") and d["attempt"] >= 2:
-        last_replay = max(last_replay, d["t"])
+    if cid.startswith("d50-"):
+        seen[cid] = seen.get(cid, 0) + 1
+        if seen[cid] == 2:
+            replay.append(d["t"])
+last_replay = max(replay, default=0)
 during = sum(1 for c in got if sent[c] + got[c] < last_replay)
+running = "running" if sent and max(sent.values()) < last_replay else "ended"
+span = (last_replay - min(replay)) * 1000 if replay else 0
 v = sorted(got.values())
-print(len(v), during, "%.0f %.0f" % (v[len(v) // 2] * 1000, v[int(len(v) * 0.99) - 1] * 1000) if v else "- -")
+print(len(v), during, "%.0f %.0f" % (v[len(v) // 2] * 1000, v[int(len(v) * 0.99) - 1] * 1000) if v else "- -",
+      running, "%.0f" % span)
 PY
 )
-echo "# new events during a replay of 400: delivered, delivered before the replay's last delivery, p50 ms, p99 ms: $lat"
-check "the replay was still running when the new events had all been sent" running "$RUNNING_AFTER"
+echo "# new events during a replay of 600: delivered, delivered before the replay's last delivery, p50 ms, p99 ms, replay, its length ms: $lat"
+check "the replay was still running when the new events had all been sent" running "$(echo "$lat" | cut -d' ' -f5)"
 check "every new event delivered" 60 "$(echo "$lat" | cut -d' ' -f1)"
 check "new events delivered while the replay ran, not after it" yes "$([ "$(echo "$lat" | cut -d' ' -f2)" -ge 30 ] && echo yes)"
-check "new events' p99 latency under 1 s during the replay" yes "$([ "$(echo "$lat" | cut -d' ' -f4)" -lt 1000 ] && echo yes)"
+# Held up behind the replay, a new event would wait for most of its length
+# (p99: the second worst of 60, about the whole length).  The bound grows
+# with the replay's length on a slow machine: 1 s or a quarter of it.
+p99=$(echo "$lat" | cut -d' ' -f4) span=$(echo "$lat" | cut -d' ' -f6)
+lim=$((span / 4 > 1000 ? span / 4 : 1000))
+check "new events' p99 latency under 1 s (or a quarter of the replay) during the replay" yes \
+    "$([[ $p99 =~ ^[0-9]+$ ]] && [ "$p99" -lt $lim ] && echo yes || echo "no: $p99 ms, limit $lim")"
 
 # Replays to a pull inbox (box), on both instances (A restarted, and B):
 # the events come back in lease GETs, with receipts naming the replay,
