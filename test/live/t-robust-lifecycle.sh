@@ -109,11 +109,13 @@ run_fg TREATY_RELAY_LISTEN=localhost --
 check "TREATY_RELAY_LISTEN=localhost: exit 78" 78 "$RC"
 
 # --- --check-config, --help, --version, usage errors ----------------------
+# A hang is the 10 s timeout's exit 124; "at once" is well under that (it
+# also counts starting timeout, env and the relay on a loaded machine).
 t0=$(now_ms)
 run_fg -- --check-config
 el=$(($(now_ms) - t0))
 check "--check-config with a good configuration: exit 0" 0 "$RC"
-if [ $el -lt 3000 ]; then ok "--check-config returns at once (${el} ms)"
+if [ $el -lt 8000 ]; then ok "--check-config returns at once (${el} ms)"
 else fail "--check-config returns at once" "took ${el} ms"; fi
 run_fg TREATY_RELAY_PRODUCERS='[{"name":"x"}]' -- --check-config
 check "--check-config with a bad configuration: exit 78" 78 "$RC"
@@ -155,7 +157,11 @@ check "port already taken: exit 1" 1 "$RC"
 check_match "  logs why" 'level=error msg="cannot listen"' "$ERR"
 
 # --- SIGTERM while idle, with some traffic first ---------------------------
+# A grace period of 30 s: waiting it out when idle stays far outside the
+# 10 s bound, which leaves room for the exit's own work (and LSan's scan).
+export TREATY_RELAY_GRACE_SECONDS=30
 start_relay || { fail start "relay did not start"; finish; }
+unset TREATY_RELAY_GRACE_SECONDS
 post $SUBJ life-1 "$BODY_MARKER"
 check "POST 202 before shutdown" 202 "$STATUS"
 out=$(curl_status -m 5 -X POST "$RELAY_URL/v1/events/$SUBJ" \
@@ -175,7 +181,7 @@ check "subject not allowed 403" 403 "$out"
 kill -TERM "$RELAY_PID"
 wait_exit "$RELAY_PID" 12
 check "SIGTERM while idle: exit 0" 0 "$RC"
-if [ "$RC" != timeout ] && [ "$EL" -lt 3000 ]; then ok "SIGTERM while idle: gone well within the grace period (${EL} ms)"
+if [ "$RC" != timeout ] && [ "$EL" -lt 10000 ]; then ok "SIGTERM while idle: gone well within the grace period (${EL} ms)"
 else fail "SIGTERM while idle: gone well within the grace period" "${EL} ms, RC $RC"; fi
 check_match "  logs the shutdown" 'msg="shutting down"' "$(cat "$RELAY_LOG")"
 check_match "  logs stopped" 'msg=stopped' "$(cat "$RELAY_LOG")"
@@ -187,9 +193,13 @@ wait_exit "$RELAY_PID" 12
 check "SIGINT: exit 0" 0 "$RC"
 
 # --- SIGTERM with a publish in flight (NATS frozen) ------------------------
-export TREATY_RELAY_GRACE_SECONDS=1
+# The publish timeout is 60 s: the POST's 503 can then only come from the
+# end of the grace period (1 s), not from the publish timeout (5 s by
+# default, about 4.5 s after the SIGTERM, too close to a bound with room
+# for a loaded machine).
+export TREATY_RELAY_GRACE_SECONDS=1 TREATY_RELAY_PUBLISH_TIMEOUT_MS=60000
 start_relay || { fail start "relay did not start"; finish; }
-unset TREATY_RELAY_GRACE_SECONDS
+unset TREATY_RELAY_GRACE_SECONDS TREATY_RELAY_PUBLISH_TIMEOUT_MS
 kill -STOP "$NATS_PID"
 (
 	timed_post $SUBJ inflight-1 "$BODY_MARKER"
@@ -210,20 +220,22 @@ st=$(curl_status -m 2 "$RELAY_URL/healthz")
 check_match "during the grace period new connections are refused (or 503)" '^(000|503)$' "$st"
 inflight_done() { [ -e "$T/inflight" ]; }
 if wait_for 10 inflight_done; then
+	el=$(($(now_ms) - t_term))
 	read -r ist _ < "$T/inflight"
 	check "in-flight POST answered 503 at the end of the grace period" 503 "$ist"
 	check_match "  with error publish_failed" '"error":"publish_failed"' "$(tail -n +2 "$T/inflight")"
 	check_match "  with Retry-After" '[Rr]etry-[Aa]fter: [0-9]+' "$(cat "$T/hdr")"
-	el=$(($(now_ms) - t_term))
-	if [ "$el" -le 4000 ]; then ok "in-flight POST answered within the grace period + 3 s"
-	else fail "in-flight POST answered within the grace period + 3 s" "${el} ms after SIGTERM"; fi
+	if [ "$el" -le 6000 ]; then ok "in-flight POST answered within the grace period + 5 s (${el} ms)"
+	else fail "in-flight POST answered within the grace period + 5 s" "${el} ms after SIGTERM"; fi
 else
 	fail "in-flight POST answered" "no answer within 10 s of SIGTERM"
 fi
-wait_exit "$RELAY_PID" 15
+# NATS is frozen: the exit waits for the drain (up to 3 s) and for nats.c's
+# threads (2 s), then LSan's scan; a hang is what this is about.
+wait_exit "$RELAY_PID" 20
 check "SIGTERM with a publish in flight: exit 0" 0 "$RC"
 el=$(($(now_ms) - t_term))
-if [ "$RC" != timeout ] && [ "$el" -le 8000 ]; then ok "SIGTERM with a publish in flight: exits within a few seconds (${el} ms)"
+if [ "$RC" != timeout ] && [ "$el" -le 15000 ]; then ok "SIGTERM with a publish in flight: exits within a few seconds (${el} ms)"
 else fail "SIGTERM with a publish in flight: exits within a few seconds" "${el} ms, RC $RC"; fi
 check_match "  logs the grace period end" 'msg="grace period over"' "$(cat "$RELAY_LOG")"
 kill -CONT "$NATS_PID"
@@ -252,12 +264,14 @@ sleep 1
 if kill -0 "$RELAY_PID" 2>/dev/null && ! inflight_done && grep -q 'msg="shutting down" signal=15 in_flight=1' "$RELAY_LOG"
 then ok "first SIGTERM: waits for the publish in flight (grace 30 s)"
 else fail "first SIGTERM: waits for the publish in flight (grace 30 s)" "already gone or answered, or no shutdown with the publish in flight logged"; fi
+# The rest of the grace period is about 28 s; the exit itself, with NATS
+# frozen, up to 3 s of drain and 2 s for nats.c's threads, and LSan's scan.
 t_term=$(now_ms)
 kill -TERM "$RELAY_PID"
-wait_exit "$RELAY_PID" 15
+wait_exit "$RELAY_PID" 25
 el=$(($(now_ms) - t_term))
 check "second SIGTERM: exit 0" 0 "$RC"
-if [ "$RC" != timeout ] && [ "$el" -le 6000 ]; then ok "second SIGTERM: exits without the rest of the grace period (${el} ms)"
+if [ "$RC" != timeout ] && [ "$el" -le 15000 ]; then ok "second SIGTERM: exits without the rest of the grace period (${el} ms)"
 else fail "second SIGTERM: exits without the rest of the grace period" "${el} ms, RC $RC"; fi
 wait_for 5 inflight_done
 check "second SIGTERM: the in-flight POST got 503" 503 "$(cat "$T/inflight" 2>/dev/null)"
