@@ -79,8 +79,9 @@ check "POST 503 while NATS is down" 503 "$STATUS"
 check "POST error publish_failed" publish_failed "$(json_get error)"
 check_match "POST 503 carries Retry-After" '^[0-9]+$' "$(retry_after)"
 # At once, or at worst the 1 s publish timeout, against a hang (curl waits
-# 20 s); a loaded machine adds up to a second or two.
-if [ "$MS" -le 3000 ]; then ok "POST 503 within the publish timeout (${MS} ms)"
+# 20 s); the bound leaves room for a loaded machine (and curl's start, which
+# timed_post counts): a hang still fails it by 10 s.
+if [ "$MS" -le 10000 ]; then ok "POST 503 within the publish timeout (${MS} ms)"
 else fail "POST 503 within the publish timeout" "took ${MS} ms (timeout 1000 ms)"; fi
 
 # --- NATS restarted -------------------------------------------------------
@@ -201,7 +202,9 @@ timed_post $SUBJ capped-3
 check "a third: 503 publish_failed, too many in flight" "503 publish_failed too many events in flight" \
     "$STATUS $(json_get error) $(json_get detail | cut -c1-25)"
 check_match "  with Retry-After" '^[0-9]+$' "$(retry_after)"
-if [ "$MS" -le 1000 ]; then ok "  at once (${MS} ms), not after the publish timeout"
+# The publish timeout is 20 s: 5 s is room for a loaded machine and curl's
+# start (timed_post counts it), and still far from it.
+if [ "$MS" -le 5000 ]; then ok "  at once (${MS} ms), not after the publish timeout"
 else fail "  at once" "${MS} ms"; fi
 check "  counted as overload" 1 "$(metric 'treaty_relay_publish_failures_total{reason="overload"}')"
 kill -CONT "$NATS_PID"
