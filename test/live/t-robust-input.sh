@@ -82,11 +82,13 @@ check_match "2 MiB body sent at once: 413 (or reset)" '^(413|000)$' \
     "$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" "${CE[@]}" -H 'Content-Type: text/plain' -H 'Expect:' --data-binary @"$T/2mib")"
 check "2 MiB body with Expect: 100-continue: 413" 413 \
     "$(curl_status -X POST "$RELAY_URL/v1/events/$SUBJ" -H "$AUTH" "${CE[@]}" -H 'Content-Type: text/plain' --data-binary @"$T/2mib")"
+# Waiting for the body would end at the 10 s request timeout: the answer is
+# read for 9 s, and "at once" is within 7 s (room for a loaded machine).
 t0=$(now_ms)
-st=$(raw_http "POST /v1/events/$SUBJ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $TOKEN\r\nContent-Type: text/plain\r\nContent-Length: 2097152\r\n\r\n" 5)
+st=$(raw_http "POST /v1/events/$SUBJ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $TOKEN\r\nContent-Type: text/plain\r\nContent-Length: 2097152\r\n\r\n" 9)
 el=$(($(now_ms) - t0))
 check "Content-Length 2 MiB, no body sent: 413 before reading" 413 "$st"
-if [ $el -lt 3000 ]; then ok "413 on Content-Length answered at once (${el} ms)"
+if [ $el -lt 7000 ]; then ok "413 on Content-Length answered at once (${el} ms)"
 else fail "413 on Content-Length answered at once" "took ${el} ms"; fi
 head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' y > "$T/1mib1"
 check_match "1 MiB + 1 byte chunked body sent at once: 413 (or reset)" '^(413|000)$' \
@@ -112,7 +114,7 @@ alive "after absurd methods"
 	exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT" || exit 0
 	printf 'POST /v1/events/%s HTTP/1.1\r\nHost: x\r\n' "$SUBJ" >&3
 	: > "$T/drip-hdr.started"
-	for _ in $(seq 1 60); do
+	for _ in $(seq 1 150); do
 		printf 'X' >&3 2>/dev/null || exit 0
 		sleep 0.1
 	done
@@ -124,7 +126,7 @@ PIDS+=("$DRIP_HDR")
 	printf 'POST /v1/events/%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nce-specversion: 1.0\r\nce-id: drip-1\r\nce-source: /t\r\nce-type: %s\r\nContent-Length: 1000\r\n\r\n' \
 	    "$SUBJ" "$TOKEN" "$(type_for $SUBJ)" >&3
 	: > "$T/drip-body.started"
-	for _ in $(seq 1 60); do
+	for _ in $(seq 1 150); do
 		printf 'b' >&3 2>/dev/null || exit 0
 		sleep 0.1
 	done
@@ -133,18 +135,19 @@ DRIP_BODY=$!
 PIDS+=("$DRIP_BODY")
 # Both drip clients connected and sending (instead of 0.5 s).
 wait_until 5 '[ -e "$T/drip-hdr.started" ] && [ -e "$T/drip-body.started" ]'
-# Held up would mean until a drip ends (6 s) or times out; a loaded
-# machine may take a second or two for a POST: the bound is 3 s.
+# Each drip would go on for 15 s, so it ends at the 10 s request timeout:
+# held up would mean about that long.  A loaded machine may take a second
+# or two for a POST (timed_post counts curl's start): the bound is 5 s.
 slow=0
 for i in 1 2 3 4 5; do
 	good_post "during-drip-$i"
-	if [ "$STATUS" != 202 ] || [ "$MS" -ge 3000 ]; then
+	if [ "$STATUS" != 202 ] || [ "$MS" -ge 5000 ]; then
 		slow=1
-		fail "POST during a slow-drip client: 202 in < 3 s (#$i)" "status $STATUS in ${MS} ms"
+		fail "POST during a slow-drip client: 202 in < 5 s (#$i)" "status $STATUS in ${MS} ms"
 	fi
 	sleep 0.2	# spread the POSTs over the drip (pacing, not a wait)
 done
-[ $slow = 0 ] && ok "5 POSTs during two slow-drip clients: 202 in < 3 s each"
+[ $slow = 0 ] && ok "5 POSTs during two slow-drip clients: 202 in < 5 s each"
 kill "$DRIP_HDR" "$DRIP_BODY" 2>/dev/null
 wait "$DRIP_HDR" "$DRIP_BODY" 2>/dev/null
 
@@ -160,8 +163,9 @@ done 2>/dev/null
 check "100 idle connections opened" 100 "$opened"
 good_post idle-1
 check "POST with 100 idle connections: 202" 202 "$STATUS"
-if [ "$MS" -lt 3000 ]; then ok "POST with 100 idle connections in < 3 s (${MS} ms)"
-else fail "POST with 100 idle connections in < 3 s" "${MS} ms"; fi
+# Held up would be a hang (or the 30 s idle timeout): 8 s is room for load.
+if [ "$MS" -lt 8000 ]; then ok "POST with 100 idle connections in < 8 s (${MS} ms)"
+else fail "POST with 100 idle connections in < 8 s" "${MS} ms"; fi
 # Half of them now send a partial request and stay.
 for fd in "${fds[@]:0:50}"; do { printf 'GET /healthz HTTP/1.1\r\nHo' >&"$fd"; } 2>/dev/null; done
 good_post idle-2
