@@ -274,7 +274,10 @@ r=$(raw "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 
 check "three requests on one keep-alive connection: three answers" 3 "$(nresp "$r")"
 
 # The deadline: a client trickling one byte every 0.4 s is closed about 2 s
-# after its first byte; a normal client meanwhile is served.
+# after its first byte; a normal client meanwhile is served.  Without the
+# deadline it would trickle its 63 bytes for about 25 s: up to 9.9 s is
+# room for a loaded machine.
+TO0=$(metric treaty_relay_requests_timed_out_total)
 python3 - "$RELAY_PORT" > "$T/slow" <<'PY' &
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
@@ -298,8 +301,8 @@ slow=$!
 post evt.acme.shop.order.created during-slow x
 check "a normal client meanwhile: 202" 202 "$STATUS"
 wait $slow
-check_match "the trickling client is closed at the deadline (2 s)" '^closed after (2|3)\.[0-9] s$' "$(cat "$T/slow")"
-check "  counted" 1 "$(metric treaty_relay_requests_timed_out_total)"
+check_match "the trickling client is closed at the deadline (2 s)" '^closed after [2-9]\.[0-9] s$' "$(cat "$T/slow")"
+check "  counted" 1 $(($(metric treaty_relay_requests_timed_out_total) - TO0))
 
 # A request pipelined behind an event that waits for JetStream longer
 # than the deadline: evhttp reads nothing meanwhile, so the deadline does
@@ -335,7 +338,8 @@ check "an event held by JetStream past the deadline, a request pipelined behind 
 # The cap: 8 connections open and idle; the 9th is closed at once; the
 # open ones and the control listener are still served.  The 9th is opened
 # once the relay counts the 8 (the gauge, on the control port: the main
-# one is full).
+# one is full).  Held, it would stay open until the 30 s idle timeout (no
+# byte, no deadline): "at once" is under 8 s, read for 10 s.
 conns() { local RELAY_URL=http://127.0.0.1:$CPORT; metric treaty_relay_connections; }
 rm -f "$T/go"
 python3 - "$RELAY_PORT" "$CPORT" "$T/go" > "$T/cap" <<'PY' &
@@ -346,7 +350,7 @@ end = time.time() + 15
 while not os.path.exists(go) and time.time() < end:
     time.sleep(0.05)
 extra = socket.create_connection(("127.0.0.1", port))
-extra.settimeout(2)
+extra.settimeout(10)
 t0 = time.time()
 try:
     closed = extra.recv(1) == b""
@@ -354,13 +358,13 @@ except OSError:
     closed = True
 took = time.time() - t0
 held[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-held[0].settimeout(3)
+held[0].settimeout(10)
 first = held[0].recv(4096).split(b"\r\n")[0].decode()
 c = socket.create_connection(("127.0.0.1", cport))
 c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-c.settimeout(3)
+c.settimeout(10)
 ctl = c.recv(4096).split(b"\r\n")[0].decode()
-print("%s %s|%s|%s" % ("closed" if closed else "open", "at-once" if took < 1.5 else "late", first, ctl))
+print("%s %s|%s|%s" % ("closed" if closed else "open", "at-once" if took < 8 else "late", first, ctl))
 PY
 cap=$!
 wait_until 10 '[ "$(conns)" -ge 8 ]'
