@@ -50,6 +50,8 @@ fi
 
 # Slowloris: 1,000 connections each sending a byte a second.  Each is closed
 # at the deadline (6 s) after its first byte, not at the 30 s idle timeout.
+# Each is timed from its own first byte (the 1,000 connects before it take
+# a while on a loaded machine), and the client gives up after 40 s.
 TO0=$(metric treaty_relay_requests_timed_out_total)
 python3 - "$RELAY_PORT" > "$T/slow" <<'PY' &
 import selectors, socket, sys, time
@@ -61,10 +63,10 @@ t0 = time.time()
 for i in range(1000):
     s = socket.create_connection(("127.0.0.1", port))
     s.setblocking(False)
-    conns[s] = [0, None]
+    conns[s] = [0, None, None]	# bytes sent, closed at, first byte at
     sel.register(s, selectors.EVENT_READ)
 last = 0
-while time.time() - t0 < 25 and any(v[1] is None for v in conns.values()):
+while time.time() - t0 < 40 and any(v[1] is None for v in conns.values()):
     now = time.time()
     if now - last >= 1:
         last = now
@@ -73,6 +75,8 @@ while time.time() - t0 < 25 and any(v[1] is None for v in conns.values()):
                 try:
                     s.send(req[v[0]:v[0] + 1])
                     v[0] += 1
+                    if v[2] is None:
+                        v[2] = now - t0
                 except OSError:
                     v[1] = now - t0
     for key, _ in sel.select(0.1):
@@ -84,7 +88,7 @@ while time.time() - t0 < 25 and any(v[1] is None for v in conns.values()):
         if not d:
             conns[s][1] = time.time() - t0
             sel.unregister(s)
-closed = [v[1] for v in conns.values() if v[1] is not None]
+closed = [v[1] - (v[2] or 0) for v in conns.values() if v[1] is not None]
 print("%d %.1f" % (len(closed), max(closed) if closed else -1))
 PY
 slow=$!
@@ -92,16 +96,18 @@ wait_until 10 '[ "$(metric treaty_relay_connections)" -ge 1000 ]'
 post evt.acme.shop.order.created during-slowloris x
 check "a normal client while 1,000 trickle: 202" 202 "$STATUS"
 wait $slow
-read -r nclosed latest < "$T/slow"
+read -r nclosed longest < "$T/slow"
 check "every trickling connection is closed by the relay" 1000 "$nclosed"
-check "  the last within 15 s (deadline 6 s from its first byte; idle timeout 30 s)" \
-    yes "$(python3 -c "print('yes' if 0 < $latest < 15 else 'no: $latest s')")"
+check "  each within 15 s of its first byte (deadline 6 s; idle timeout 30 s)" \
+    yes "$(python3 -c "print('yes' if 0 < $longest < 15 else 'no: $longest s')")"
 check "  each counted as timed out" 1000 $(($(metric treaty_relay_requests_timed_out_total) - TO0))
 
 # A flood past the cap: 2,100 connections open and idle, 200 more each
 # closed at once; an open one and the control listener still answer.  The
 # 200 are opened once the relay counts the 2,100 (the gauge, on the
-# control port: the main one is full).
+# control port: the main one is full).  Held, they would stay open until
+# the 30 s idle timeout: "at once" is all 200 within 15 s (sequential
+# connects and reads on a loaded machine).
 conns() { local RELAY_URL=http://127.0.0.1:$CPORT; metric treaty_relay_connections; }
 RF0=$(metric treaty_relay_connections_refused_total)
 rm -f "$T/go"
@@ -117,7 +123,7 @@ t0 = time.time()
 extra = [socket.create_connection(("127.0.0.1", port)) for _ in range(200)]
 closed = 0
 for e in extra:
-    e.settimeout(max(0.1, 5 - (time.time() - t0)))
+    e.settimeout(max(0.1, 15 - (time.time() - t0)))
     try:
         if e.recv(1) == b"":
             closed += 1
@@ -127,13 +133,13 @@ for e in extra:
         pass
 took = time.time() - t0
 held[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-held[0].settimeout(5)
+held[0].settimeout(10)
 first = held[0].recv(4096).split(b"\r\n")[0].decode()
 c = socket.create_connection(("127.0.0.1", cport))
 c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-c.settimeout(5)
+c.settimeout(10)
 ctl = c.recv(4096).split(b"\r\n")[0].decode()
-print("%d %s|%s|%s" % (closed, "at-once" if took < 5 else "late", first, ctl))
+print("%d %s|%s|%s" % (closed, "at-once" if took < 15 else "late", first, ctl))
 PY
 cap=$!
 wait_until 20 '[ "$(conns)" -ge 2100 ]'
