@@ -83,7 +83,8 @@ check "ALPN h2 alone: the no_application_protocol alert" 1 \
     "$(echo | timeout 10 openssl s_client -connect "127.0.0.1:$RELAY_PORT" -alpn h2 2>&1 | grep -c 'no application protocol')"
 
 # The handshake counts against the deadline (2 s): a client that connects
-# and sends half a ClientHello is closed after about 2 s.
+# and sends half a ClientHello is closed after about 2 s (up to 10 s on a
+# loaded machine; the 30 s idle timeout is outside, the read gives up at 20).
 TO0=$(metric treaty_relay_requests_timed_out_total)
 r=$(python3 - "$RELAY_PORT" <<'PY'
 import socket, sys, time
@@ -98,7 +99,7 @@ except OSError:
 print("%.0f" % (time.time() - t0))
 PY
 )
-check_match "a stalled handshake is closed at the request deadline (2 s), not the idle timeout" '^[23]$' "$r"
+check_match "a stalled handshake is closed at the request deadline (2 s), not the idle timeout" '^([2-9]|10)$' "$r"
 check "  counted as timed out" 1 $(($(metric treaty_relay_requests_timed_out_total) - TO0))
 
 # The handshake done, the connection is idle, not a slow request: a client
