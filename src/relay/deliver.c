@@ -4,9 +4,9 @@
  * A JetStream message from a subscriber's consumer becomes one struct
  * delivery, a small state machine (delivery_set_state):
  *
- *   [WAITING -->] IDLE --> RESOLVING --> IDLE --> SENDING --> IDLE --> closed
- *                                                               \
- *                                                     DROPPING --> IDLE --> closed
+ * [WAITING ->] IDLE -> RESOLVING -> IDLE -> SENDING -> IDLE -> closed
+ *                                                      \
+ *                                             DROPPING -> IDLE -> closed
  *
  * WAITING is a place in the subscriber's queue for its window (below),
  * RESOLVING waits for resolve.c (bounded DNS, the refusal list, the pin
