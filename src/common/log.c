@@ -226,6 +226,9 @@ log_q(const char *s)
 }
 
 /* libevent's messages, as logfmt lines, rate-limited. */
+/* libevent's last error message, kept for log_libevent_fatal. */
+static char	 log_libevent_err[256];
+
 void
 log_libevent(int severity, const char *msg)
 {
@@ -239,6 +242,8 @@ log_libevent(int severity, const char *msg)
 
 	if (severity == EVENT_LOG_DEBUG)
 		return;
+	if (severity == EVENT_LOG_ERR)
+		snprintf(log_libevent_err, sizeof(log_libevent_err), "%s", msg);
 	/* Racy across threads by design: it only bounds the volume. */
 	if (now != window) {
 		if (dropped > 0) {
@@ -272,4 +277,30 @@ log_libevent(int severity, const char *msg)
 		fwrite(buf, 1, (size_t)n < sizeof(buf) ? (size_t)n :
 		    sizeof(buf) - 1, stderr);
 	fflush(stderr);
+}
+
+/*
+ * libevent's fatal callback: libevent 2.1 exits the process on a broken
+ * invariant (event_errx, after its message went to log_libevent, which
+ * may have dropped it under its rate).  Say why, whatever the rate, then
+ * abort for a core: this is a defect, and the unit restarts the process.
+ */
+noreturn void
+log_libevent_fatal(int err)
+{
+	char	 q[300];
+	size_t	 i, o = 0;
+
+	for (i = 0; log_libevent_err[i] != '\0' && o < sizeof(q) - 3; i++) {
+		unsigned char c = (unsigned char)log_libevent_err[i];
+
+		if (c == '"' || c == '\\')
+			q[o++] = '\\';
+		q[o++] = c < ' ' || c == 0x7f ? '?' : (char)c;
+	}
+	q[o] = '\0';
+	log_errorx("libevent ended the process", "err=%d detail=\"%s\"", err,
+	    q);
+	fflush(stderr);
+	abort();
 }

@@ -68,5 +68,7 @@ void		 log_refused_flush(void);
  * every loop iteration cannot flood the journal.  Any thread.
  */
 void		 log_libevent(int severity, const char *msg);
+/* event_set_fatal_callback: log libevent's reason, then abort. */
+noreturn void	 log_libevent_fatal(int err);
 
 #endif

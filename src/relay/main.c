@@ -340,6 +340,7 @@ main(int argc, char **argv)
 	}
 	log_init(relay.cfg.verbose);
 	event_set_log_callback(log_libevent);
+	event_set_fatal_callback(log_libevent_fatal);
 	relay_raise_nofile();
 	log_debug("configuration read", "file=%s producers=%zu subscribers=%zu",
 	    log_q(relay.cfg.config_file), relay.cfg.nproducers,
