@@ -7,6 +7,7 @@
 #   make bench-deliver  end-to-end delivery benchmark (bench/deliver.sh)
 #   make bench-pull     inbox workers fetching and acknowledging (bench/pull.sh)
 #   make bench-work     treaty work --inbox end to end, and verify cost (bench/work.sh)
+#   make bench-door     front-door attacks: unread answers, slow readers, idle flood (bench/door.sh)
 #   make fuzz       libFuzzer run of each test/fuzz/fz-*.c (needs clang)
 #   make install    programs, library, header, man pages, units (PREFIX, DESTDIR)
 #   make uninstall  the same files removed
@@ -202,6 +203,9 @@ bench-pull: all
 bench-work: all
 	@O=$(O) bench/work.sh
 
+bench-door: all
+	@O=$(O) bench/door.sh
+
 # make install: programs, library (static, shared, pkg-config), header, man
 # pages, both units with PREFIX in their ExecStart=, the sysctl file for
 # rolling restarts, the example configuration, and /etc/treaty-relay/env
@@ -272,7 +276,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all check test deps run bench bench-deliver bench-pull bench-work fuzz install uninstall lint-man clean
+.PHONY: all check test deps run bench bench-deliver bench-pull bench-work bench-door fuzz install uninstall lint-man clean
 # Keep test and bench objects: they are not intermediates to throw away.
 .SECONDARY:
 

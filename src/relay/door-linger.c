@@ -29,12 +29,15 @@
 #define LINGER_MS		2000	/* reading after a refusal */
 #define LINGER_POLL_MS		100	/* looking at the time meanwhile */
 #define LINGER_MAX		1024	/* descriptors lingering at once */
+/* At most a sixteenth of the descriptor limit lingers. */
+#define LINGER_SHARE		16
 #define TRIM_AFTER		64	/* closed connections, then malloc_trim */
 #define TRIM_DELAY_MS		1000
 
 static struct event	 door_trim_ev;	/* after a burst of closes */
 static int		 door_closed;	/* since the last trim */
 static int		 door_lingering;	/* outside the cap: bounded */
+static int		 door_linger_cap = LINGER_MAX;
 
 /* After a refusal: read and drop for a while, then close. */
 struct door_linger {
@@ -111,6 +114,22 @@ door_linger_init(struct event_base *base)
 	evtimer_assign(&door_trim_ev, base, door_trim_cb, NULL);
 }
 
+/* Fit the lingering bound to the descriptor limit; see door-linger.h. */
+void
+door_linger_fit(long long nofile)
+{
+	long long	 n = nofile / LINGER_SHARE;
+
+	door_linger_cap = n < LINGER_MAX ? (int)n : LINGER_MAX;
+}
+
+/* Descriptors that may linger at once; see door-linger.h. */
+int
+door_linger_max(void)
+{
+	return door_linger_cap;
+}
+
 /* Linger on a refused connection's descriptor; see door-linger.h. */
 void
 door_linger(struct event_base *base, struct bufferevent *bev)
@@ -120,7 +139,7 @@ door_linger(struct event_base *base, struct bufferevent *bev)
 	struct timeval		 tv = { LINGER_POLL_MS / 1000,
 	    (LINGER_POLL_MS % 1000) * 1000 };
 
-	if (door_lingering < LINGER_MAX &&
+	if (door_lingering < door_linger_cap &&
 	    (fd = bufferevent_getfd(bev)) != -1 &&
 	    bufferevent_setfd(bev, -1) == 0) {
 		door_lingering++;

@@ -18,6 +18,12 @@ void	door_linger_init(struct event_base *base);
  * else it closes with bev.
  */
 void	door_linger(struct event_base *base, struct bufferevent *bev);
+/*
+ * Lingering descriptors are outside the connection cap: at most 1,024, and
+ * at most a sixteenth of the descriptor limit nofile (door_fit).
+ */
+void	door_linger_fit(long long nofile);
+int	door_linger_max(void);
 /* A connection was freed: after TRIM_AFTER, trim a second later. */
 void	door_trim_later(void);
 

@@ -23,13 +23,25 @@
  *              and the descriptor lingers a little so the answer is not
  *              lost to a reset while the client still sends.
  *
+ * One request at a time (nginx, HAProxy): once a request's last byte is
+ * through, evhttp holds it ("handed") and the door lets nothing more
+ * through until evhttp's answer is written and evhttp reads again.
+ * evhttp 2.1 cannot take bytes meanwhile (its read callback exits the
+ * process in its writing state), and a connection then costs one request
+ * and one answer whatever its client pipelines: what comes meanwhile waits
+ * in the door's buffer, and past DOOR_AHEAD_MAX the socket is not read.
+ *
  * The request deadline runs from a request's first byte to its last, so a
- * client trickling bytes cannot hold a connection longer.  A connection
- * over the cap is closed at once.
+ * client trickling bytes cannot hold a connection longer.  At the cap, the
+ * connection idle longest (no request begun, none held by evhttp) is
+ * closed to admit the new one; with none idle, the new one is closed at
+ * once.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
+#include <sys/resource.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -55,6 +67,14 @@
 
 #define CHUNK_LINE_MAX		1024
 /*
+ * Descriptors the relay itself keeps open besides connections: NATS (a
+ * connection or two), the listeners, DNS, the log and files it reads, and
+ * room for what a libevent or nats.c call opens for a moment.
+ */
+#define DOOR_OWN_FDS		64
+/* The cap is never lowered below this, however few descriptors there are. */
+#define DOOR_MIN_CONNECTIONS	16
+/*
  * A body larger than this (or chunked) is let through only to a producer
  * that passes SPEC 2's checks on its head: anyone else could otherwise
  * make the relay hold up to 1 MiB per connection.  Bodies to other routes
@@ -62,21 +82,14 @@
  */
 #define DOOR_OPEN_BODY_MAX	(64 * 1024)
 /*
- * Bytes read and not yet looked at: while evhttp writes an answer the
- * socket is still read (evhttp wants to see a close), so a client that
- * does not read its answers and keeps sending would grow raw without end.
- * Room for a whole event and the next head; beyond, the connection is
- * closed.
+ * Bytes read ahead while evhttp holds a request (waiting for its answer,
+ * or writing it): evhttp reads while it writes, to see a close, and a
+ * client that pipelines without reading its answers would otherwise grow
+ * the door's buffer without end.  Past this the socket is not read until
+ * the answer is out; TCP holds the rest back at the client.  A head's
+ * worth: the next request can begin at once when the answer is out.
  */
-#define DOOR_RAW_MAX		(API_BODY_MAX + DOOR_OPEN_BODY_MAX)
-/*
- * Past this, while evhttp writes an answer, the socket is not read until
- * evhttp reads again (after the answer): a client that keeps sending and
- * does not read what it is sent then costs the next head and an open body
- * at most, not DOOR_RAW_MAX (whose buffers took about three times their
- * bytes: some 3 MiB a connection).  TCP holds back the rest.
- */
-#define DOOR_HOLD_MAX		(DOOR_HEAD_MAX + DOOR_OPEN_BODY_MAX)
+#define DOOR_AHEAD_MAX		DOOR_HEAD_MAX
 
 enum dstate {
 	D_HEAD,
@@ -88,11 +101,16 @@ enum dstate {
 	D_REFUSED		/* everything after is discarded */
 };
 
+struct dconn;
+TAILQ_HEAD(dconn_list, dconn);
+
 struct door {
 	struct event_base	*base;
 	const struct config	*cfg;
 	int			 control;
 	int			 nconns;
+	int			 max;		/* the effective cap */
+	struct dconn_list	 idle;		/* longest idle first */
 };
 
 struct dconn {
@@ -101,9 +119,8 @@ struct dconn {
 	struct evbuffer		*raw;		/* read, not yet let through */
 	struct evbuffer		*tmp;
 	struct evbuffer_cb_entry *incb;		/* takes the socket's bytes */
-	struct evbuffer_cb_entry *outcb;	/* an answer written: hook */
+	struct evbuffer_cb_entry *outcb;	/* an answer begun: hook */
 	int			 adding;	/* the door adds: not fresh */
-	int			 overflow;	/* raw over DOOR_RAW_MAX: close */
 	bufferevent_data_cb	 h_read, h_write;
 	bufferevent_event_cb	 h_event;
 	void			*h_arg;		/* the evhttp_connection */
@@ -115,9 +132,12 @@ struct dconn {
 	size_t			 off;		/* raw's first bytes, to let through */
 	size_t			 scanned;	/* head bytes searched so far */
 	int			 busy;		/* a request has begun */
+	int			 handed;	/* evhttp holds a whole request */
 	int			 refused;	/* over the cap */
 	int			 hooked;
 	int			 tls;		/* the handshake is the first bytes */
+	int			 idle;		/* on d->idle */
+	TAILQ_ENTRY(dconn)	 idle_entry;
 	const char		*why;		/* the door closed it: why */
 	int			*gone;		/* set when freed: door_read_cb */
 };
@@ -209,6 +229,43 @@ door_peek(struct dconn *c, size_t want, size_t *have)
 	return (const char *)p + c->off;
 }
 
+/*
+ * The connection has no request: none begun, none held by evhttp.  It
+ * goes to the end of its listener's idle list, whose first is closed
+ * first when a new connection finds the listener full.
+ */
+static void
+door_idle_enter(struct dconn *c)
+{
+	if (c->idle || c->busy || c->handed || c->st == D_REFUSED)
+		return;
+	TAILQ_INSERT_TAIL(&c->d->idle, c, idle_entry);
+	c->idle = 1;
+}
+
+/* A request begins (or the connection ends): not idle any more. */
+static void
+door_idle_leave(struct dconn *c)
+{
+	if (!c->idle)
+		return;
+	TAILQ_REMOVE(&c->d->idle, c, idle_entry);
+	c->idle = 0;
+}
+
+/*
+ * evhttp holds a whole request: nothing more goes through until its answer
+ * is written.  door_output_cb sees the answer begin, the hook then passes
+ * evhttp's write callback on, and door_write_cb sees the answer out.
+ */
+static void
+door_hand(struct dconn *c)
+{
+	c->handed = 1;
+	evbuffer_cb_set_flags(bufferevent_get_output(c->bev), c->outcb,
+	    EVBUFFER_CB_ENABLED);
+}
+
 /* The stand-in request that has evhttp answer a refusal. */
 static void
 door_refuse(struct dconn *c, int status, const char *code, const char *route,
@@ -216,7 +273,7 @@ door_refuse(struct dconn *c, int status, const char *code, const char *route,
 {
 	struct evbuffer	*in = bufferevent_get_input(c->bev);
 
-	door_flush(c);		/* requests before it go first */
+	door_flush(c);		/* what went before it is evhttp's already */
 	door_add_begin(c, in);
 	evbuffer_add_printf(in, "GET %s%d/%s/%s/%lld HTTP/1.1\r\n"
 	    "Host: door\r\nConnection: close\r\n\r\n", door_prefix, status,
@@ -225,6 +282,7 @@ door_refuse(struct dconn *c, int status, const char *code, const char *route,
 	evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
 	c->st = D_REFUSED;
 	c->busy = 0;
+	door_hand(c);
 }
 
 /*
@@ -234,7 +292,7 @@ door_refuse(struct dconn *c, int status, const char *code, const char *route,
  * request it is armed again for what is left.
  */
 static void
-door_begin(struct dconn *c)
+door_deadline_start(struct dconn *c)
 {
 	struct timeval	 tv = { c->d->cfg->request_timeout_seconds, 0 };
 
@@ -246,13 +304,22 @@ door_begin(struct dconn *c)
 		event_add(&c->deadline, &tv);
 }
 
-/* The request's last byte went through. */
+/* A request's first byte came: it is in progress, under its deadline. */
+static void
+door_begin(struct dconn *c)
+{
+	door_idle_leave(c);
+	door_deadline_start(c);
+}
+
+/* The request's last byte went through: evhttp holds it. */
 static void
 door_end(struct dconn *c)
 {
 	c->busy = 0;
 	c->st = D_HEAD;
 	c->scanned = 0;
+	door_hand(c);
 }
 
 /*
@@ -383,8 +450,10 @@ door_hex_only(const char *p, size_t len)
 }
 
 /*
- * Let through what can go: whole heads (read first), bodies as they come.
- * 1 when something went through.
+ * Let through what can go of one request: its head once whole (read
+ * first), its body as it comes; after its last byte, nothing until evhttp
+ * has answered it (handed).  1 when something went through, -1 when a
+ * chunked body's framing broke.
  */
 static int
 door_scan(struct dconn *c)
@@ -395,7 +464,8 @@ door_scan(struct dconn *c)
 	const char		*lp;
 	char			 hex[24];
 
-	while ((n = evbuffer_get_length(c->raw) - c->off) > 0) {
+	while ((c->st == D_REFUSED || !c->handed) &&
+	    (n = evbuffer_get_length(c->raw) - c->off) > 0) {
 		switch (c->st) {
 		case D_REFUSED:
 			evbuffer_drain(c->raw, n);
@@ -528,13 +598,26 @@ door_close(struct dconn *c, short what, const char *why)
 }
 
 /*
+ * Bytes came while evhttp holds a request (or writes its own answer):
+ * they wait in raw, and past DOOR_AHEAD_MAX the socket is not read.
+ * evhttp enables reading again when its answer is out (and it is off
+ * meanwhile but while evhttp writes, to see a close).
+ */
+static void
+door_ahead(struct dconn *c)
+{
+	if (evbuffer_get_length(c->raw) - c->off > DOOR_AHEAD_MAX)
+		bufferevent_disable(c->bev, EV_READ);
+}
+
+/*
  * Whatever reads the socket (a socket or an OpenSSL bufferevent, whoever
  * holds its callbacks) adds to evhttp's input, and this runs at once:
  * the fresh bytes (the end of the input) go to raw, so evhttp's parser
  * never sees a byte the door has not let through.  They are looked at by
  * door_read_cb: now when it is the read callback, else once the door
- * holds the callbacks again (the hook, at once while evhttp reads, or
- * when the answer evhttp is writing is out).
+ * holds the callbacks again (the hook, at once when evhttp reads again,
+ * or when the answer evhttp is writing is out).
  */
 static void	door_read_cb(struct bufferevent *, void *);
 
@@ -561,26 +644,24 @@ door_input_cb(struct evbuffer *in, const struct evbuffer_cb_info *info,
 			evbuffer_freeze(in, 0);
 	}
 	c->adding = 0;
-	if (evbuffer_get_length(c->raw) > DOOR_RAW_MAX)
-		c->overflow = 1;
-	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
-	if (rd == door_read_cb && !c->overflow)
+	if (c->st == D_REFUSED) {
+		/* Nothing after a refusal is a request: read and dropped. */
+		evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
 		return;
-	/*
-	 * evhttp is writing (its read callback is off; it reads only to see
-	 * a close, and enables reading again when the answer is out).  A
-	 * close is seen by the write meanwhile.
-	 */
-	if (rd == NULL && evbuffer_get_length(c->raw) > DOOR_HOLD_MAX)
-		bufferevent_disable(c->bev, EV_READ);
-	if (rd == NULL && !c->overflow)
-		evbuffer_cb_set_flags(bufferevent_get_output(c->bev), c->outcb,
-		    EVBUFFER_CB_ENABLED);
-	else
-		event_active(&c->hook, EV_TIMEOUT, 0);
+	}
+	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
+	if (rd == door_read_cb)
+		return;
+	/* evhttp writes an answer: held until it is out. */
+	if (rd == NULL)
+		door_ahead(c);
+	event_active(&c->hook, EV_TIMEOUT, 0);
 }
 
-/* evhttp's answer is out: the door takes the callbacks back. */
+/*
+ * evhttp began an answer (it adds it whole before writing): the hook
+ * takes its write callback over, to see when the answer is out.
+ */
 static void
 door_output_cb(struct evbuffer *out, const struct evbuffer_cb_info *info,
     void *arg)
@@ -588,16 +669,14 @@ door_output_cb(struct evbuffer *out, const struct evbuffer_cb_info *info,
 	struct dconn	*c = arg;
 
 	(void)info;
-	if (evbuffer_get_length(out) > 0)
-		return;
 	evbuffer_cb_clear_flags(out, c->outcb, EVBUFFER_CB_ENABLED);
 	event_active(&c->hook, EV_TIMEOUT, 0);
 }
 
 /*
  * raw has bytes: through the door, then evhttp reads what it was let
- * have (a pipelined request may wait there while the one before it is
- * answered).
+ * have.  Nothing goes through while evhttp holds a request: its read
+ * callback must not run then (libevent 2.1 ends the process on it).
  *
  * The connection is taken from the bufferevent, not from arg: evhttp's
  * deferred read (after an answer, when input is left) calls the read
@@ -612,6 +691,13 @@ door_read_cb(struct bufferevent *bev, void *arg)
 
 	bufferevent_getcb(bev, NULL, NULL, NULL, &arg);
 	c = arg;
+	if (c->handed) {
+		if (c->st == D_REFUSED)
+			evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
+		else
+			door_ahead(c);
+		return;
+	}
 	if (door_process(c) == -1) {
 		/* Broken chunked framing, mid-body: nothing to answer. */
 		door_close(c, BEV_EVENT_READING | BEV_EVENT_ERROR,
@@ -619,11 +705,7 @@ door_read_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	if (evbuffer_get_length(in) == 0 || c->h_read == NULL)
-		return;
-	if (c->tls) {
-		c->h_read(bev, c->h_arg);
-		return;
-	}
+		goto out;
 	/*
 	 * evhttp's parser drains the input a line at a time, some twenty
 	 * times a request, and libevent calls every callback on the buffer
@@ -634,22 +716,49 @@ door_read_cb(struct bufferevent *bev, void *arg)
 	 * connection inside, freeing c: gone says so.
 	 */
 	c->gone = &gone;
-	evbuffer_remove_cb_entry(in, c->incb);
-	c->incb = NULL;
+	if (!c->tls) {
+		evbuffer_remove_cb_entry(in, c->incb);
+		c->incb = NULL;
+	}
 	c->h_read(bev, c->h_arg);
 	if (gone)
 		return;
 	c->gone = NULL;
-	c->incb = evbuffer_add_cb(in, door_input_cb, c);
+	if (c->incb == NULL)
+		c->incb = evbuffer_add_cb(in, door_input_cb, c);
+out:
+	if (c->handed && c->st != D_REFUSED)
+		door_ahead(c);
 }
 
+/*
+ * The socket took what was written.  While evhttp writes an answer this
+ * is the door's, passing it on: when evhttp then reads again (its
+ * answer is out; it set its callbacks in evhttp_start_read_), the hook
+ * goes on with the next request.  An OpenSSL bufferevent calls it
+ * deferred, after the output is empty: only here is the answer surely
+ * out.  evhttp may close the connection inside, freeing c.
+ */
 static void
 door_write_cb(struct bufferevent *bev, void *arg)
 {
-	struct dconn	*c = arg;
+	struct dconn		*c = arg;
+	bufferevent_data_cb	 rd;
+	int			 gone = 0, *outer = c->gone;
 
-	if (c->h_write != NULL)
-		c->h_write(bev, c->h_arg);
+	if (c->h_write == NULL)
+		return;
+	c->gone = &gone;
+	c->h_write(bev, c->h_arg);
+	if (gone) {
+		if (outer != NULL)
+			*outer = 1;
+		return;
+	}
+	c->gone = outer;
+	bufferevent_getcb(bev, &rd, NULL, NULL, NULL);
+	if (rd != NULL && rd != door_read_cb)
+		event_active(&c->hook, EV_TIMEOUT, 0);
 }
 
 static void
@@ -666,15 +775,19 @@ door_event_cb(struct bufferevent *bev, short what, void *arg)
 	 */
 	if ((what & BEV_EVENT_CONNECTED) && c->tls && c->busy &&
 	    c->st == D_HEAD && c->scanned == 0 &&
-	    evbuffer_get_length(c->raw) == 0)
+	    evbuffer_get_length(c->raw) == 0) {
 		c->busy = 0;
+		door_idle_enter(c);
+	}
 	c->h_event(bev, what, c->h_arg);
 }
 
 /*
  * The deadline timer: the request's deadline passed before its last byte
  * (close), or the timer was armed for an earlier request (arm it again for
- * what is left, or leave it off between requests).
+ * what is left, or leave it off between requests).  A request's time runs
+ * only while the door reads it: one that waits behind its predecessor's
+ * answer begins when that answer is out.
  */
 static void
 door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
@@ -682,24 +795,11 @@ door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 	struct dconn		*c = arg;
 	long long		 left = c->due - now_ms();
 	struct timeval		 tv;
-	bufferevent_data_cb	 rd;
 
 	(void)fd;
 	(void)ev;
 	if (!c->busy)
 		return;
-	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
-	if (left <= 0 && (rd == NULL ||
-	    !(bufferevent_get_enabled(c->bev) & EV_READ))) {
-		/*
-		 * evhttp holds the request before this one (waiting for its
-		 * answer with reading off, or writing it): this one cannot go
-		 * on meanwhile, through no fault of the client.  Its time
-		 * starts again.
-		 */
-		left = c->d->cfg->request_timeout_seconds * 1000LL;
-		c->due = now_ms() + left;
-	}
 	if (left > 0) {
 		tv.tv_sec = left / 1000;
 		tv.tv_usec = (left % 1000) * 1000;
@@ -731,6 +831,7 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	(void)evcon;
 	if (c->st == D_REFUSED)
 		door_linger(c->d->base, c->bev);
+	door_idle_leave(c);
 	event_del(&c->hook);
 	event_del(&c->deadline);
 	if (c->gone != NULL)
@@ -753,31 +854,28 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 
 /*
  * The loop's next turn after the connection was made (evhttp has set its
- * callbacks, nothing has been read yet), and again after each answer
- * (evhttp set them again to read the next request): take them over.  A
- * connection over the cap is closed.
+ * callbacks, nothing has been read yet), again after each answer (evhttp
+ * set them again to read the next request: the request it held is done),
+ * and whenever bytes came while evhttp held the callbacks: take them over,
+ * and go on with what waits in raw.  A connection over the cap is closed.
  */
 static void
 door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct dconn		*c = arg;
-	bufferevent_data_cb	 rd;
+	bufferevent_data_cb	 rd, wr;
 
 	(void)fd;
 	(void)ev;
-	bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
-	if (c->overflow) {
-		log_info("a client sent more than it let the relay answer; "
-		    "connection closed", "bytes=%zu",
-		    evbuffer_get_length(c->raw));
-		door_close(c, BEV_EVENT_READING | BEV_EVENT_ERROR,
-		    "answers not read");
-		return;
-	}
+	bufferevent_getcb(c->bev, &rd, &wr, NULL, NULL);
 	if (rd == NULL) {
-		/* evhttp is writing an answer: when it is out. */
-		evbuffer_cb_set_flags(bufferevent_get_output(c->bev), c->outcb,
-		    EVBUFFER_CB_ENABLED);
+		/*
+		 * evhttp writes an answer (its own callbacks, reading off):
+		 * the door passes them on, and door_write_cb sees it end.
+		 */
+		if (c->hooked && wr != door_write_cb)
+			bufferevent_setcb(c->bev, NULL, door_write_cb,
+			    door_event_cb, c);
 		return;
 	}
 	if (rd != door_read_cb) {
@@ -796,19 +894,71 @@ door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 		}
 		/* The TLS handshake counts against the first deadline. */
 		if (!c->hooked && c->tls)
-			door_begin(c);
+			door_deadline_start(c);
 		c->hooked = 1;
+		/*
+		 * evhttp sets its callbacks after a request only once its
+		 * answer is out (evhttp_start_read_): the next may go on.
+		 */
+		if (c->st != D_REFUSED)
+			c->handed = 0;
 	}
-	/* Bytes that came while evhttp held the callbacks. */
+	if (c->handed)
+		return;
 	if (evbuffer_get_length(c->raw) > 0)
 		door_read_cb(c->bev, c);
+	else
+		door_idle_enter(c);
 }
 
 /* The connections one listener may have. */
 static int
 door_max(const struct door *d)
 {
-	return d->control ? DOOR_CONTROL_MAX : d->cfg->max_connections;
+	if (d->control)
+		return DOOR_CONTROL_MAX;
+	return d->max > 0 && d->max < d->cfg->max_connections ? d->max :
+	    d->cfg->max_connections;
+}
+
+/*
+ * A TLS connection whose client has not sent its hello yet: as idle as a
+ * plain one that has sent nothing.
+ */
+static int
+door_tls_unstarted(const struct dconn *c)
+{
+	SSL	*ssl = bufferevent_openssl_get_ssl(c->bev);
+
+	return ssl != NULL && SSL_get_state(ssl) == TLS_ST_BEFORE;
+}
+
+/*
+ * The listener is full: close the connection idle longest to admit a new
+ * one (nginx's reusable connections), so that idle keep-alive connections
+ * never keep a working client out.  A connection with a request begun or
+ * held by evhttp is never closed for this.  0 when none is idle.
+ */
+static int
+door_evict(struct door *d)
+{
+	struct dconn	*c;
+
+	while ((c = TAILQ_FIRST(&d->idle)) != NULL) {
+		/* Not yet hooked: made this very turn, the newest of all. */
+		if (!c->hooked)
+			return 0;
+		/* A handshake under way is a request begun. */
+		if (c->tls && c->busy && !door_tls_unstarted(c)) {
+			door_idle_leave(c);
+			continue;
+		}
+		metrics_door(DOOR_EVICTED);
+		door_close(c, BEV_EVENT_READING | BEV_EVENT_EOF,
+		    "idle longest, closed for a new connection");
+		return 1;
+	}
+	return 0;
 }
 
 /* evhttp_set_bevcb: a new connection's bufferevent. */
@@ -848,13 +998,17 @@ door_bevcb(struct event_base *base, void *arg)
 	    door_output_cb, c);
 	evbuffer_cb_clear_flags(bufferevent_get_output(c->bev), c->outcb,
 	    EVBUFFER_CB_ENABLED);
-	c->refused = d->nconns >= door_max(d);
+	c->refused = d->nconns >= door_max(d) && !door_evict(d);
 	d->nconns++;
 	if (!d->control)
 		metrics_gauge(GAUGE_CONNECTIONS, d->nconns);
 	evtimer_assign(&c->deadline, base, door_deadline_cb, c);
 	event_assign(&c->hook, base, -1, 0, door_hook_cb, c);
 	event_active(&c->hook, EV_TIMEOUT, 0);
+	if (!c->refused) {
+		TAILQ_INSERT_TAIL(&d->idle, c, idle_entry);
+		c->idle = 1;
+	}
 	return c->bev;
 }
 
@@ -881,7 +1035,63 @@ door_attach(struct evhttp *http, struct event_base *base,
 	d->base = base;
 	d->cfg = cfg;
 	d->control = control;
+	TAILQ_INIT(&d->idle);
 	evhttp_set_bevcb(http, door_bevcb, d);
+}
+
+/*
+ * Descriptors the relay needs besides the main listener's connections:
+ * the control listener's, the lingering refusals', NATS, DNS, listeners
+ * and files (DOOR_OWN_FDS), and a push subscriber's deliveries (up to
+ * maxInFlight connections each, in flight or kept).
+ */
+static long long
+door_needs(const struct config *cfg)
+{
+	long long	 n = DOOR_CONTROL_MAX + DOOR_OWN_FDS + door_linger_max();
+	size_t		 i;
+
+	for (i = 0; i < cfg->nsubscribers; i++)
+		if (cfg->subscribers[i].kind == SUB_PUSH)
+			n += cfg->subscribers[i].max_in_flight;
+	return n;
+}
+
+/* Fit the cap to the descriptor limit; see door.h. */
+void
+door_fit(void)
+{
+	struct door	*d = &doors[0];
+	struct rlimit	 rl;
+	long long	 needs, room;
+	int		 was = d->max;
+
+	d->max = 0;
+	if (d->cfg == NULL || getrlimit(RLIMIT_NOFILE, &rl) == -1 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		goto out;
+	door_linger_fit((long long)rl.rlim_cur);
+	needs = door_needs(d->cfg);
+	room = (long long)rl.rlim_cur - needs;
+	if (room >= d->cfg->max_connections)
+		goto out;
+	d->max = room > DOOR_MIN_CONNECTIONS ? (int)room :
+	    DOOR_MIN_CONNECTIONS;
+	if (d->max != was)
+		log_warnx("the descriptor limit is below the connection cap "
+		    "and what the relay needs besides; connection cap lowered",
+		    "nofile=%llu max_connections=%d needs=%lld effective=%d",
+		    (unsigned long long)rl.rlim_cur,
+		    d->cfg->max_connections, needs, d->max);
+out:
+	metrics_gauge(GAUGE_CONNECTIONS_MAX, door_max(d));
+}
+
+/* The main listener's cap as it applies; see door.h. */
+int
+door_max_connections(void)
+{
+	return door_max(&doors[0]);
 }
 
 /* A stand-in request: answer the refusal it stands for. */

@@ -32,5 +32,15 @@ void	door_attach(struct evhttp *http, struct event_base *base,
 int	door_answer(struct evhttp_request *req, const char *path);
 /* Connections open on the main listener. */
 int	door_connections(void);
+/*
+ * Fit the main listener's cap to the descriptor limit: when the limit
+ * does not hold TREATY_RELAY_MAX_CONNECTIONS and what the relay needs
+ * besides (the control listener's reserve, lingering refusals, NATS,
+ * push deliveries), the cap is lowered to what it does hold, with a
+ * warning naming both numbers.  After door_attach, and after a reload.
+ */
+void	door_fit(void);
+/* The main listener's cap as it applies (lowered by door_fit or not). */
+int	door_max_connections(void);
 
 #endif

@@ -427,6 +427,7 @@ http_init(struct event_base *base, const struct config *cfg)
 	snprintf(http_addr, sizeof(http_addr), "%s", cfg->listen);
 	http_port = cfg->port;
 	http = http_server_new(base, cfg, NULL);
+	door_fit();
 	http_fd = http_bind(cfg->listen, cfg->port, cfg->reuseport);
 	http_resume_ev = evtimer_new(base, http_resume_cb, NULL);
 	if (http_resume_ev == NULL)
@@ -457,6 +458,7 @@ http_reload(const struct config *cfg)
 	evhttp_set_timeout(http, cfg->http_timeout_seconds);
 	if (http_ctl != NULL)
 		evhttp_set_timeout(http_ctl, cfg->http_timeout_seconds);
+	door_fit();
 }
 
 /* Stop accepting connections; keep answering those we have. */

@@ -597,17 +597,27 @@ metrics_render(struct evbuffer *out)
 	    "listener.\n"
 	    "# TYPE treaty_relay_connections gauge\n"
 	    "treaty_relay_connections %lld\n"
+	    "# HELP treaty_relay_connections_max The main listener's "
+	    "connection cap: TREATY_RELAY_MAX_CONNECTIONS, or less when the "
+	    "descriptor limit cannot hold it.\n"
+	    "# TYPE treaty_relay_connections_max gauge\n"
+	    "treaty_relay_connections_max %lld\n"
 	    "# HELP treaty_relay_connections_refused_total Connections closed "
-	    "at once: over TREATY_RELAY_MAX_CONNECTIONS (or the control "
-	    "listener's reserve).\n"
+	    "at once: over the cap (or the control listener's reserve) with "
+	    "none idle to close instead.\n"
 	    "# TYPE treaty_relay_connections_refused_total counter\n"
 	    "treaty_relay_connections_refused_total %llu\n"
+	    "# HELP treaty_relay_connections_evicted_total Idle connections "
+	    "closed to admit a new one at the cap (either listener).\n"
+	    "# TYPE treaty_relay_connections_evicted_total counter\n"
+	    "treaty_relay_connections_evicted_total %llu\n"
 	    "# HELP treaty_relay_requests_timed_out_total Connections closed "
 	    "because a request was not whole within "
 	    "TREATY_RELAY_REQUEST_TIMEOUT_SECONDS of its first byte.\n"
 	    "# TYPE treaty_relay_requests_timed_out_total counter\n"
 	    "treaty_relay_requests_timed_out_total %llu\n",
-	    gauges[GAUGE_CONNECTIONS], door_counts[DOOR_REFUSED],
+	    gauges[GAUGE_CONNECTIONS], gauges[GAUGE_CONNECTIONS_MAX],
+	    door_counts[DOOR_REFUSED], door_counts[DOOR_EVICTED],
 	    door_counts[DOOR_TIMED_OUT]);
 	evbuffer_add_printf(out, "# HELP treaty_relay_rate_limited_total Events "
 	    "refused 429 for their producer's rate, by producer.\n"

@@ -38,6 +38,7 @@ enum gauge {
 	GAUGE_STREAMS_READY,
 	GAUGE_PUBLISHES_IN_FLIGHT,
 	GAUGE_CONNECTIONS,	/* open on the main listener */
+	GAUGE_CONNECTIONS_MAX,	/* its cap, as lowered to the descriptors */
 	GAUGE_MAX
 };
 
@@ -94,6 +95,7 @@ void	metrics_inbox_waiting(int inbox, int delta);
 enum door_counter {
 	DOOR_REFUSED,		/* connections over the cap, closed at once */
 	DOOR_TIMED_OUT,		/* requests not whole by the deadline */
+	DOOR_EVICTED,		/* idle connections closed for new ones */
 	DOOR_COUNTER_MAX
 };
 void	metrics_door(enum door_counter c);

@@ -4,8 +4,7 @@
 # request, nothing stored), a body announced over 1 MiB answered in SPEC
 # 2's order before it is read, header limits (431), the request deadline
 # from the first byte (a trickling client is closed, others unaffected),
-# the connection cap (refused at once; open connections and the control
-# listener still served), keep-alive through the door.
+# keep-alive through the door.  The cap: t-door-cap.sh.
 . "$(dirname "$0")/lib.sh"
 export TREATY_RELAY_REQUEST_TIMEOUT_SECONDS=2 TREATY_RELAY_MAX_CONNECTIONS=8
 CPORT=$(free_port)
@@ -335,44 +334,6 @@ wait $held
 check "an event held by JetStream past the deadline, a request pipelined behind it: the event's answer arrives" \
     202 "$(cat "$T/held")"
 
-# The cap: 8 connections open and idle; the 9th is closed at once; the
-# open ones and the control listener are still served.  The 9th is opened
-# once the relay counts the 8 (the gauge, on the control port: the main
-# one is full).  Held, it would stay open until the 30 s idle timeout (no
-# byte, no deadline): "at once" is under 8 s, read for 10 s.
-conns() { local RELAY_URL=http://127.0.0.1:$CPORT; metric treaty_relay_connections; }
-rm -f "$T/go"
-python3 - "$RELAY_PORT" "$CPORT" "$T/go" > "$T/cap" <<'PY' &
-import os, socket, sys, time
-port, cport, go = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-held = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
-end = time.time() + 15
-while not os.path.exists(go) and time.time() < end:
-    time.sleep(0.05)
-extra = socket.create_connection(("127.0.0.1", port))
-extra.settimeout(10)
-t0 = time.time()
-try:
-    closed = extra.recv(1) == b""
-except OSError:
-    closed = True
-took = time.time() - t0
-held[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-held[0].settimeout(10)
-first = held[0].recv(4096).split(b"\r\n")[0].decode()
-c = socket.create_connection(("127.0.0.1", cport))
-c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-c.settimeout(10)
-ctl = c.recv(4096).split(b"\r\n")[0].decode()
-print("%s %s|%s|%s" % ("closed" if closed else "open", "at-once" if took < 8 else "late", first, ctl))
-PY
-cap=$!
-wait_until 10 '[ "$(conns)" -ge 8 ]'
-touch "$T/go"
-wait $cap
-check "the 9th connection over a cap of 8: closed at once; an open one and the control port served" \
-    "closed at-once|HTTP/1.1 200 OK|HTTP/1.1 200 OK" "$(cat "$T/cap")"
-check "  refused counted" 1 "$(metric treaty_relay_connections_refused_total)"
 wait_until 5 '[ "$(metric treaty_relay_connections)" -le 1 ]'
 m=$(metric treaty_relay_connections) && m=$((m > 1 ? m : 0))
 check "the gauge goes back down" 0 "$m"
