@@ -70,7 +70,7 @@ enum {
 	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_ACK_WAIT, O_RETRY_BASE,
 	O_RETRY_MAX, O_PROGRESS, O_LEASE, O_VERBOSE, O_REUSEPORT,
 	O_CONTROL_LISTEN, O_MAX_CONNECTIONS, O_REQUEST_TIMEOUT, O_TLS_CERT,
-	O_TLS_KEY, O_ADMIN_TOKENS, NOPTS
+	O_TLS_KEY, O_ADMIN_TOKENS, O_MAX_REPLAYS, NOPTS
 };
 
 static const struct opt opts[NOPTS] = {
@@ -173,6 +173,9 @@ static const struct opt opts[NOPTS] = {
 	[O_ADMIN_TOKENS] = { "admin-token-sha256",
 	  "TREATY_RELAY_ADMIN_TOKEN_SHA256", OPT_HASHES, 0, NULL, 0, 0,
 	  "SHA-256s of the admin tokens (/v1/admin/), comma-separated" },
+	[O_MAX_REPLAYS] = { "max-replays", "TREATY_RELAY_MAX_REPLAYS", OPT_INT,
+	  OFF(max_replays), "16", 1, 1000,
+	  "replays running at once across all instances; beyond, 429" },
 };
 
 /*

@@ -117,6 +117,7 @@ struct config {
 	char		 *tls_key;
 	struct ssl_ctx_st *tls_ctx;		/* made from them at each load */
 	struct token_list admin;		/* SPEC 15; none: no admin routes */
+	int		  max_replays;		/* across all instances */
 };
 
 enum config_action {

@@ -46,7 +46,8 @@ static const char *const vars[] = {
 	"TREATY_RELAY_RETRY_BASE_MS", "TREATY_RELAY_RETRY_MAX_MS",
 	"TREATY_RELAY_PROGRESS_SECONDS", "TREATY_RELAY_LEASE_SECONDS",
 	"TREATY_RELAY_CONFIG", "TREATY_RELAY_REUSEPORT",
-	"TREATY_RELAY_CONTROL_LISTEN", "TREATY_RELAY_ADMIN_TOKEN_SHA256"
+	"TREATY_RELAY_CONTROL_LISTEN", "TREATY_RELAY_ADMIN_TOKEN_SHA256",
+	"TREATY_RELAY_MAX_REPLAYS"
 };
 
 /* Every argv built by load(), freed at exit. */
@@ -213,6 +214,7 @@ defaults(void)
 	T_EQ_INT(cfg.grace_seconds, 10);
 	T_EQ_INT(cfg.http_timeout_seconds, 30);
 	T_EQ_INT(cfg.verbose, 0);
+	T_EQ_INT(cfg.max_replays, 16);
 	config_free(&cfg);
 }
 
@@ -327,6 +329,7 @@ static const struct num_opt num_opts[] = {
 	{ "TREATY_RELAY_GRACE_SECONDS", "--grace-seconds", 0, 300 },
 	{ "TREATY_RELAY_HTTP_TIMEOUT_SECONDS", "--http-timeout-seconds", 1,
 	  3600 },
+	{ "TREATY_RELAY_MAX_REPLAYS", "--max-replays", 1, 1000 },
 };
 
 /* Each numeric variable: bounds accepted, outside refused naming it. */
@@ -1154,6 +1157,7 @@ file_precedence(void)
 	char			 file[64];
 
 	path = temp_file("# treaty-relay\nPORT=7001\nTREATY_RELAY_REPLICAS=3\n"
+	    "TREATY_RELAY_MAX_REPLAYS=2\n"
 	    "TREATY_RELAY_GRACE_SECONDS=4\nTREATY_RELAY_PRODUCERS='[{\"name\""
 	    ":\"p\",\"tokenSha256\":\"" HASH_A "\",\"subjects\":[\"evt.>\"]}]'"
 	    "\nTREATY_RELAY_REPLICAS=2\n");
@@ -1166,6 +1170,7 @@ file_precedence(void)
 	T_EQ_INT(cfg.grace_seconds, 5);		/* the environment */
 	T_EQ_INT(cfg.replicas, 2);		/* the file's later line */
 	T_EQ_INT(cfg.http_timeout_seconds, 30);	/* the default */
+	T_EQ_INT(cfg.max_replays, 2);		/* the file */
 	T_EQ_INT((int)cfg.nproducers, 1);
 	T_EQ_STR(cfg.config_file, file);
 	config_free(&cfg);
@@ -1262,6 +1267,7 @@ reload_prepare(void)
 	setenv("TREATY_RELAY_LEASE_SECONDS", "60", 1);
 	setenv("TREATY_RELAY_RETRY_BASE_MS", "123", 1);
 	setenv("TREATY_RELAY_WORK_MAX_AGE_HOURS", "24", 1);
+	setenv("TREATY_RELAY_MAX_REPLAYS", "3", 1);
 	T_EQ_INT(load(&next, &err, NULL), CONFIG_RUN);
 	kept[0] = '\0';
 	T_EQ_INT(config_reload_prepare(&next, &run, kept_warn, &err), 0);
@@ -1273,6 +1279,7 @@ reload_prepare(void)
 	T_EQ_INT(next.lease_seconds, run.lease_seconds);
 	T_EQ_INT(next.retry_base_ms, 123);
 	T_EQ_INT(next.work_max_age_hours, 24);
+	T_EQ_INT(next.max_replays, 3);
 	T_ASSERT(config_subscriber_equal(&next.subscribers[0],
 	    &run.subscribers[0]));
 	copy = config_subscriber_dup(&run.subscribers[0]);
