@@ -49,6 +49,12 @@
  * calls; a redrive's start reads its drop records).
  */
 #define REPLAYS_PENDING_MAX	16
+/*
+ * Retry-After of a start refused for TREATY_RELAY_MAX_REPLAYS, seconds: a
+ * slot comes free when a replay is cancelled, or when one is done, which
+ * the instances see in two listings in a row (REPLAY_LIST_MS apart).
+ */
+#define REPLAYS_RETRY_AFTER	"5"
 
 /* A request waiting for the worker: a drop listing, or a replay's. */
 struct pending {
@@ -370,6 +376,20 @@ replay_answered(struct pending *p, const struct store_replay_answer *a)
 		admin_reject(req, 400, "bad_request", "more than 1,000,000 "
 		    "drop records from since on (every subscriber's); "
 		    "redrive from a later since, in parts");
+		return NULL;
+	}
+	if (a->result == STORE_REPLAY_FULL) {
+		char	 detail[160];
+
+		snprintf(detail, sizeof(detail), "at most %d replays run at "
+		    "once across all instances (TREATY_RELAY_MAX_REPLAYS); "
+		    "try again when one has ended", admin_cfg->max_replays);
+		if (a->err != NULL)
+			log_debug("replay over the cap", "error=%s",
+			    log_q(a->err));
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Retry-After", REPLAYS_RETRY_AFTER);
+		admin_reject(req, 429, "too_many_replays", detail);
 		return NULL;
 	}
 	if (a->result == STORE_REPLAY_CONFLICT) {

@@ -526,7 +526,7 @@ replay_start(const struct subscriber *s, int64_t since_ns, int dropped,
 	r.max_ack_pending = s->max_in_flight;
 	r.ack_wait_s = r.push ? rs.cfg->ack_wait_seconds :
 	    rs.cfg->lease_seconds;
-	j = store_replay_start(&r, id != NULL, cb, arg);
+	j = store_replay_start(&r, id != NULL, rs.cfg->max_replays, cb, arg);
 	store_replay_free(&r);
 	return j;
 }

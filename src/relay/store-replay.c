@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "replay-slots.h"
 #include "store-int.h"
 #include "util.h"
 
@@ -40,6 +41,7 @@ struct store_replay_job {
 	/* In. */
 	struct store_replay	 r;
 	int			 given;		/* start: the client chose r.id */
+	int			 max;		/* start: replays at once */
 	enum store_replay_state	 state;		/* end */
 	char			 instance[STORE_INSTANCE_LEN + 1];
 	uint64_t		 delivered, dropped;
@@ -268,6 +270,100 @@ ours(natsMsg *m)
 }
 
 /*
+ * replay_slots_held's question about a replay's consumer: whether its
+ * end record is written (it holds no slot then, its consumer deleted or
+ * about to be).  1 or 0; -1, the job failed, when AUDIT did not answer.
+ */
+static int
+slot_ended(void *arg, const char *name)
+{
+	struct store_replay_job	*j = arg;
+	struct store_replay	 r;
+	jsErrCode		 code = 0;
+	natsMsg			*m = NULL;
+	natsStatus		 s;
+	char			 subj[128];
+	int			 rc;
+
+	if (store_wire_replay_subject(subj, sizeof(subj), name +
+	    strlen(STORE_REPLAY_PREFIX), NULL) == -1)
+		return 0;
+	s = js_GetLastMsg(&m, store_conn.js, STORE_AUDIT, subj, NULL, &code);
+	if (s == NATS_OK) {
+		memset(&r, 0, sizeof(r));
+		rc = ours(m) && store_wire_replay_parse(natsMsg_GetData(m),
+		    (size_t)natsMsg_GetDataLength(m), &r) == 0 &&
+		    r.state != STORE_REPLAY_RUNNING;
+		store_replay_free(&r);
+		natsMsg_Destroy(m);
+		return rc;
+	}
+	if (s == NATS_NOT_FOUND || code == JSNoMessageFoundErr)
+		return 0;
+	job_fail(j, STORE_REPLAY_FAILED, s, code, subj);
+	return -1;
+}
+
+/*
+ * Whether replay id (NULL: one not made yet) holds one of the j->max
+ * slots (replay-slots.h): 1; 0 with the answer STORE_REPLAY_FULL; -1
+ * with the answer failed.  Every replay's consumer on WORK is listed with
+ * its creation time, as replay_list_work lists them (the names, then the
+ * info of the replays' alone), and end records are read only of those
+ * before it.  The worker runs one job at a time, so two starts on this
+ * instance never count at once; another instance's may, which is why a
+ * start counts again once its consumer is made (replay_keep).
+ */
+static int
+replay_slot(struct store_replay_job *j, const char *id)
+{
+	jsConsumerNamesList	*names = NULL;
+	jsConsumerInfo		*ci;
+	struct replay_slot	*sl;
+	jsErrCode		 code = 0;
+	natsStatus		 s;
+	char			 mine[64];
+	size_t			 n = 0;
+	int			 i, rc = -1;
+
+	s = js_ConsumerNames(&names, store_conn.js, STORE_WORK, NULL, &code);
+	if (s != NATS_OK && s != NATS_NOT_FOUND) {
+		job_fail(j, STORE_REPLAY_FAILED, s, code, "replays counted");
+		return -1;
+	}
+	sl = xcalloc(names != NULL ? (size_t)names->Count + 1 : 1,
+	    sizeof(*sl));
+	for (i = 0; names != NULL && i < names->Count; i++) {
+		if (!store_wire_replay_name(names->List[i]))
+			continue;
+		ci = NULL;
+		code = 0;
+		s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK,
+		    names->List[i], NULL, &code);
+		if (s == NATS_NOT_FOUND || code == JSConsumerNotFoundErr)
+			continue;	/* ended since the names were read */
+		if (s != NATS_OK) {
+			job_fail(j, STORE_REPLAY_FAILED, s, code,
+			    "replays counted");
+			goto out;
+		}
+		sl[n].name = names->List[i];
+		sl[n++].created_ns = ci->Created;
+		jsConsumerInfo_Destroy(ci);
+	}
+	replay_slots_sort(sl, n);
+	if (id != NULL)
+		snprintf(mine, sizeof(mine), "%s%s", STORE_REPLAY_PREFIX, id);
+	if ((rc = replay_slots_held(sl, n, id != NULL ? mine : NULL, j->max,
+	    slot_ended, j)) == 0)
+		j->a.result = STORE_REPLAY_FULL;
+out:
+	free(sl);
+	jsConsumerNamesList_Destroy(names);
+	return rc;
+}
+
+/*
  * Every instance's counts for replay id, except skip's (NULL: none),
  * added to *delivered and *dropped.
  */
@@ -393,6 +489,34 @@ replay_again(struct store_replay_job *j)
 }
 
 /*
+ * A replay whose consumer this start has just made: counted again, now
+ * with it among the others.  Instances that start replays at once each
+ * count after making their own, and each sees every consumer made before
+ * its own (those made after it come later in the order), so they agree
+ * on which hold the slots: the first j->max by creation time.  One that
+ * holds none, or that could not be counted, is deleted before anyone is
+ * told of it.  When that fails too it runs, and the start failed
+ * (STORE_REPLAY_FAILED): a client that chose the id finds it again.
+ */
+static void
+replay_keep(struct store_replay_job *j)
+{
+	jsErrCode	 code = 0;
+	natsStatus	 s;
+
+	if (replay_slot(j, j->r.id) == 1)
+		return;
+	if ((s = consumer_delete(j->r.id, &code)) != NATS_OK) {
+		j->err[0] = '\0';
+		job_fail(j, STORE_REPLAY_FAILED, s, code, "over the cap or "
+		    "not counted, and not deleted");
+	} else if (j->a.result == STORE_REPLAY_FULL)
+		snprintf(j->err, sizeof(j->err), "consumer %s%s made, then "
+		    "deleted: over the cap at its count", STORE_REPLAY_PREFIX,
+		    j->r.id);
+}
+
+/*
  * The replay's own consumer, the last step of a start.  JetStream refuses
  * it when the name is taken: a start of the same id on another instance
  * (the client's resend after a lost answer) made it between replay_again
@@ -408,8 +532,10 @@ replay_make(struct store_replay_job *j)
 	int		 refused;
 
 	if (consumer_put(&j->r, NULL, 0, j->err, sizeof(j->err), &refused) ==
-	    NATS_OK)
+	    NATS_OK) {
+		replay_keep(j);
 		return;
+	}
 	if (refused && j->given && replay_again(j) != 0)
 		return;
 	j->a.result = STORE_REPLAY_FAILED;
@@ -418,8 +544,8 @@ replay_make(struct store_replay_job *j)
 }
 
 /*
- * Start a replay: its end and count, then its consumer (see the top of
- * the file).
+ * Start a replay: a slot free (else STORE_REPLAY_FULL at once), its end
+ * and count, then its consumer (see the top of the file), counted again.
  */
 static void
 replay_start_work(struct bridge_job *job)
@@ -437,6 +563,8 @@ replay_start_work(struct bridge_job *job)
 	j->a.replays = r;
 	j->a.n = 1;
 	if (j->given && replay_again(j) != 0)
+		return;
+	if (replay_slot(j, NULL) != 1)
 		return;
 	if ((s = stream_seqs(STORE_WORK, &first, &r->end, &code)) != NATS_OK) {
 		job_fail(j, STORE_REPLAY_FAILED, s, code, "WORK");
@@ -747,13 +875,14 @@ replay_job(void (*work)(struct bridge_job *), const struct store_replay *r,
 }
 
 struct store_replay_job *
-store_replay_start(const struct store_replay *r, int given,
+store_replay_start(const struct store_replay *r, int given, int max,
     store_replay_cb cb, void *arg)
 {
 	struct store_replay_job	*j = replay_job(replay_start_work, r, cb, arg);
 
 	if (j != NULL) {
 		j->given = given;
+		j->max = max;
 		bridge_run(&j->job);
 	}
 	return j;

@@ -328,6 +328,7 @@ struct store_replay_answer {
 #define STORE_REPLAY_NONE	(-2)	/* no such replay */
 #define STORE_REPLAY_CONFLICT	(-3)	/* the id is another replay's */
 #define STORE_REPLAY_TOO_MANY	(-4)	/* a redrive: too many drop records */
+#define STORE_REPLAY_FULL	(-5)	/* max replays run already */
 /* On the loop thread; the callee may take a->seqs (setting it NULL). */
 typedef void (*store_replay_cb)(void *arg, struct store_replay_answer *a);
 struct store_replay_job;
@@ -338,9 +339,11 @@ struct store_replay_job;
  * without a consumer.  The answer holds r as started.  given: the client
  * chose the id; when a replay of that id exists, it is the answer (a
  * start sent again), or STORE_REPLAY_CONFLICT when it is another one.
+ * STORE_REPLAY_FULL when max replays run already, across all instances
+ * (replay-slots.h; its consumer, if made, deleted again).
  */
 struct store_replay_job *store_replay_start(const struct store_replay *r,
-		    int given, store_replay_cb cb, void *arg);
+		    int given, int max, store_replay_cb cb, void *arg);
 /* Every replay in JetStream with its consumer's state (the answer's list). */
 struct store_replay_job *store_replay_list(store_replay_cb cb, void *arg);
 /*
