@@ -12,11 +12,14 @@
  *
  * Each request is retried like every admin request (no answer, 429,
  * 502-504, up to --attempts failures in a row; a success starts the count
- * again).  Exit 0 when the replay is done (or started, or cancelled by
- * --cancel), 1 when it was cancelled or the relay refuses for good (400,
- * 401, 403, 404: an unknown subscriber, a replay it does not know), 75
- * after the attempts or at SIGINT or SIGTERM; the replay keeps running in
- * the relay then, and its id is on standard error to follow it again.
+ * again), after the backoff or the relay's Retry-After, whichever is
+ * longer: a start refused 429 too_many_replays waits for a replay to end
+ * (the relay's detail is said when the attempts are over).  Exit 0 when
+ * the replay is done (or started, or cancelled by --cancel), 1 when it
+ * was cancelled or the relay refuses for good (400, 401, 403, 404: an
+ * unknown subscriber, a replay it does not know), 75 after the attempts
+ * or at SIGINT or SIGTERM; the replay keeps running in the relay then,
+ * and its id is on standard error to follow it again.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -348,11 +351,28 @@ reported(const char *body, size_t len)
 	return EXIT_OK;
 }
 
+/*
+ * What a request that keeps failing got: the status and the relay's
+ * detail (a 429 too_many_replays says how many replays may run), or the
+ * error without an answer.
+ */
+static const char *
+failed_what(const struct client_result *r, char *buf, size_t len)
+{
+	char	 st[96], detail[200];
+
+	client_what(r, st, sizeof(st));
+	client_detail(r, detail, sizeof(detail));
+	snprintf(buf, len, "%s%s%s", st, detail[0] != '\0' ? ": " : "",
+	    detail);
+	return buf;
+}
+
 /* The answer to the request of this step. */
 static void
 replay_answer_cb(void *arg, const struct client_result *r)
 {
-	char	 what[96], who[ID_MAX + 32];
+	char	 what[320], who[ID_MAX + 32];
 	int	 rc = -1;
 
 	(void)arg;
@@ -387,7 +407,7 @@ replay_answer_cb(void *arg, const struct client_result *r)
 			retry_later(&rp.retry, r);
 			return;
 		}
-		client_what(r, what, sizeof(what));
+		failed_what(r, what, sizeof(what));
 		if (rp.step == STEP_START)
 			cli_err("admin replay: still failing after %d attempts: "
 			    "%s; %s%s%s", rp.attempts, what, rp.perhaps ?

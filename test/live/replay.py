@@ -20,6 +20,10 @@ the year 2999 or later 400, a token other than TOKEN 401.
   flaky    matched 10: running, 503 (Retry-After: 0), done
   gone503  matched 10: every GET 503
   busy     the POST itself: 503 with Retry-After: 0, every time
+  full     the POST itself: 429 too_many_replays with Retry-After: 0,
+           every time
+  fullonce the POST itself: 429 too_many_replays with Retry-After: 1
+           the first time, then matched 10: done
   garbage  the POST itself: 202 with a body that is not JSON
   broken   the POST itself: 500, every time
   closing  the POST itself: 503 (the connection kept), then the
@@ -47,6 +51,7 @@ lock = threading.Lock()
 replays = {}            # id -> {"name", "k", "cancelled"}
 count = [0]
 closing = [0]           # POSTs for "closing"
+fullonce = [0]          # POSTs for "fullonce"
 
 # name -> (matched, [steps]); a step is (state, delivered, dropped) or an
 # HTTP status for the GET.
@@ -62,7 +67,10 @@ SCRIPTS = {
     "vanish": (10, [("running", 1, 0), 404]),
     "flaky": (10, [("running", 1, 0), 503, ("done", 10, 0)]),
     "gone503": (10, [503]),
+    "fullonce": (10, [("done", 10, 0)]),
 }
+TOO_MANY = {"error": "too_many_replays",
+            "detail": "at most 2 replays run at once (scripted)"}
 
 
 def rfc3339(s):
@@ -138,6 +146,14 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(503, {"error": "unavailable",
                                      "detail": "JetStream unavailable"},
                                [("Retry-After", "0")])
+        if name == "full":
+            return self.answer(429, TOO_MANY, [("Retry-After", "0")])
+        if name == "fullonce":
+            with lock:
+                fullonce[0] += 1
+                k = fullonce[0]
+            if k == 1:
+                return self.answer(429, TOO_MANY, [("Retry-After", "1")])
         if name == "garbage":
             return self.answer(202, b"<html>")
         if name == "closing":

@@ -4,7 +4,8 @@
 # --wait to done, to cancelled and to a replay that disappears, the plain
 # progress lines (stdout is a file here) and the bar on a terminal
 # (script(1)), --status and --cancel, percent-encoding of the name and of
-# since, --json lines, the exits (0, 1, 2, 75), retries, SIGINT and SIGTERM.
+# since, --json lines, the exits (0, 1, 2, 75), retries (503, and 429
+# too_many_replays after its Retry-After), SIGINT and SIGTERM.
 . "$(dirname "$0")/lib.sh"
 TR=$ROOT/$O/treaty
 AT=admin-token-0123456789
@@ -139,9 +140,23 @@ check_match "--cancel of an unknown replay: said" "admin replay rp-nope-2: 404: 
 # Temporary failures: 75 after --attempts, and what it means.
 check "503 every time: exit 75 after the attempts" 75 "$(rr b1 -- --subscriber busy --since "$SINCE" --attempts 3 "${FAST[@]}")"
 check "503 every time: 3 attempts, 2 notices" "3 2" "$(reqs POST busy) $(grep -c 'msg="attempt failed; retrying" request=replay' "$T/b1.err")"
-check_match "503 every time: no replay started, said" "still failing after 3 attempts: 503; no replay started" "$(cat "$T/b1.err")"
+check_match "503 every time: no replay started, said with the relay's detail" \
+    "still failing after 3 attempts: 503: JetStream unavailable; no replay started" "$(cat "$T/b1.err")"
 check "the POST sent again carries the same id (the relay finds the first start)" "3 1" \
     "$(awk -F'\t' '$1 == "POST" && $4 == "busy" { n++; sub(/.*&id=/, "", $2); ids[$2] = 1 } END { print n, length(ids) }' "$T/rp.log")"
+# 429 too_many_replays (TREATY_RELAY_MAX_REPLAYS): retried like a 503,
+# after the relay's Retry-After; the detail said when the attempts end.
+check "429 every time: exit 75 after the attempts" 75 "$(rr f1 -- --subscriber full --since "$SINCE" --attempts 3 "${FAST[@]}")"
+check "429 every time: 3 attempts, 2 notices" "3 2" \
+    "$(reqs POST full) $(grep -c 'msg="attempt failed; retrying" request=replay attempt=[12] result=429' "$T/f1.err")"
+check_match "429 every time: the relay's detail, no replay started" \
+    "still failing after 3 attempts: 429: at most 2 replays run at once \(scripted\); no replay started" "$(cat "$T/f1.err")"
+check "429 once (Retry-After: 1), then started: exit 0" 0 \
+    "$(rr f2 -- --subscriber fullonce --since "$SINCE" --retry-base 10 --retry-cap 5000)"
+check_match "  its started line" '^replay rp-fullonce-[0-9]+ started: 10 events matched$' "$(cat "$T/f2.out")"
+check "  two POSTs of the same id, the second after the Retry-After (>= 950 ms, not the 10 ms backoff)" "2 1 yes" \
+    "$(awk -F'\t' '$1 == "POST" && $4 == "fullonce" { n++; if (n == 1) t = $3; else d = $3 - t; sub(/.*&id=/, "", $2); ids[$2] = 1 }
+        END { print n, length(ids), (d >= 950 ? "yes" : "no: " d " ms") }' "$T/rp.log")"
 check "no relay (connection refused): exit 75" 75 \
     "$(rr b2 -- --subscriber steady --since "$SINCE" --attempts 2 "${FAST[@]}" --url "http://127.0.0.1:$(free_port)")"
 check_match "connection refused: nothing was sent, said" "still failing after 2 attempts: connection failed; no replay started" \
@@ -168,7 +183,7 @@ check "  and not that a replay was perhaps started (a refusal of that id)" "" \
 check "a start sent twice, answered 503: exit 75" 75 \
     "$(rr b2x -- --subscriber closing --since "$SINCE" --attempts 2 "${FAST[@]}")"
 check_match "  the replay perhaps started, not \"no replay started\"" \
-    "still failing after 2 attempts: 503; replay [0-9a-f]{24} was perhaps started" "$(cat "$T/b2x.err")"
+    "still failing after 2 attempts: 503: JetStream unavailable; replay [0-9a-f]{24} was perhaps started" "$(cat "$T/b2x.err")"
 # A 500 is no refusal: the request may have started the replay.
 check "a start answered 500: exit 1" 1 "$(rr b500 -- --subscriber broken --since "$SINCE")"
 check_match "  the reason, and the replay perhaps started under the id chosen" \
