@@ -7,7 +7,8 @@
 # replay retries the 429 until a slot is free, and says the relay's detail
 # when it gives up.  Two relays on one nats-server, each asked at once:
 # never more than 2 accepted, never more than 2 consumers replay-* on
-# WORK, also when one slot is left and four starts race for it.
+# WORK, also when one slot is left and four starts race for it.  The cap
+# read from a configuration file, and raised by a reload.
 . "$(dirname "$0")/lib.sh"
 S=test-secret-0123456789
 AT=admin-token-0123456789
@@ -207,6 +208,19 @@ for round in 1 2 3; do
 done
 check "the accepted replays run, as both relays see them" "running running" \
     "$(state "${keep#replay-}") $(A_URL=$B_URL state "$(accepted race3 | sed 's/^replay-//')")"
+# The cap from a configuration file, and a reload that raises it: a third
+# relay with no variable in its environment.
+unset TREATY_RELAY_MAX_REPLAYS
+printf 'TREATY_RELAY_MAX_REPLAYS=2\n' > "$T/relay.env"
+start_relay --config "$T/relay.env" || { fail start "third relay did not start"; finish; }
+C_URL=$RELAY_URL
+check "a relay with the cap of 2 in its file: 429 while two run" 429 \
+    "$(areq POST "subscribers/box/replay?since=$T0" "$C_URL")"
+printf 'TREATY_RELAY_MAX_REPLAYS=3\n' > "$T/relay.env"
+kill -HUP "$RELAY_PID"
+check "  the file says 3, SIGHUP: reloaded" logged "$(in_log 'msg="configuration reloaded"')"
+check "  then a third starts there: 202" 202 "$(areq POST "subscribers/box/replay?since=$T0" "$C_URL")"
+check "  three consumers replay-* on WORK" 3 "$(n_in_js)"
 if grep -q 'replay request failed' "$T"/relay.*.log; then
 	fail "no replay request failed" "$(grep -h 'replay request failed' "$T"/relay.*.log | head -2)"
 else
