@@ -7,8 +7,9 @@
 # replay retries the 429 until a slot is free, and says the relay's detail
 # when it gives up.  Two relays on one nats-server, each asked at once:
 # never more than 2 accepted, never more than 2 consumers replay-* on
-# WORK, also when one slot is left and four starts race for it.  The cap
-# read from a configuration file, and raised by a reload.
+# WORK, also when one slot is left and four starts race for it.  A replay
+# whose end record is written holds no slot, though its consumer is still
+# there.  The cap read from a configuration file, and raised by a reload.
 . "$(dirname "$0")/lib.sh"
 S=test-secret-0123456789
 AT=admin-token-0123456789
@@ -208,6 +209,31 @@ for round in 1 2 3; do
 done
 check "the accepted replays run, as both relays see them" "running running" \
     "$(state "${keep#replay-}") $(A_URL=$B_URL state "$(accepted race3 | sed 's/^replay-//')")"
+# A replay whose end record is written while its consumer is still there
+# (its instance stopped between the two) holds no slot: the end record of
+# the one accepted last, written here as a relay writes it.
+X=$(accepted race3 | sed 's/^replay-//')
+JSAPI=$ROOT/test/live/jsapi.py
+desc=$(python3 "$JSAPI" "$NATS_PORT" raw "\$JS.API.CONSUMER.INFO.WORK.replay-$X" |
+    python3 -c '
+import json, sys
+d = json.loads(json.load(sys.stdin)["config"]["description"])
+d.update(state="cancelled", delivered=0, dropped=0)
+print(json.dumps(d))')
+hdrs=$(python3 -c '
+import json, sys
+x = sys.argv[1]
+print(json.dumps({"Nats-Msg-Id": "relay!replay-%s-end" % x,
+    "ce-specversion": "1.0", "ce-id": "replay-%s-end" % x,
+    "ce-source": "/treaty-relay", "ce-type": "dev.treaty.replay.ended.v1",
+    "Treaty-Producer": "treaty-relay"}))' "$X")
+check_match "an end record written by hand for a running replay" \
+    '"stream": "AUDIT"' "$(python3 "$JSAPI" "$NATS_PORT" hpub \
+    "audit.relay.treaty.replay.$X.end" "$hdrs" "${desc:-ERROR: none}")"
+check "  its consumer still on WORK" 2 "$(n_in_js)"
+check "  it holds no slot: a start is 202" 202 "$(areq POST "subscribers/box/replay?since=$T0")"
+check "  three consumers replay-* on WORK, two of them counted" 3 "$(n_in_js)"
+
 # The cap from a configuration file, and a reload that raises it: a third
 # relay with no variable in its environment.
 unset TREATY_RELAY_MAX_REPLAYS
@@ -220,7 +246,7 @@ printf 'TREATY_RELAY_MAX_REPLAYS=3\n' > "$T/relay.env"
 kill -HUP "$RELAY_PID"
 check "  the file says 3, SIGHUP: reloaded" logged "$(in_log 'msg="configuration reloaded"')"
 check "  then a third starts there: 202" 202 "$(areq POST "subscribers/box/replay?since=$T0" "$C_URL")"
-check "  three consumers replay-* on WORK" 3 "$(n_in_js)"
+check "  four consumers replay-* on WORK, three of them counted" 4 "$(n_in_js)"
 if grep -q 'replay request failed' "$T"/relay.*.log; then
 	fail "no replay request failed" "$(grep -h 'replay request failed' "$T"/relay.*.log | head -2)"
 else
