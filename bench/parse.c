@@ -1,10 +1,11 @@
 /*
  * parse: what reading a structured-mode event costs the relay
- * (cevent_from_structured: json_scan, the UTF-8 check, yajl's tree and
- * the attributes' checks), alone and as the 100 events of a batch found
- * by json_array_split, as ingest does them.  Each event carries 256
- * bytes of JSON data.  Prints nanoseconds per event; for instructions,
- * run it under callgrind with two counts and take the difference.
+ * (cevent_from_structured: json_scan, the UTF-8 check, yajl's tree,
+ * the duplicate keys and the attributes' checks), alone and as the 100
+ * events of a batch found by json_array_split, as ingest does them.  Each
+ * event carries 256 bytes of JSON data.  Prints nanoseconds per event; for
+ * instructions, run it under callgrind with two counts and take the
+ * difference.
  *
  *   parse [-n events]
  */

@@ -496,7 +496,7 @@ set_data_base64(struct cevent *ev, const char *b64)
 int
 cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 {
-	char		*text, ebuf[128];
+	char		*text, ebuf[128], path[96];
 	yajl_val	 root;
 	int		 rc;
 
@@ -532,6 +532,17 @@ cevent_from_structured(struct cevent *ev, const char *body, size_t len)
 	free(text);
 	if (root == NULL)
 		return bad(ev, "body is not JSON");
+	/*
+	 * SPEC 13: a key given twice is refused, in the event's own members
+	 * and inside data alike: the relay would store one reading of it
+	 * (yajl's tree keeps both) and a consumer's parser might take the
+	 * other.
+	 */
+	if (json_dup_key(root, path, sizeof(path)) != NULL) {
+		yajl_tree_free(root);
+		return bad(ev, "%s %s given twice", strpbrk(path, ".[") ==
+		    NULL ? "attribute" : "key", path);
+	}
 	rc = cevent_from_value(ev, root);
 	yajl_tree_free(root);
 	return rc;

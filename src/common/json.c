@@ -1,7 +1,9 @@
 /*
- * json.c: JSON bodies through yajl's generator (it does the escaping), and
- * a depth pre-check for untrusted input.  Loop thread.
+ * json.c: JSON bodies through yajl's generator (it does the escaping), a
+ * depth pre-check for untrusted input, and the duplicate-key check every
+ * reader of outside JSON makes on yajl's tree.  Loop thread.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -516,6 +518,142 @@ json_copy(yajl_gen g, const char *s, size_t len)
 	    !json_parse_all(&none, NULL, s, len))
 		return -1;
 	return json_parse_all(&copy_cbs, g, s, len) ? 0 : -1;
+}
+
+/*
+ * An object's keys compared at most pairwise up to this many; past it,
+ * sorted (a body of 1 MiB holds some 200,000 keys in one object).
+ */
+#define DUP_PAIRWISE	16
+#define DUP_SORT_STACK	64
+
+struct dup_key {
+	const char	*k;
+	size_t		 i;	/* its place in the object */
+};
+
+/* Order keys by text, then by place: equal keys stay in text order. */
+static int
+dup_key_cmp(const void *a, const void *b)
+{
+	const struct dup_key	*x = a, *y = b;
+	int			 c = strcmp(x->k, y->k);
+
+	if (c != 0)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * The index of the first key of object o (in text order) that an earlier
+ * key has already given, or o's length when there is none.
+ */
+static size_t
+dup_in_object(const struct yajl_val_s *o)
+{
+	struct dup_key	 stack[DUP_SORT_STACK], *s;
+	size_t		 n = o->u.object.len, i, j, first = n;
+
+	if (n <= DUP_PAIRWISE) {
+		/* First bytes first: an event's names mostly differ there. */
+		for (j = 1; j < n; j++)
+			for (i = 0; i < j; i++)
+				if (o->u.object.keys[i][0] ==
+				    o->u.object.keys[j][0] &&
+				    strcmp(o->u.object.keys[i],
+				    o->u.object.keys[j]) == 0)
+					return j;
+		return n;
+	}
+	s = n <= DUP_SORT_STACK ? stack : xcalloc(n, sizeof(*s));
+	for (i = 0; i < n; i++) {
+		s[i].k = o->u.object.keys[i];
+		s[i].i = i;
+	}
+	qsort(s, n, sizeof(*s), dup_key_cmp);
+	/* A key equal to the one before it in the sort is a repeat. */
+	for (i = 1; i < n; i++)
+		if (s[i].i < first && strcmp(s[i - 1].k, s[i].k) == 0)
+			first = s[i].i;
+	if (s != stack)
+		free(s);
+	return first;
+}
+
+/* Append one step of a path ("[i]", or ".key", no dot at the start). */
+static void
+dup_path_add(char *path, size_t pathlen, size_t *o, const char *key,
+    size_t index)
+{
+	int	 n;
+
+	if (*o >= pathlen)
+		return;
+	if (key == NULL)
+		n = snprintf(path + *o, pathlen - *o, "[%zu]", index);
+	else
+		n = snprintf(path + *o, pathlen - *o, "%s%s", *o > 0 ? "." :
+		    "", key);
+	if (n > 0)
+		*o += (size_t)n;
+}
+
+/* See json.h: an explicit stack of the containers being walked. */
+const char *
+json_dup_key(const struct yajl_val_s *v, char *path, size_t pathlen)
+{
+	struct frame {
+		const struct yajl_val_s	*v;
+		size_t			 next;	/* the member to enter */
+	}		 stack[32], *st = stack, *f;
+	size_t		 depth = 0, cap = 32, len, d, o = 0, k;
+	const char	*dup = NULL;
+	yajl_val	 child;
+
+	if (pathlen > 0)
+		path[0] = '\0';
+	if (v == NULL || (!YAJL_IS_OBJECT(v) && !YAJL_IS_ARRAY(v)))
+		return NULL;
+	st[depth++] = (struct frame){ v, 0 };
+	while (depth > 0) {
+		f = &st[depth - 1];
+		len = YAJL_IS_OBJECT(f->v) ? f->v->u.object.len :
+		    f->v->u.array.len;
+		if (f->next == 0 && YAJL_IS_OBJECT(f->v) &&
+		    (k = dup_in_object(f->v)) < len) {
+			dup = f->v->u.object.keys[k];
+			break;
+		}
+		if (f->next == len) {
+			depth--;
+			continue;
+		}
+		child = YAJL_IS_OBJECT(f->v) ? f->v->u.object.values[f->next] :
+		    f->v->u.array.values[f->next];
+		f->next++;
+		if (!YAJL_IS_OBJECT(child) && !YAJL_IS_ARRAY(child))
+			continue;
+		if (depth == cap) {
+			cap *= 2;
+			if (st == stack) {
+				st = xcalloc(cap, sizeof(*st));
+				memcpy(st, stack, sizeof(stack));
+			} else
+				st = xrealloc(st, cap * sizeof(*st));
+		}
+		st[depth++] = (struct frame){ child, 0 };
+	}
+	if (dup != NULL) {
+		for (d = 0; d + 1 < depth; d++)
+			dup_path_add(path, pathlen, &o,
+			    YAJL_IS_OBJECT(st[d].v) ?
+			    st[d].v->u.object.keys[st[d].next - 1] : NULL,
+			    st[d].next - 1);
+		dup_path_add(path, pathlen, &o, dup, 0);
+	}
+	if (st != stack)
+		free(st);
+	return dup;
 }
 
 /* A parsed value into g; see json.h. */

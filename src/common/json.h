@@ -81,6 +81,20 @@ struct json_span {
 #define JSON_SPLIT_TOO_MANY	(-2)
 int	json_array_split(const char *s, size_t len, struct json_span *el,
 	    size_t max);
+struct yajl_val_s;
+/*
+ * The first key that one object of the parsed value v has twice, or
+ * NULL (SPEC 13: a duplicate key in any JSON the relay reads is an error;
+ * yajl's tree keeps both, decoded, so "a" and "\u0061" are one key).
+ * Depth first, an object's own keys before its members' values; path
+ * (pathlen bytes, cut to fit) gets the key's place in the configuration's
+ * field form: "[0].subjects", "data.items[2].sku", "id".  Linear in the
+ * tree but for each large object's sort of its keys; not recursive, so any
+ * depth yajl's parser took is fine.
+ */
+const char	*json_dup_key(const struct yajl_val_s *v, char *path,
+	    size_t pathlen);
+
 struct yajl_gen_t;
 /*
  * Add text as a JSON string that is always valid UTF-8: a byte that does
@@ -97,7 +111,6 @@ void	json_gen_str_or_null(struct yajl_gen_t *g, const char *s);
 /* What g holds, as a malloc'd string; g is freed. */
 char	*json_gen_take(struct yajl_gen_t *g);
 
-struct yajl_val_s;
 /*
  * A parsed value (yajl's tree) into g as it was: strings through
  * json_gen_str, numbers by their text, objects and arrays whole.  For

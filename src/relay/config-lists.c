@@ -16,6 +16,7 @@
 #include "api.h"
 #include "config.h"
 #include "config-int.h"
+#include "json.h"
 #include "util.h"
 
 /* 1 when s is 1-NAME_MAX_LEN of A-Za-z0-9_-. */
@@ -74,11 +75,16 @@ obj_get(const yajl_val o, const char *key)
 	return NULL;
 }
 
-/* Parse a JSON list; on failure fill err. */
+/*
+ * Parse a JSON list; on failure fill err.  A key given twice in any
+ * object is refused (SPEC 13): yajl's tree keeps both, and obj_get would
+ * take the first, so a later "secret" would pass unchecked.
+ */
 static yajl_val
 json_list(const char *text, const char *var, struct config_error *err)
 {
-	char		 ebuf[256];
+	char		 ebuf[256], field[128];
+	const char	*dup;
 	yajl_val	 v;
 
 	v = yajl_tree_parse(text, ebuf, sizeof(ebuf));
@@ -88,6 +94,11 @@ json_list(const char *text, const char *var, struct config_error *err)
 		if ((nl = strchr(ebuf, '\n')) != NULL)
 			*nl = '\0';
 		config_err(err, var, "", "not valid JSON: %s", ebuf);
+		return NULL;
+	}
+	if ((dup = json_dup_key(v, field, sizeof(field))) != NULL) {
+		config_err(err, var, field, "duplicate key %s", dup);
+		yajl_tree_free(v);
 		return NULL;
 	}
 	if (!YAJL_IS_ARRAY(v)) {

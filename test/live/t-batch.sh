@@ -125,6 +125,10 @@ bpost $S "[$(ce i-0 ',"data_base64":"!!"')]"
 check "bad data_base64 at index 0" "400 bad_event 0 ok" "$STATUS $(berr)"
 bpost $S "[$(ce i-0),\"text\"]"
 check "a string element: 400 bad_event at index 1" "400 bad_event 1 ok" "$STATUS $(berr)"
+# SPEC 13: a key given twice, here inside the data of the event at index 2.
+bpost $S "[$(ce i-0),$(ce i-1),$(ce i-2 ',"data":{"a":1,"b":[{"c":1,"c":2}]}')]"
+check "a key given twice in an event at index 2: named, with its index" \
+    '400 {"error":"bad_event","detail":"key data.b[0].c given twice","index":2}' "$STATUS $BODY"
 check "nothing stored by any refused batch" "$BASE" "$(counts)"
 check "the events of refused batches are new afterwards" '202 {"results":[{"id":"i-0","duplicate":false}]}' \
     "$(bpost $S "[$(ce i-0)]"; echo "$STATUS $BODY")"

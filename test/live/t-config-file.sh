@@ -63,6 +63,16 @@ run_check -- --config "$FILE.line"
 check_match "a line that is not VAR=value: 78 naming the flag and the line" '^78 .*var=--config field="line 2"' "$RC $ERR"
 run_check -- --config "$T/absent.env"
 check_match "an unreadable file: 78" '^78 .*cannot read' "$RC $ERR"
+# A key given twice (SPEC 13), at start and with --check-config alike: the
+# second "secret" is too short and would pass unchecked behind the first.
+DUPSUB='[{"name":"h","url":"https://e.example/","secret":"0123456789abcdef","filter":"evt.>","secret":"short"}]'
+run_check TREATY_RELAY_SUBSCRIBERS="$DUPSUB" -- --config "$FILE"
+check_match "a key given twice: --check-config exit 78, naming var, field and key" \
+    '^78 .*level=error msg="bad configuration" var=TREATY_RELAY_SUBSCRIBERS field=\[0\]\.secret detail="duplicate key secret"' "$RC $ERR"
+printf '%s\n' "TREATY_RELAY_PRODUCERS='[{\"name\":\"p\",\"tokenSha256\":\"$TOKEN_SHA\",\"subjects\":[\"evt.>\"],\"\\u0073ubjects\":[\"audit.>\"]}]'" > "$FILE.dup"
+timeout 20 env -u TREATY_RELAY_PRODUCERS "$RELAY_BIN" --config "$FILE.dup" --port "$(free_port)" > "$T/dup.out" 2> "$T/dup.err"
+check_match "  at start, from the file, an escaped spelling the same key: exit 78" \
+    '^78 .*var=TREATY_RELAY_PRODUCERS field=\[0\]\.subjects detail="duplicate key subjects"' "$? $(cat "$T/dup.err")"
 
 # The running relay: the file's producer and both of its tokens; the
 # environment's PORT (start_relay's) over the file's missing one.

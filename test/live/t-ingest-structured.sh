@@ -165,6 +165,19 @@ sev $S "$(ce r13 ',"data_base64":"!!!!"')"
 reject "400 bad_event for invalid base64" 400 bad_event
 sev $S "$(ce r14 ',"id":"r14b"')"
 reject "400 bad_event for id given twice" 400 bad_event
+# SPEC 13: any key given twice, escaped spellings included, and inside
+# data too (the relay reads it, and a consumer might take the other one).
+sev $S "$(ce r14c ',"\u0073ource":"/other"')"
+check "400 for source given twice (once escaped), naming it" \
+    '400 {"error":"bad_event","detail":"attribute source given twice"}' "$STATUS $BODY"
+reject "  nothing stored" 400 bad_event
+sev $S "$(ce r14d ',"data":{"items":[{"sku":"a","qty":1,"sku":"b"}]}')"
+check "400 for a key given twice inside data, naming its place" \
+    '400 {"error":"bad_event","detail":"key data.items[0].sku given twice"}' "$STATUS $BODY"
+reject "  nothing stored" 400 bad_event
+sev $S "$(ce r14e ',"data":{"a":{"k":1},"b":{"k":2}}')"
+check "the same key in two objects of data is no repeat: 202" '202 {"id":"r14e","duplicate":false}' "$STATUS $BODY"
+BASE=$(counts)
 sev $S '{"specversion":"1.0","id":"r15","source":"/test","type":"dev.shop.order.created.vx"}'
 reject "422 bad_type in structured mode" 422 bad_type
 sev $S '{"specversion":"1.0","id":"r16","source":"/test","type":"dev.shop.order.deleted.v1"}'

@@ -218,6 +218,13 @@ conf "[$(prod '"'$NEW_SHA'"')]" '[{"name":"hook1","tokenSha256":"'$GAMMA_SHA'","
 reload
 check_match "push to pull under one name: refused, named" 'not reloaded.*var=TREATY_RELAY_SUBSCRIBERS field=\[0\] detail="hook1 cannot change between push and pull' \
     "$(grep 'not reloaded' "$RELAY_LOG" | tail -1)"
+# A key given twice (SPEC 13): the second secret, far too short, would
+# have passed unchecked behind the first.
+conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[${HOOK2%\}},\"secret\":\"short\"}]"
+reload
+check_match "a key given twice: refused, naming the field and the key" \
+    'not reloaded.*var=TREATY_RELAY_SUBSCRIBERS field=\[0\]\.secret detail="duplicate key secret"' \
+    "$(grep 'not reloaded' "$RELAY_LOG" | tail -1)"
 TOKEN=$GAMMA_TOKEN post evt.acme.shop.order.created ok-kept x
 check "the running configuration is kept: gamma still publishes" 202 "$STATUS"
 wait_until 10 'received ok-kept >/dev/null'
@@ -225,12 +232,12 @@ check "  and hook1 still gets its events, signed as before" "/h1b ok" "$(path_of
 
 # 6. Metrics, systemd, and the publisher's account.
 check "reloads counted: ok" 7 "$(metric 'treaty_relay_config_reloads_total{result="ok"}')"
-check "reloads counted: error" 3 "$(metric 'treaty_relay_config_reloads_total{result="error"}')"
+check "reloads counted: error" 4 "$(metric 'treaty_relay_config_reloads_total{result="error"}')"
 check_match "config_loaded_timestamp_seconds is recent" '^ok' \
     "$(t=$(metric treaty_relay_config_loaded_timestamp_seconds); [ $(( $(date +%s) - ${t:-0} )) -lt 300 ] && echo ok || echo "stale $t")"
-check "RELOADING=1 then READY=1 for each reload" 10 \
+check "RELOADING=1 then READY=1 for each reload" 11 \
     "$(grep -A1 '^RELOADING=1|MONOTONIC_USEC=[0-9]*$' "$T/notify.log" | grep -c '^READY=1')"
-check "  and nothing else (READY=1 once at start)" 11 "$(grep -c '^READY=1' "$T/notify.log")"
+check "  and nothing else (READY=1 once at start)" 12 "$(grep -c '^READY=1' "$T/notify.log")"
 # 7. A SIGHUP storm under load: 20 in a second, the file changing between
 #    two valid versions (hook1's secret); nothing fails, the process stays,
 #    every reload is applied whole (the last file wins).
@@ -245,7 +252,7 @@ conf_a $S1
 kill -HUP $RELAY_PID
 wait_until 15 'test "$(metric treaty_relay_config_reloads_total{result=\"ok\"})" -gt "$ok_before" && [ "$(grep -c "configuration reloaded" "$RELAY_LOG")" -eq "$(metric treaty_relay_config_reloads_total{result=\"ok\"})" ]'
 n_ok=$(metric 'treaty_relay_config_reloads_total{result="ok"}')
-check_match "SIGHUP storm: reloads applied (signals may coalesce), none refused" "^ok [0-9]+ 3$" \
+check_match "SIGHUP storm: reloads applied (signals may coalesce), none refused" "^ok [0-9]+ 4$" \
     "$( [ "$n_ok" -gt "$ok_before" ] && [ "$n_ok" -le $((ok_before + 21)) ] && echo ok) $((n_ok - ok_before)) $(metric 'treaty_relay_config_reloads_total{result="error"}')"
 TOKEN=$NEW_TOKEN post evt.acme.shop.order.created ok-storm x
 wait_until 10 'received ok-storm >/dev/null'
@@ -260,7 +267,7 @@ check_match "the steady publisher: every request 202, on one connection" '^sent=
 sent=$(sed -n 's/^sent=\([0-9]*\) ok=\([0-9]*\).*/\1 \2/p' "$T/steady.out")
 check "  (sent = 202s)" "$(echo "$sent" | cut -d' ' -f1)" "$(echo "$sent" | cut -d' ' -f2)"
 check "the relay is still running" yes "$(relay_alive && echo yes)"
-check "no error lines but the three refused reloads" 3 "$(grep -c 'level=error' "$RELAY_LOG")"
+check "no error lines but the four refused reloads" 4 "$(grep -c 'level=error' "$RELAY_LOG")"
 
 # 8. An inbox removed while a long-poll waits on it, and an event for it
 #    arriving then: the poll gets it, and the inbox is freed only after

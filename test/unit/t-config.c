@@ -791,6 +791,63 @@ subscribers_bad(void)
 	env_clear();
 }
 
+/*
+ * A key given twice in any object of a JSON setting is refused naming
+ * the variable, the key's field and the key (SPEC 13): the first would
+ * be read and the second, maybe a short secret, pass unchecked.
+ */
+static void
+duplicate_keys(void)
+{
+	static const struct {
+		const char	*var, *json, *field, *detail;
+	} bad[] = {
+		{ "TREATY_RELAY_PRODUCERS", "[{\"name\":\"a\",\"tokenSha256\":"
+		  "\"" HASH_A "\",\"subjects\":[\"evt.>\"],"
+		  "\"subjects\":[\"x\"]}]", "[0].subjects",
+		  "duplicate key subjects" },
+		{ "TREATY_RELAY_PRODUCERS", "[" P_OK("a", HASH_A) ",{\"name\":"
+		  "\"b\",\"\\u006eame\":\"c\",\"tokenSha256\":\"" HASH_B "\","
+		  "\"subjects\":[\"evt.>\"]}]", "[1].name",
+		  "duplicate key name" },
+		/* Inside a value the relay refuses anyway: still named. */
+		{ "TREATY_RELAY_PRODUCERS", "[{\"name\":\"a\",\"tokenSha256\":"
+		  "\"" HASH_A "\",\"subjects\":[{\"k\":1,\"k\":2}]}]",
+		  "[0].subjects[0].k", "duplicate key k" },
+		{ "TREATY_RELAY_SUBSCRIBERS",
+		  SUB("\"url\":\"https://e.example/\",\"secret\":\"short\""),
+		  "[0].secret", "duplicate key secret" },
+		{ "TREATY_RELAY_SUBSCRIBERS", "[{\"name\":\"p\","
+		  "\"tokenSha256\":\"" HASH_A "\",\"secret\":\"" SECRET "\","
+		  "\"filter\":\"evt.>\",\"maxDeliver\":3,\"maxDeliver\":3}]",
+		  "[0].maxDeliver",
+		  "duplicate key maxDeliver" },
+		{ "TREATY_RELAY_SUBSCRIBERS", "{\"a\":1,\"a\":1}", "a",
+		  "duplicate key a" },
+	};
+	struct config		 cfg;
+	struct config_error	 err;
+	size_t			 i;
+
+	for (i = 0; i < T_NCASES(bad); i++) {
+		env_clear();
+		setenv(bad[i].var, bad[i].json, 1);
+		if (!T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD)) {
+			config_free(&cfg);
+			continue;
+		}
+		T_EQ_STR(err.var, bad[i].var);
+		T_EQ_STR(err.field, bad[i].field);
+		T_EQ_STR(err.detail, bad[i].detail);
+		config_free(&cfg);
+	}
+	/* The same keys in different objects are no repeat. */
+	T_ASSERT(LOAD_ENV_OK(&cfg, "TREATY_RELAY_PRODUCERS", "[" P_OK("a",
+	    HASH_A) "," P_OK("b", HASH_B) "]"));
+	config_free(&cfg);
+	env_clear();
+}
+
 /* NATS_URL: comma-separated nats:// (or tls://) URLs. */
 static void
 nats_url(void)
@@ -1440,6 +1497,7 @@ static const struct t_case cases[] = {
 	{ "config_find_producer", find_producer },
 	{ "valid push and pull subscribers, defaults", subscribers_ok },
 	{ "bad subscribers name var and field", subscribers_bad },
+	{ "a key given twice in a JSON setting", duplicate_keys },
 	{ "pull tokens are never a producer's or another inbox's",
 	  pull_token_roles },
 	{ "tokenSha256 lists for rotation", token_lists },

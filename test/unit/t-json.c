@@ -3,7 +3,8 @@
  * finds a batch's events (SPEC 14) without parsing them (strings and
  * escapes, nesting, whitespace, empty elements, the element limit, texts
  * that are not one array), json_accepted_body's two ways of writing
- * the 202 answer, and json_scan's flaws (what yajl would take or change).
+ * the 202 answer, json_scan's flaws (what yajl would take or change), and
+ * json_dup_key (a key given twice in one object, at any depth).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +247,127 @@ scan_flaws(void)
 	SCAN("[\"\\uD800\",\"\\u0000\"]", JSON_FLAW_ESCAPE);
 }
 
+/*
+ * json_dup_key on the text s: the path of the first key given twice
+ * (want), or none (want NULL).
+ */
+static void
+dup_at(int line, const char *s, const char *want)
+{
+	yajl_val	 v = yajl_tree_parse(s, NULL, 0);
+	char		 path[64];
+	const char	*k;
+
+	if (v == NULL) {
+		t_fail(__FILE__, line, "  %s: not JSON", s);
+		return;
+	}
+	k = json_dup_key(v, path, sizeof(path));
+	if (want == NULL && k != NULL)
+		t_fail(__FILE__, line, "  %s: %s given twice?", s, path);
+	else if (want != NULL && k == NULL)
+		t_fail(__FILE__, line, "  %s: no duplicate, want %s", s, want);
+	else if (want != NULL && strcmp(path, want) != 0)
+		t_fail(__FILE__, line, "  %s: %s, want %s", s, path, want);
+	else if (want != NULL && strrchr(want, '.') != NULL &&
+	    strcmp(k, strrchr(want, '.') + 1) != 0)
+		t_fail(__FILE__, line, "  %s: key %s", s, k);
+	yajl_tree_free(v);
+}
+#define DUP(s, want)	dup_at(__LINE__, s, want)
+
+/* No key twice in one object: equal keys in different objects are fine. */
+static void
+dup_none(void)
+{
+	DUP("{}", NULL);
+	DUP("[]", NULL);
+	DUP("\"a\"", NULL);
+	DUP("{\"a\":1,\"b\":2,\"A\":3,\"a \":4,\"ab\":5}", NULL);
+	DUP("{\"a\":{\"a\":{\"a\":1}}}", NULL);
+	DUP("[{\"a\":1},{\"a\":1}]", NULL);
+	DUP("{\"x\":[{\"a\":1},{\"a\":2}],\"y\":{\"x\":1}}", NULL);
+	DUP("{\"a\":\"a\",\"b\":\"a\"}", NULL);	/* values, not keys */
+}
+
+/* The first repeat, where it is, the object's own keys before its values. */
+static void
+dup_found(void)
+{
+	DUP("{\"a\":1,\"a\":2}", "a");
+	DUP("{\"a\":1,\"b\":2,\"a\":3,\"b\":4}", "a");
+	DUP("{\"b\":1,\"a\":2,\"a\":3,\"b\":4}", "a");
+	DUP("{\"a\":1,\"\\u0061\":2}", "a");	/* decoded: one key */
+	DUP("{\"caf\\u00e9\":1,\"caf\xc3\xa9\":2}", "caf\xc3\xa9");
+	DUP("[{\"name\":\"x\",\"subjects\":[],\"subjects\":[]}]",
+	    "[0].subjects");
+	DUP("[{},{\"s\":{\"t\":1,\"t\":2}}]", "[1].s.t");
+	DUP("{\"data\":{\"items\":[1,{\"sku\":1,\"sku\":2}]}}",
+	    "data.items[1].sku");
+	DUP("[[[{\"k\":[],\"k\":{}}]]]", "[0][0][0].k");
+	/* The outer object's keys are compared before its members'. */
+	DUP("{\"o\":{\"i\":1,\"i\":2},\"o\":3}", "o");
+	/* The first member with one is the one named. */
+	DUP("{\"p\":{\"x\":1,\"x\":2},\"q\":{\"y\":1,\"y\":2}}", "p.x");
+	/* A long path is cut to fit. */
+	DUP("{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaa\":{\"k\":1,\"k\":2}}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");	/* 63 of 71 */
+}
+
+/*
+ * Objects past the pairwise size (sorted) and nesting past the walk's
+ * first stack: the same answers.
+ */
+static void
+dup_large(void)
+{
+	char		*s = malloc(64 * 1024), path[64];
+	size_t		 o, i;
+	yajl_val	 v;
+	const char	*k;
+
+	T_ASSERT(s != NULL);
+	/* 1000 keys k0..k999, then k500 again, then k7 again. */
+	o = (size_t)sprintf(s, "{");
+	for (i = 0; i < 1000; i++)
+		o += (size_t)sprintf(s + o, "\"k%zu\":%zu,", i, i);
+	sprintf(s + o, "\"k500\":0,\"k7\":0}");
+	T_ASSERT((v = yajl_tree_parse(s, NULL, 0)) != NULL);
+	T_ASSERT((k = json_dup_key(v, path, sizeof(path))) != NULL);
+	T_EQ_STR(path, "k500");
+	yajl_tree_free(v);
+	/* The same keys without a repeat; then 40 keys, the last twice. */
+	sprintf(s + o - 1, "}");
+	T_ASSERT((v = yajl_tree_parse(s, NULL, 0)) != NULL);
+	T_ASSERT(json_dup_key(v, path, sizeof(path)) == NULL);
+	yajl_tree_free(v);
+	o = (size_t)sprintf(s, "{");
+	for (i = 0; i < 40; i++)
+		o += (size_t)sprintf(s + o, "\"k%zu\":%zu,", i, i);
+	sprintf(s + o, "\"k39\":0}");
+	T_ASSERT((v = yajl_tree_parse(s, NULL, 0)) != NULL);
+	T_ASSERT(json_dup_key(v, path, sizeof(path)) != NULL);
+	T_EQ_STR(path, "k39");
+	yajl_tree_free(v);
+	/* 200 arrays deep, then an object with a key twice. */
+	o = 0;
+	for (i = 0; i < 200; i++)
+		s[o++] = '[';
+	o += (size_t)sprintf(s + o, "{\"z\":1,\"z\":2}");
+	for (i = 0; i < 200; i++)
+		s[o++] = ']';
+	s[o] = '\0';
+	T_ASSERT((v = yajl_tree_parse(s, NULL, 0)) != NULL);
+	T_ASSERT((k = json_dup_key(v, path, sizeof(path))) != NULL);
+	T_EQ_STR(k, "z");
+	/* 21 steps of 200 fit in 64 bytes. */
+	T_EQ_STR(path, "[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]"
+	    "[0][0][0]");
+	yajl_tree_free(v);
+	free(s);
+}
+
 static const struct t_case cases[] = {
 	{ "a parsed value generated again", gen_tree },
 	{ "arrays and whitespace", arrays },
@@ -256,6 +378,9 @@ static const struct t_case cases[] = {
 	{ "the 202 answer's body", accepted },
 	{ "scan: texts without a flaw", scan_clean },
 	{ "scan: each flaw, and the first of two", scan_flaws },
+	{ "duplicate keys: none", dup_none },
+	{ "duplicate keys: the first, and its place", dup_found },
+	{ "duplicate keys: large objects, deep nesting", dup_large },
 };
 
 int
