@@ -8,7 +8,33 @@
  * Content-Length, even equal; a Transfer-Encoding other than exactly
  * "chunked"; both; a header folded over lines; a header name with white
  * space before its colon).
+ *
+ * And whatever libevent 2.1.12's parser would refuse with its own HTML
+ * page is refused here first, as JSON.  Its refusals, from http.c
+ * (evhttp_parse_request_line, evhttp_uri_parse_with_flags,
+ * evhttp_parse_headers_, evhttp_get_body), and where each is met:
+ *
+ *   request line over max_headers_size   the door's 16 KiB head (431)
+ *   shorter than "GET / HTTP/1.0", no    the request line's shape: two
+ *   space, an empty target, a version    spaces, a non-empty target,
+ *   not HTTP/x.y with x <= 1             HTTP/1.0 or 1.1 only
+ *   an unknown method (later: 501)       known_method (501)
+ *   a target its URI parser refuses      target_ok, its rules again
+ *   NUL (its C strings end there)        no NUL anywhere in the head
+ *   headers over max_headers_size        the door's 16 KiB head (431)
+ *   a continuation line                  no folding at all
+ *   a line without ':'                   a name, then ':'
+ *   CR in a name; CR in a value not      names of token characters;
+ *   followed by SP or HT                 no CR but before LF anywhere
+ *   Content-Length not a number          digits only, one at most
+ *   Expect other than 100-continue on    the same rule, 417
+ *   an HTTP/1.1 request with a body
+ *   Content-Length over the body limit   door.c, from the head (413)
+ *
+ * What cannot be known from the head is in the manual's CAVEATS: a
+ * chunked body growing past the limit (its 413).
  */
+#include <arpa/inet.h>
 #include <string.h>
 #include <strings.h>
 
@@ -62,16 +88,221 @@ known_method(const char *m)
 	return 0;
 }
 
+/*
+ * libevent's uri_chars table: RFC 3986's unreserved characters, ALPHA
+ * DIGIT - . _ ~ (ASCII only).
+ */
+static int
+uri_unreserved(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	    c == '~';
+}
+
+/* RFC 3986's sub-delims, as libevent's SUBDELIMS. */
+static int
+uri_subdelim(char c)
+{
+	return c != '\0' && strchr("!$&'()*+,;=", c) != NULL;
+}
+
+/* A hexadecimal digit (EVUTIL_ISXDIGIT_). */
+static int
+uri_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	    (c >= 'A' && c <= 'F');
+}
+
+/*
+ * A request target as libevent's C string: t[i], or NUL past its end
+ * (its parser reads a little past a part's end, into the next one).
+ */
+struct target {
+	const char	*t;
+	size_t		 n;
+};
+
+/* The target's byte i, as libevent's string has it. */
+static char
+tc(const struct target *t, size_t i)
+{
+	return i < t->n ? t->t[i] : '\0';
+}
+
+/*
+ * The first of the (one to three) chars in t from i on, or t's length.
+ * Every request's target is read this way: no strchr per byte.
+ */
+static size_t
+t_find(const struct target *t, size_t i, const char *chars)
+{
+	char	 c;
+
+	for (; i < t->n; i++) {
+		c = t->t[i];
+		if (c == chars[0] || (chars[1] != '\0' && (c == chars[1] ||
+		    (chars[2] != '\0' && c == chars[2]))))
+			break;
+	}
+	return i;
+}
+
+/* libevent's bracket_addr_ok on [s, e): an IPv6 literal or IPvFuture. */
+static int
+t_bracket_ok(const struct target *t, size_t s, size_t e)
+{
+	char	 buf[64];
+	struct in6_addr a;
+
+	if (s + 3 > e || tc(t, s) != '[' || tc(t, e - 1) != ']')
+		return 0;
+	if (tc(t, s + 1) == 'v') {
+		/* "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ) */
+		s += 2;
+		e--;
+		if (!uri_hex(tc(t, s)))
+			return 0;
+		while (s < e && tc(t, s) != '.')
+			if (!uri_hex(tc(t, s++)))
+				return 0;
+		if (tc(t, s) != '.')
+			return 0;
+		for (s++; s < e; s++)
+			if (!uri_unreserved(tc(t, s)) &&
+			    !uri_subdelim(tc(t, s)) && tc(t, s) != ':')
+				return 0;
+		return 1;
+	}
+	if (e - s - 2 >= sizeof(buf))
+		return 0;
+	memcpy(buf, t->t + s + 1, e - s - 2);
+	buf[e - s - 2] = '\0';
+	/* evutil_inet_pton is the system's inet_pton where there is one. */
+	return inet_pton(AF_INET6, buf, &a) == 1;
+}
+
+/*
+ * libevent's parse_authority on [s, e): userinfo "@", a host (reg-name
+ * or bracketed literal), ":" port up to 65535.
+ */
+static int
+t_authority_ok(const struct target *t, size_t s, size_t e)
+{
+	size_t	 at, cp, p;
+	long	 port = 0;
+
+	if (s == e)
+		return 1;
+	/*
+	 * libevent's strchr finds the first '@' of the rest of the string:
+	 * one at or past e means no userinfo.
+	 */
+	at = t_find(t, s, "@");
+	if (at < e) {
+		for (p = s; p < at;) {
+			if (uri_unreserved(tc(t, p)) ||
+			    uri_subdelim(tc(t, p)) || tc(t, p) == ':')
+				p++;
+			else if (tc(t, p) == '%' && p + 2 < at &&
+			    uri_hex(tc(t, p + 1)) && uri_hex(tc(t, p + 2)))
+				p += 3;
+			else
+				return 0;
+		}
+		cp = at + 1;
+	} else
+		cp = s;
+	for (p = e; p > cp && tc(t, p - 1) >= '0' && tc(t, p - 1) <= '9';
+	    p--)
+		;
+	if (p > cp && tc(t, p - 1) == ':') {
+		for (at = p; at < e; at++)
+			if ((port = port * 10 + (tc(t, at) - '0')) > 65535)
+				return 0;
+		e = p - 1;
+	}
+	if (tc(t, cp) == '[' && e >= cp + 2 && tc(t, e - 1) == ']')
+		return t_bracket_ok(t, cp, e);
+	for (p = cp; p < e;) {
+		if (uri_unreserved(tc(t, p)) || uri_subdelim(tc(t, p)))
+			p++;
+		else if (tc(t, p) == '%' && uri_hex(tc(t, p + 1)) &&
+		    uri_hex(tc(t, p + 2)))
+			p += 3;
+		else
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * 1 when libevent 2.1.12 parses the request target: for CONNECT its
+ * authority (evhttp_uri_parse_authority), else the URI as
+ * evhttp_uri_parse_with_flags does with EVHTTP_URI_NONCONFORMANT (any
+ * path, query and fragment characters; a scheme, an authority after
+ * "//", and no ':' in a first path segment without a scheme).
+ */
+static int
+target_ok(const char *method, const char *s, size_t n)
+{
+	const struct target	 tt = { s, n }, *t = &tt;
+	size_t			 i = 0, colon, e;
+	int			 scheme = 0;
+
+	if (strcmp(method, "CONNECT") == 0)
+		return t_authority_ok(t, 0, t_find(t, 0, "?#/"));
+	colon = t_find(t, 0, ":");
+	if (colon < n && colon > 0 && ((s[0] >= 'a' && s[0] <= 'z') ||
+	    (s[0] >= 'A' && s[0] <= 'Z'))) {
+		/* ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) */
+		for (i = 1; i < colon; i++)
+			if (!((s[i] >= 'a' && s[i] <= 'z') ||
+			    (s[i] >= 'A' && s[i] <= 'Z') ||
+			    (s[i] >= '0' && s[i] <= '9') || s[i] == '+' ||
+			    s[i] == '-' || s[i] == '.'))
+				break;
+		scheme = i == colon;
+	}
+	i = scheme ? colon + 1 : 0;
+	if (tc(t, i) == '/' && tc(t, i + 1) == '/') {
+		e = t_find(t, i + 2, "?#/");
+		/* The path then starts with '/', or is empty. */
+		return t_authority_ok(t, i + 2, e);
+	}
+	if (scheme)
+		return 1;
+	/* No scheme: the path's first segment has no ':'. */
+	for (i = 0; i < n && s[i] != '/' && s[i] != '?' && s[i] != '#'; i++)
+		if (s[i] == ':')
+			return 0;
+	return 1;
+}
+
 /* Parse a head; see door-head.h. */
 int
 door_head_parse(const char *head, size_t len, struct door_head *h)
 {
 	const char	*p = head, *end = head + len, *nl, *le, *colon, *v, *sp;
-	size_t		 n, vlen;
-	int		 lines = 0, ncl = 0, nte = 0, te_ok = 1;
+	const char	*expect = NULL;
+	size_t		 n, vlen, expectlen = 0;
+	int		 lines = 0, ncl = 0, nte = 0, te_ok = 1, minor;
 	uint64_t	 cl = 0;
 
 	memset(h, 0, sizeof(*h));
+	/*
+	 * libevent reads a line up to LF (a CR before it dropped) into a C
+	 * string: a NUL ends a method, target or header early, and a CR
+	 * left inside a header value fails the request.  Both are refused
+	 * anywhere in the head, so every line the door reads is evhttp's.
+	 */
+	if (memchr(head, '\0', len) != NULL)
+		return refuse(h, 400, "bad_request", "a NUL byte in the head");
+	for (v = head; (v = memchr(v, '\r', (size_t)(end - v))) != NULL; v++)
+		if (v + 1 == end || v[1] != '\n')
+			return refuse(h, 400, "bad_request", "a CR not "
+			    "followed by LF");
 	/* The request line: METHOD SP target SP version. */
 	if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
 		return refuse(h, 400, "bad_request", "no request line");
@@ -89,8 +320,14 @@ door_head_parse(const char *head, size_t len, struct door_head *h)
 	    (sp[8] != '0' && sp[8] != '1'))
 		return refuse(h, 400, "bad_request", "not an HTTP/1.1 request "
 		    "line");
+	minor = sp[8] - '0';
+	if (h->pathlen == 0)
+		return refuse(h, 400, "bad_request", "an empty request target");
 	if (!known_method(h->method))
 		return refuse(h, 501, "not_implemented", "an unknown method");
+	if (!target_ok(h->method, h->path, h->pathlen))
+		return refuse(h, 400, "bad_request", "a request target that is "
+		    "not a URI");
 	if ((v = memchr(h->path, '?', h->pathlen)) != NULL)
 		h->pathlen = (size_t)(v - h->path);
 	for (p = nl + 1; p < end; p = nl + 1) {
@@ -120,7 +357,12 @@ door_head_parse(const char *head, size_t len, struct door_head *h)
 			return refuse(h, 400, "bad_request", "a header line "
 			    "without a name");
 		n = (size_t)(colon - p);
-		for (v = colon + 1; v < le && (*v == ' ' || *v == '\t'); v++)
+		/*
+		 * The value as evhttp will have it: libevent skips spaces
+		 * only before it (a tab stays, so "\tchunked" is no chunked
+		 * for evhttp) and spaces and tabs after it.
+		 */
+		for (v = colon + 1; v < le && *v == ' '; v++)
 			;
 		vlen = (size_t)(le - v);
 		while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
@@ -155,6 +397,10 @@ door_head_parse(const char *head, size_t len, struct door_head *h)
 				    "than one Authorization");
 			h->auth = v;
 			h->authlen = vlen;
+		} else if (n == 6 && strncasecmp(p, "Expect", n) == 0 &&
+		    expect == NULL) {
+			expect = v;		/* evhttp reads the first */
+			expectlen = vlen;
 		}
 	}
 	if (ncl > 1)
@@ -174,6 +420,14 @@ door_head_parse(const char *head, size_t len, struct door_head *h)
 	    strcmp(h->method, "TRACE") == 0))
 		return refuse(h, 400, "bad_request", "a body on a request "
 		    "that has none");
+	/*
+	 * evhttp answers 417 itself to an Expect other than 100-continue,
+	 * on an HTTP/1.1 request with a body (and only there).
+	 */
+	if (expect != NULL && minor == 1 && (nte == 1 || cl > 0) &&
+	    (expectlen != 12 || strncasecmp(expect, "100-continue", 12) != 0))
+		return refuse(h, 417, "expectation_failed", "an Expect other "
+		    "than 100-continue");
 	if (nte == 1)
 		h->framing = DOOR_CHUNKED;
 	else if (ncl == 1 && cl > 0) {

@@ -39,9 +39,12 @@ struct door_head {
  * 0 when it may go on to evhttp; else the status to answer (400 for
  * ambiguous framing: more than one Content-Length, a Transfer-Encoding
  * other than exactly chunked, both, a folded or malformed header line, a
- * request line that is not HTTP/1.0 or 1.1; 431 for too many header
- * lines; 501 for a method libevent does not know), with h->code and
- * h->detail set.
+ * request line that is not HTTP/1.0 or 1.1, and for anything else
+ * libevent 2.1's parser would refuse: a NUL, a CR not before LF, an
+ * empty or unparseable request target; 417 for an Expect other than
+ * 100-continue on an HTTP/1.1 request with a body; 431 for too many
+ * header lines; 501 for a method libevent does not know), with h->code
+ * and h->detail set.
  */
 int	door_head_parse(const char *head, size_t len, struct door_head *h);
 /*
