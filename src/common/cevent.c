@@ -714,3 +714,47 @@ cevent_gen_structured(yajl_gen g, const struct cevent *ev)
 	cevent_gen_data(g, ev->content_type, ev->data, ev->datalen);
 	yajl_gen_map_close(g);
 }
+
+/* The value of a hexadecimal digit, or -1. */
+static int
+hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+	    c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A stored value as valid UTF-8 text; see cevent.h. */
+char *
+cevent_value_text(const char *value, size_t *len)
+{
+	static const char	 repl[] = "\xef\xbf\xbd";
+	size_t			 n = strlen(value), i, o = 0;
+	char			*buf, *text;
+	int			 hi, lo;
+
+	/* Each escape is three bytes, and so is U+FFFD: n + 1 is room. */
+	buf = xmalloc(n + 1);
+	for (i = 0; i < n; i++) {
+		if (value[i] != '%' || n - i < 3 ||
+		    (hi = hexval(value[i + 1])) < 0 ||
+		    (lo = hexval(value[i + 2])) < 0) {
+			buf[o++] = value[i];
+			continue;
+		}
+		i += 2;
+		if (hi == 0 && lo == 0) {
+			/* A worker's yajl tree would cut the string there. */
+			memcpy(buf + o, repl, 3);
+			o += 3;
+		} else
+			buf[o++] = (char)(hi << 4 | lo);
+	}
+	if (treaty_utf8_valid(buf, o)) {
+		buf[o] = '\0';
+		*len = o;
+		return buf;
+	}
+	text = json_utf8_repair(buf, o, len);
+	free(buf);
+	return text;
+}

@@ -73,6 +73,15 @@ void	cevent_gen_data(struct yajl_gen_t *g, const char *content_type,
 	    const char *data, size_t len);
 /* ev as a structured-mode JSON object (attributes, type, data). */
 void	cevent_gen_structured(struct yajl_gen_t *g, const struct cevent *ev);
+/*
+ * A stored attribute value (a ce-* header, percent-encoded as the HTTP
+ * binding says) as text for the JSON the relay writes, whatever was
+ * stored (SPEC 13): the escapes decoded (a '%' that begins none is kept),
+ * and each byte that begins no valid UTF-8 sequence, and a decoded NUL,
+ * written as U+FFFD.  For a value that decodes to valid UTF-8 without
+ * NUL this is its decoded text.  A malloc'd string, its length in *len.
+ */
+char	*cevent_value_text(const char *value, size_t *len);
 /* 1 when a Content-Type is application/cloudevents+json (any params). */
 int	cevent_is_structured(const char *content_type);
 /* 1 when a Content-Type is application/cloudevents-batch+json. */

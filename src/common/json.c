@@ -41,15 +41,27 @@ json_finish(yajl_gen g, struct evbuffer *out)
 void
 json_gen_text(yajl_gen g, const char *s, size_t len)
 {
+	char	*buf;
+	size_t	 o;
+
+	if (treaty_utf8_valid(s, len)) {
+		yajl_gen_string(g, (const unsigned char *)s, len);
+		return;
+	}
+	buf = json_utf8_repair(s, len, &o);
+	yajl_gen_string(g, (const unsigned char *)buf, o);
+	free(buf);
+}
+
+/* A copy of s with U+FFFD for each byte that begins no valid sequence. */
+char *
+json_utf8_repair(const char *s, size_t len, size_t *outlen)
+{
 	static const char	 repl[] = "\xef\xbf\xbd";
 	const unsigned char	*u = (const unsigned char *)s;
 	char			*buf;
 	size_t			 i, n, o = 0;
 
-	if (treaty_utf8_valid(s, len)) {
-		yajl_gen_string(g, u, len);
-		return;
-	}
 	buf = xmalloc(len * 3 + 1);
 	for (i = 0; i < len; i += n) {
 		n = u[i] < 0x80 ? 1 : (u[i] & 0xe0) == 0xc0 ? 2 :
@@ -63,8 +75,9 @@ json_gen_text(yajl_gen g, const char *s, size_t len)
 		memcpy(buf + o, s + i, n);
 		o += n;
 	}
-	yajl_gen_string(g, (const unsigned char *)buf, o);
-	free(buf);
+	buf[o] = '\0';
+	*outlen = o;
+	return buf;
 }
 
 /* Add a NUL-terminated string to the generator; see json_gen_text. */

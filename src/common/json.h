@@ -105,6 +105,11 @@ struct yajl_gen_t;
 void	json_gen_text(struct yajl_gen_t *g, const char *s, size_t len);
 /* The same for a NUL-terminated string. */
 void	json_gen_str(struct yajl_gen_t *g, const char *s);
+/*
+ * s (len bytes) as text that is valid UTF-8, the way json_gen_text
+ * writes it: a malloc'd NUL-terminated copy, its length in *outlen.
+ */
+char	*json_utf8_repair(const char *s, size_t len, size_t *outlen);
 /* The same, or null when s is NULL. */
 void	json_gen_str_or_null(struct yajl_gen_t *g, const char *s);
 

@@ -196,12 +196,16 @@ struct attr_ctx {
 	const char	*ct;
 };
 
-/* One stored header as a structured-mode attribute. */
+/*
+ * One stored header as a structured-mode attribute.  Every attribute is
+ * written, whatever was stored (before the UTF-8 checks, or straight to
+ * NATS): its invalid bytes as U+FFFD (SPEC 13), never left out.
+ */
 static void
 attr_cb(void *arg, const char *key, const char *value)
 {
 	struct attr_ctx	*a = arg;
-	size_t		 n = strlen(value), out;
+	size_t		 out;
 	char		*v;
 
 	if (strcasecmp(key, "content-type") == 0) {
@@ -210,11 +214,9 @@ attr_cb(void *arg, const char *key, const char *value)
 	}
 	if (strncasecmp(key, "ce-", 3) != 0 || key[3] == '\0')
 		return;
-	v = xmalloc(n + 1);
-	if (treaty_pct_decode(value, n, v, n + 1, &out) == TREATY_OK) {
-		json_gen_str(a->g, key + 3);
-		json_gen_text(a->g, v, out);
-	}
+	v = cevent_value_text(value, &out);
+	json_gen_str(a->g, key + 3);
+	json_gen_text(a->g, v, out);
 	free(v);
 }
 
@@ -250,16 +252,26 @@ gen_envelope(yajl_gen g, struct fetch *f, const struct fetch_msg *fm,
 	struct store_msg *m = fm->m;
 	char		 receipt[INBOX_RECEIPT_MAX];
 	char		 sig[TREATY_SIG_HEADER_SIZE(TREATY_MAX_SECRETS)];
+	const char	*raw;
 	const void	*body;
-	size_t		 blen;
-	char		*id;
+	size_t		 blen, idlen = 0;
+	char		*id = NULL;
 
 	store_msg_lease(m, l);
-	if ((id = store_msg_header_decoded(m, "ce-id")) == NULL) {
+	/*
+	 * The id as the envelope shows it (an invalid byte as U+FFFD, as in
+	 * the event): the receipt and the signature are made over it, so
+	 * the worker verifies and acknowledges with the id it was given.
+	 * For an id stored as ingest stores it, that is its decoded id.
+	 */
+	if ((raw = store_msg_header(m, "ce-id")) != NULL)
+		id = cevent_value_text(raw, &idlen);
+	if (idlen == 0) {
 		/* Not an event (never stored by ingest): skip it. */
 		log_warnx("inbox: stored message without an id",
 		    "inbox=%s seq=%llu", s->cfg->name,
 		    (unsigned long long)l->seq);
+		free(id);
 		return -1;
 	}
 	body = store_msg_data(m, &blen);

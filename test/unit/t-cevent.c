@@ -944,6 +944,44 @@ st_duplicate_keys(void)
 	}
 }
 
+/* cevent_value_text(value) is want (and its length is want's). */
+static void
+text_at(int line, const char *value, const char *want)
+{
+	size_t	 len;
+	char	*got = cevent_value_text(value, &len);
+
+	if (strcmp(got, want) != 0 || len != strlen(want))
+		t_fail(__FILE__, line, "  %s: got \"%s\" (%zu), want \"%s\"",
+		    value, got, len, want);
+	free(got);
+}
+#define TEXT(v, want)	text_at(__LINE__, v, want)
+
+/*
+ * A stored attribute as the JSON the relay writes has it: decoded, and
+ * valid UTF-8 whatever was stored (SPEC 13): bad bytes, raw or encoded,
+ * and a decoded NUL as U+FFFD; a '%' that begins no escape as itself.
+ */
+static void
+stored_values_as_text(void)
+{
+	TEXT("", "");
+	TEXT("/shop/orders", "/shop/orders");
+	TEXT("caf%C3%A9%20bar", "caf\xc3\xa9 bar");
+	TEXT("caf\xc3\xa9", "caf\xc3\xa9");
+	TEXT("%25%22", "%\"");
+	TEXT("/old\xff%FFsrc", "/old\xef\xbf\xbd\xef\xbf\xbdsrc");
+	TEXT("x%00y", "x\xef\xbf\xbdy");
+	TEXT("%00", "\xef\xbf\xbd");
+	TEXT("100%", "100%");
+	TEXT("%zz%4", "%zz%4");
+	TEXT("%C3", "\xef\xbf\xbd");
+	TEXT("a%E2%82", "a\xef\xbf\xbd\xef\xbf\xbd");
+	TEXT("%ED%A0%80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	TEXT("\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd");	/* overlong */
+}
+
 /* The same event in both modes is stored the same way. */
 static void
 modes_equivalent(void)
@@ -1103,6 +1141,7 @@ static const struct t_case cases[] = {
 	{ "structured: data_base64 null with data", st_null_base64 },
 	{ "structured: malformed events", st_malformed },
 	{ "structured: a key given twice, data included", st_duplicate_keys },
+	{ "stored values as valid UTF-8 text", stored_values_as_text },
 	{ "binary and structured store the same", modes_equivalent },
 	{ "media type helpers", media_types },
 	{ "generated data comes back byte for byte", gen_data_round_trip },

@@ -159,6 +159,35 @@ accepted(void)
 	ACCEPTED("bad\xff", 0, "{\"id\":\"\",\"duplicate\":false}");
 }
 
+/* json_utf8_repair: U+FFFD for each byte that begins no valid sequence. */
+static void
+utf8_repair(void)
+{
+	static const struct {
+		const char	*in, *want;
+	} c[] = {
+		{ "", "" },
+		{ "plain", "plain" },
+		{ "caf\xc3\xa9 \xf0\x9f\x98\x80",
+		  "caf\xc3\xa9 \xf0\x9f\x98\x80" },
+		{ "a\xff" "b", "a\xef\xbf\xbd" "b" },
+		{ "\xc3", "\xef\xbf\xbd" },
+		{ "\xe2\x82x", "\xef\xbf\xbd\xef\xbf\xbdx" },
+		{ "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+		  "\xef\xbf\xbd" },
+	};
+	size_t	 i, len;
+	char	*got;
+
+	for (i = 0; i < T_NCASES(c); i++) {
+		got = json_utf8_repair(c[i].in, strlen(c[i].in), &len);
+		T_EQ_STR(got, c[i].want);
+		T_EQ_INT(len, strlen(c[i].want));
+		free(got);
+	}
+}
+
 /* A parsed text generated again: the same text, numbers as written. */
 static void
 gen_tree(void)
@@ -370,6 +399,7 @@ dup_large(void)
 
 static const struct t_case cases[] = {
 	{ "a parsed value generated again", gen_tree },
+	{ "invalid UTF-8 repaired with U+FFFD", utf8_repair },
 	{ "arrays and whitespace", arrays },
 	{ "strings and escapes", strings },
 	{ "elements are not checked", unchecked },
