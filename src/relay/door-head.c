@@ -248,12 +248,13 @@ static int
 target_ok(const char *method, const char *s, size_t n)
 {
 	const struct target	 tt = { s, n }, *t = &tt;
+	const char		*p;
 	size_t			 i = 0, colon, e;
 	int			 scheme = 0;
 
 	if (strcmp(method, "CONNECT") == 0)
 		return t_authority_ok(t, 0, t_find(t, 0, "?#/"));
-	colon = t_find(t, 0, ":");
+	colon = (p = memchr(s, ':', n)) != NULL ? (size_t)(p - s) : n;
 	if (colon < n && colon > 0 && ((s[0] >= 'a' && s[0] <= 'z') ||
 	    (s[0] >= 'A' && s[0] <= 'Z'))) {
 		/* ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) */
