@@ -1120,6 +1120,8 @@ door_answer(struct evhttp_request *req, const char *path)
 		  "knows" },
 		{ "rate_limited", "this producer is over its rate; send it "
 		  "again after Retry-After seconds" },
+		{ "expectation_failed", "the only Expect the relay takes is "
+		  "100-continue" },
 	};
 	size_t		 plen = strlen(door_prefix), i;
 	char		 code[40], route[16], ra[24];
