@@ -945,9 +945,17 @@ door_evict(struct door *d)
 	struct dconn	*c;
 
 	while ((c = TAILQ_FIRST(&d->idle)) != NULL) {
-		/* Not yet hooked: made this very turn, the newest of all. */
-		if (!c->hooked)
-			return 0;
+		/*
+		 * Accepted earlier in this turn's burst (evhttp has set it
+		 * up whole): the hook takes it over now, so it ends as any
+		 * other connection does.
+		 */
+		if (!c->hooked) {
+			door_hook_cb(-1, 0, c);
+			if (!c->hooked)
+				return 0;
+			continue;
+		}
 		/* A handshake under way is a request begun. */
 		if (c->tls && c->busy && !door_tls_unstarted(c)) {
 			door_idle_leave(c);
