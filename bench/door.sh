@@ -28,72 +28,10 @@ relay() {
 }
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$RELAY/status"; }
 
-# flood PORT PID CONNS BYTES READ_PER_S SECONDS: CONNS connections each
-# sending BYTES of pipelined GET /metrics, reading READ_PER_S bytes a
-# second (0: nothing); /healthz probed on fresh connections every 0.1 s.
-# Prints "peak_rss_kib rss_at_end_kib p50_ms p99_ms max_ms probes".
-flood() {
-	python3 - "$@" <<'PY'
-import resource, socket, sys, threading, time
-port, pid, n, size, rate, secs = sys.argv[1:7]
-port, n, size, rate, secs = int(port), int(n), int(size), int(rate), float(secs)
-soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
-data = req * (size // len(req))
-def rss():
-    return int(open("/proc/%s/status" % pid).read().split("VmRSS:")[1].split()[0])
-socks, stop = [], time.time() + secs
-def one():
-    s = socket.create_connection(("127.0.0.1", port))
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    socks.append(s)
-    s.settimeout(secs)
-    try:
-        s.sendall(data)
-    except OSError:
-        pass
-ts = [threading.Thread(target=one, daemon=True) for _ in range(n)]
-for t in ts:
-    t.start()
-def reader():
-    while time.time() < stop:
-        for s in list(socks):
-            try:
-                s.setblocking(False)
-                s.recv(rate)
-            except OSError:
-                pass
-        time.sleep(1)
-if rate > 0:
-    threading.Thread(target=reader, daemon=True).start()
-# The probes from a process of their own: the flood's threads share this
-# one's interpreter lock, and would delay the probes, not the relay.
-import subprocess
-prober = subprocess.Popen([sys.executable, "-c", """
-import socket, sys, time
-port, stop = int(sys.argv[1]), float(sys.argv[2])
-while time.time() < stop:
-    t0 = time.time()
-    try:
-        c = socket.create_connection(("127.0.0.1", port), timeout=5)
-        c.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
-        ok = c.recv(4096).startswith(b"HTTP/1.1 200")
-        c.close()
-    except OSError:
-        ok = False
-    print((time.time() - t0) * 1000 if ok else 1e9, flush=True)
-    time.sleep(0.1)
-""", str(port), str(stop)], stdout=subprocess.PIPE, text=True)
-peak = 0
-while time.time() < stop:
-    peak = max(peak, rss())
-    time.sleep(0.1)
-probes = sorted(float(x) for x in prober.communicate()[0].split())
-q = lambda p: probes[min(len(probes) - 1, int(p * len(probes)))]
-print(peak, rss(), "%.2f %.2f %.2f %d" % (q(0.5), q(0.99), probes[-1], len(probes)))
-PY
-}
+# flood PORT PID CONNS BYTES READ_PER_S SECONDS: test/live/flood.py (the
+# live test's attack): "peak_rss_kib rss_at_end_kib p50_ms p99_ms max_ms
+# probes".
+flood() { python3 test/live/flood.py "$@"; }
 
 case ",$WHAT," in *,unread,*)
 	relay
