@@ -288,19 +288,8 @@ log_libevent(int severity, const char *msg)
 noreturn void
 log_libevent_fatal(int err)
 {
-	char	 q[300];
-	size_t	 i, o = 0;
-
-	for (i = 0; log_libevent_err[i] != '\0' && o < sizeof(q) - 3; i++) {
-		unsigned char c = (unsigned char)log_libevent_err[i];
-
-		if (c == '"' || c == '\\')
-			q[o++] = '\\';
-		q[o++] = c < ' ' || c == 0x7f ? '?' : (char)c;
-	}
-	q[o] = '\0';
-	log_errorx("libevent ended the process", "err=%d detail=\"%s\"", err,
-	    q);
+	log_errorx("libevent ended the process", "err=%d detail=%s", err,
+	    log_q(log_libevent_err));
 	fflush(stderr);
 	abort();
 }
