@@ -25,7 +25,8 @@
 #include "auth.h"
 #include "config.h"
 #include "evmem.h"
-#include "http.h"
+#include "query.h"
+#include "reply.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
@@ -82,7 +83,7 @@ admin_reject(struct evhttp_request *req, int status, const char *code,
 	if (log_refused_ok())
 		log_info("admin request rejected", "status=%d error=%s", status,
 		    code);
-	http_error(req, ROUTE_ADMIN, status, code, detail);
+	reply_error(req, ROUTE_ADMIN, status, code, detail);
 }
 
 /*
@@ -94,7 +95,8 @@ admin_auth(struct evhttp_request *req)
 {
 	char	 hex[AUTH_HASH_HEX];
 
-	if (auth_bearer(req, hex) == 0) {
+	if (auth_bearer(query_header(evhttp_request_get_input_headers(req),
+	    "Authorization"), hex) == 0) {
 		if (config_token_match(&admin_cfg->admin, hex))
 			return 0;
 		if (config_find_producer(admin_cfg, hex) != NULL ||
@@ -133,7 +135,7 @@ admin_reply_gen(struct evhttp_request *req, int status, yajl_gen g)
 	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
 		evbuffer_add(b, buf, len);
 	yajl_gen_free(g);
-	http_reply(req, ROUTE_ADMIN, status, b);
+	reply_json(req, ROUTE_ADMIN, status, b);
 	evbuffer_free(b);
 }
 
@@ -278,7 +280,7 @@ static void
 admin_drops(struct evhttp_request *req, const struct evkeyvalq *q)
 {
 	const char	*name = evhttp_find_header(q, "subscriber");
-	long long	 limit = http_query_int(q, "limit", 1, DROPS_LIMIT_MAX);
+	long long	 limit = query_int(q, "limit", 1, DROPS_LIMIT_MAX);
 	struct pending	*p;
 	int64_t		 since;
 	int		 n = 0;
@@ -441,7 +443,7 @@ admin_replay_start(struct evhttp_request *req, const char *name,
     const struct evkeyvalq *q)
 {
 	const struct subscriber	*s = admin_subscriber(name);
-	int			 dropped = http_query_bool(q, "dropped");
+	int			 dropped = query_bool(q, "dropped");
 	const char		*id = evhttp_find_header(q, "id");
 	struct pending		*p;
 	int64_t			 since;
@@ -525,7 +527,7 @@ admin_replay_cancelled(void *arg, struct store_replay_answer *a)
 	log_info("replay cancelled", "replay=%s state=%d", a->replays[0].id,
 	    (int)a->replays[0].state);
 	replay_poke();
-	http_reply(req, ROUTE_ADMIN, 204, NULL);
+	reply_json(req, ROUTE_ADMIN, 204, NULL);
 }
 
 /* GET or DELETE /v1/admin/replays/<id> */
@@ -568,7 +570,7 @@ admin_fail_all(void)
 		if (p->drops != NULL)
 			store_drops_close(p->drops);
 		store_replay_close(p->rj);
-		http_error(p->req, ROUTE_ADMIN, 503, "unavailable", "the "
+		reply_error(p->req, ROUTE_ADMIN, 503, "unavailable", "the "
 		    "relay is shutting down");
 		free(p);
 	}
@@ -621,7 +623,7 @@ admin_handle(struct evhttp_request *req, const char *rest)
 	char			*name;
 
 	if (admin_cfg->admin.n == 0) {
-		http_error(req, ROUTE_OTHER, 404, "not_found", "no such route; "
+		reply_error(req, ROUTE_OTHER, 404, "not_found", "no such route; "
 		    "the operations API needs TREATY_RELAY_ADMIN_TOKEN_SHA256");
 		return;
 	}

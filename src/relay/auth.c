@@ -17,13 +17,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include <event2/http.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 #include "treaty.h"
 #include "auth.h"
-#include "http.h"
 #include "log.h"
 #include "siphash.h"
 
@@ -54,17 +52,9 @@ auth_clear(void)
 	OPENSSL_cleanse(auth_cache, sizeof(auth_cache));
 }
 
-/* The hash of the request's bearer token; see auth.h. */
+/* The hash of a bearer token from its header's value; see auth.h. */
 int
-auth_bearer(struct evhttp_request *req, char hex[AUTH_HASH_HEX])
-{
-	return auth_bearer_value(http_header(
-	    evhttp_request_get_input_headers(req), "Authorization"), hex);
-}
-
-/* The same from the header's value (NULL: none). */
-int
-auth_bearer_value(const char *h, char hex[AUTH_HASH_HEX])
+auth_bearer(const char *h, char hex[AUTH_HASH_HEX])
 {
 	struct auth_slot	*s;
 	unsigned char		 tag[16];

@@ -10,18 +10,15 @@
 
 #include "config.h"
 
-struct evhttp_request;
-
 #define AUTH_HASH_HEX	(TOKEN_HASH_HEX + 1)	/* the hex digits and the NUL */
 
 /*
- * The SHA-256 (lowercase hex) of the request's "Authorization: Bearer
- * <token>" into hex: 0, or -1 when there is no such header or the token
- * is empty.
+ * The SHA-256 (lowercase hex) of the token of an Authorization header's
+ * value ("Bearer <token>"; NULL: no header) into hex: 0, or -1 when it is
+ * not a bearer token or the token is empty.  It takes the header's value,
+ * not a request: the front door asks from a head evhttp has not read.
  */
-int	auth_bearer(struct evhttp_request *req, char hex[AUTH_HASH_HEX]);
-/* The same from an Authorization header's value (NULL: none). */
-int	auth_bearer_value(const char *value, char hex[AUTH_HASH_HEX]);
+int	auth_bearer(const char *value, char hex[AUTH_HASH_HEX]);
 /*
  * The cache of recent tokens' hashes (auth.c): auth_init once at start
  * (draws its key), auth_clear on reload.

@@ -18,10 +18,12 @@
  *              Content-Length over 1 MiB gets SPEC 2's answer unread;
  *   a body     goes through as it comes (Content-Length bytes, or chunks
  *              followed to their end), so the next head is found;
- *   a refusal  is a stand-in request evhttp routes to door_answer, with
- *              Connection: close; nothing after it is read as a request,
- *              and the descriptor lingers a little so the answer is not
- *              lost to a reset while the client still sends.
+ *   a refusal  is answered by the door itself on the connection (the
+ *              relay's JSON error, Connection: close: reply_door),
+ *              before evhttp has a request; nothing after it is read
+ *              as a request, and the descriptor lingers a little so the
+ *              answer is not lost to a reset while the client still
+ *              sends.
  *
  * One request at a time (nginx, HAProxy): once a request's last byte is
  * through, evhttp holds it ("handed") and the door lets nothing more
@@ -50,7 +52,6 @@
 #include <event2/event_struct.h>
 #include <event2/http.h>
 #include <event2/util.h>
-#include <openssl/rand.h>
 #include <openssl/ssl.h>
 
 #include "treaty.h"
@@ -59,13 +60,16 @@
 #include "door-head.h"
 #include "door-linger.h"
 #include "door.h"
-#include "http.h"
-#include "ingest.h"
 #include "log.h"
 #include "metrics.h"
+#include "reply.h"
+#include "route.h"
 #include "util.h"
 
 #define CHUNK_LINE_MAX		1024
+#define DOOR_HEAD_TOO_LARGE	"the request's head is over " \
+				API_STR(DOOR_HEAD_MAX_KIB) " KiB or " \
+				API_STR(DOOR_HEADERS_MAX) " header lines"
 /*
  * Descriptors the relay itself keeps open besides connections: NATS (a
  * connection or two), the listeners, DNS, the log and files it reads, and
@@ -107,6 +111,7 @@ TAILQ_HEAD(dconn_list, dconn);
 struct door {
 	struct event_base	*base;
 	const struct config	*cfg;
+	const struct route_def	*routes;	/* http.c's table */
 	int			 control;
 	int			 nconns;
 	int			 max;		/* the effective cap */
@@ -143,7 +148,6 @@ struct dconn {
 };
 
 static struct door	 doors[2];
-static char		 door_prefix[32];	/* "/.door-<hex>/" */
 
 /*
  * The door adds to evhttp's input: not fresh bytes.  A socket bufferevent
@@ -266,23 +270,39 @@ door_hand(struct dconn *c)
 	    EVBUFFER_CB_ENABLED);
 }
 
-/* The stand-in request that has evhttp answer a refusal. */
+/*
+ * Refuse the request whose head the door is reading: the door writes the
+ * answer itself (reply_door: the JSON error, Connection: close) on the
+ * connection, where evhttp has no request yet and is not writing, and
+ * closes the connection once it is out (door_write_cb); nothing after it
+ * is read as a request.  evhttp is not told: its callbacks stay the
+ * door's, which pass nothing on from now.
+ */
 static void
-door_refuse(struct dconn *c, int status, const char *code, const char *route,
-    long long retry_after)
+door_refuse(struct dconn *c, enum route route, int status, const char *code,
+    const char *detail, long long retry_after)
 {
-	struct evbuffer	*in = bufferevent_get_input(c->bev);
-
-	door_flush(c);		/* what went before it is evhttp's already */
-	door_add_begin(c, in);
-	evbuffer_add_printf(in, "GET %s%d/%s/%s/%lld HTTP/1.1\r\n"
-	    "Host: door\r\nConnection: close\r\n\r\n", door_prefix, status,
-	    code, route, retry_after);
-	door_add_end(c, in);
 	evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
+	c->off = 0;
 	c->st = D_REFUSED;
 	c->busy = 0;
-	door_hand(c);
+	c->handed = 1;
+	if (log_refused_ok())
+		log_info("request refused at the door", "status=%d error=%s",
+		    status, code);
+	reply_door(bufferevent_get_output(c->bev), route, status, code,
+	    detail, retry_after);
+	bufferevent_enable(c->bev, EV_WRITE);
+}
+
+/* Refuse with one of SPEC 2's refusals (reply.h). */
+static void
+door_refuse_as(struct dconn *c, enum route route, enum refusal r,
+    long long retry_after)
+{
+	const struct refusal_text	*t = reply_refusal(r);
+
+	door_refuse(c, route, t->status, t->code, t->detail, retry_after);
 }
 
 /*
@@ -325,63 +345,57 @@ door_end(struct dconn *c)
 /*
  * A whole head is in raw (len bytes): read it, then let it through or
  * refuse.  SPEC 2's order holds for a body announced over 1 MiB: the
- * checks before 413 come first.
+ * route's checks before 413 (route.h's precheck) come first.
  */
 static void
 door_head(struct dconn *c, size_t len)
 {
-	struct door_head h;
-	size_t		 have;
-	const char	*head = door_peek(c, len, &have);
-	const char	*code, *detail, *route = "other";
-	const size_t	 elen = API_PATH_LEN(API_EVENTS_PATH);
-	char		 subject[TREATY_SUBJECT_MAX + 1];
-	int		 status, big, over;
-	long long	 retry_after = 0;
+	struct door_head	 h;
+	size_t			 have;
+	const char		*head = door_peek(c, len, &have);
+	const char		*rest;
+	const struct route_def	*r;
+	enum route		 route;
+	enum refusal		 rf;
+	int			 status, big, over;
+	long long		 retry_after = 0;
 
 	status = door_head_parse(head, len, &h);
-	if (h.pathlen >= elen && strncmp(h.path, API_EVENTS_PATH, elen) == 0)
-		route = "events";
-	else if (h.pathlen >= API_PATH_LEN(API_INBOX_PATH) &&
-	    strncmp(h.path, API_INBOX_PATH, API_PATH_LEN(API_INBOX_PATH)) == 0)
-		route = "inbox";
-	if (status == 501 && strcmp(route, "events") == 0) {
+	r = route_find(c->d->routes, c->d->control ? ROUTE_ON_CONTROL :
+	    ROUTE_ON_MAIN, h.path != NULL ? h.path : "", h.pathlen, &rest);
+	route = r != NULL ? r->metric : ROUTE_OTHER;
+	if (status == 501 && r != NULL && r->known_methods_only) {
 		/* SPEC 2: anything but POST to an event is 405. */
-		status = 405;
-		h.code = "method_not_allowed";
+		door_refuse_as(c, route, REFUSAL_METHOD, 0);
+		return;
 	}
 	if (status != 0) {
-		door_refuse(c, status, h.code, route, 0);
+		door_refuse(c, route, status, h.code, h.detail, 0);
 		return;
 	}
 	big = h.framing == DOOR_CHUNKED || (h.framing == DOOR_LENGTH &&
 	    h.length > DOOR_OPEN_BODY_MAX);
 	over = h.framing == DOOR_LENGTH && h.length > API_BODY_MAX;
-	if (big && strcmp(route, "events") == 0) {
+	if (big && r != NULL && r->precheck != NULL) {
 		/*
 		 * Checked from the head, so a client without a token cannot
-		 * make the relay hold a large body: SPEC 2's checks before
-		 * 413, the rate only for a body refused here (evhttp's
-		 * request takes its token itself).
+		 * make the relay hold a large body: the route's checks
+		 * before 413, the rate only for a body refused here (the
+		 * handler takes the request's token when it reads it).
 		 */
 		char	*auth = h.auth != NULL ? xstrndup(h.auth, h.authlen) :
 			    NULL;
 
-		if (h.pathlen - elen < sizeof(subject)) {
-			memcpy(subject, h.path + elen, h.pathlen - elen);
-			subject[h.pathlen - elen] = '\0';
-		} else
-			subject[0] = '\0';	/* not a subject: 400 */
-		status = ingest_precheck(h.method, subject, auth, &code,
-		    &detail, over ? &retry_after : NULL);
+		rf = r->precheck(h.method, rest, h.pathlen -
+		    (size_t)(rest - h.path), auth, over ? &retry_after : NULL);
 		free(auth);
-		if (status != 0) {
-			door_refuse(c, status, code, route, retry_after);
+		if (rf != REFUSAL_NONE) {
+			door_refuse_as(c, route, rf, retry_after);
 			return;
 		}
 	}
-	if (over || (big && strcmp(route, "events") != 0)) {
-		door_refuse(c, 413, "too_large", route, 0);
+	if (over || (big && (r == NULL || r->precheck == NULL))) {
+		door_refuse_as(c, route, REFUSAL_TOO_LARGE, 0);
 		return;
 	}
 	door_pass(c, len);
@@ -481,16 +495,18 @@ door_scan(struct dconn *c)
 			}
 			if ((take = door_head_len(c)) == 0) {
 				if (n > DOOR_HEAD_MAX) {
-					door_refuse(c, 431, "headers_too_large",
-					    "other", 0);
+					door_refuse(c, ROUTE_OTHER, 431,
+					    "headers_too_large",
+					    DOOR_HEAD_TOO_LARGE, 0);
 					return 1;
 				}
 				c->scanned = n;
 				return passed;
 			}
 			if (take > DOOR_HEAD_MAX) {
-				door_refuse(c, 431, "headers_too_large",
-				    "other", 0);
+				door_refuse(c, ROUTE_OTHER, 431,
+				    "headers_too_large", DOOR_HEAD_TOO_LARGE,
+				    0);
 				return 1;
 			}
 			door_head(c, take);
@@ -746,6 +762,13 @@ door_write_cb(struct bufferevent *bev, void *arg)
 	bufferevent_data_cb	 rd;
 	int			 gone = 0, *outer = c->gone;
 
+	if (c->st == D_REFUSED) {
+		/* The door's own answer is out: the connection ends. */
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			door_close(c, BEV_EVENT_WRITING | BEV_EVENT_EOF,
+			    "refusal answered");
+		return;
+	}
 	if (c->h_write == NULL)
 		return;
 	c->gone = &gone;
@@ -1020,28 +1043,23 @@ door_bevcb(struct event_base *base, void *arg)
 	return c->bev;
 }
 
-/* The stand-ins' prefix and the trim timer; see door.h. */
+/* The trim timer; see door.h. */
 void
 door_init(struct event_base *base)
 {
-	char	 r[17];
-
-	/* Unguessable: a client cannot send a stand-in request. */
-	if (random_hex(r, sizeof(r) - 1) == -1)
-		fatalx("no random bytes", NULL);
-	snprintf(door_prefix, sizeof(door_prefix), "/.door-%s/", r);
 	door_linger_init(base);
 }
 
 /* Put the door on a server; see door.h. */
 void
 door_attach(struct evhttp *http, struct event_base *base,
-    const struct config *cfg, int control)
+    const struct config *cfg, int control, const struct route_def *routes)
 {
 	struct door	*d = &doors[control ? 1 : 0];
 
 	d->base = base;
 	d->cfg = cfg;
+	d->routes = routes;
 	d->control = control;
 	TAILQ_INIT(&d->idle);
 	evhttp_set_bevcb(http, door_bevcb, d);
@@ -1100,72 +1118,6 @@ int
 door_max_connections(void)
 {
 	return door_max(&doors[0]);
-}
-
-/* A stand-in request: answer the refusal it stands for. */
-int
-door_answer(struct evhttp_request *req, const char *path)
-{
-	static const struct {
-		const char	*code;
-		const char	*detail;
-	} details[] = {
-		{ "too_large", "the body is over " API_STR(API_BODY_MAX_MIB)
-		  " MiB" },
-		{ "headers_too_large", "the request's head is over "
-		  API_STR(DOOR_HEAD_MAX_KIB) " KiB or " API_STR(DOOR_HEADERS_MAX)
-		  " header lines" },
-		{ "bad_request", "the request's framing is ambiguous (more than "
-		  "one Content-Length, a Transfer-Encoding other than chunked, "
-		  "or both) or its head is malformed" },
-		{ "unauthenticated", "a producer's bearer token is required" },
-		{ "bad_subject", "the path must end in "
-		  "evt|audit.<scope>.<product>.<entity>.<verb>" },
-		{ "subject_not_allowed", "this producer may not publish to this "
-		  "subject" },
-		{ "method_not_allowed", "events are published with POST" },
-		{ "not_implemented", "the method is not one this server "
-		  "knows" },
-		{ "rate_limited", "this producer is over its rate; send it "
-		  "again after Retry-After seconds" },
-		{ "expectation_failed", "the only Expect the relay takes is "
-		  "100-continue" },
-	};
-	size_t		 plen = strlen(door_prefix), i;
-	char		 code[40], route[16], ra[24];
-	long long	 retry_after;
-	const char	*detail = "refused";
-	int		 status;
-	enum route	 r;
-
-	if (plen == 0 || strncmp(path, door_prefix, plen) != 0)
-		return 0;
-	if (sscanf(path + plen, "%d/%39[a-z_]/%15[a-z]/%lld", &status, code,
-	    route, &retry_after) != 4)
-		return 0;
-	for (i = 0; i < sizeof(details) / sizeof(details[0]); i++)
-		if (strcmp(details[i].code, code) == 0)
-			detail = details[i].detail;
-	r = strcmp(route, "events") == 0 ? ROUTE_EVENTS :
-	    strcmp(route, "inbox") == 0 ? ROUTE_INBOX : ROUTE_OTHER;
-	if (status == 401)
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "WWW-Authenticate", "Bearer");
-	if (status == 429) {
-		snprintf(ra, sizeof(ra), "%lld", retry_after);
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Retry-After", ra);
-	}
-	if (status == 405)
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Allow", "POST");
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Connection", "close");
-	if (log_refused_ok())
-		log_info("request refused at the door", "status=%d error=%s",
-		    status, code);
-	http_error(req, r, status, code, detail);
-	return 1;
 }
 
 /* Connections open on the main listener. */

@@ -10,8 +10,8 @@
 
 struct event_base;
 struct evhttp;
-struct evhttp_request;
 struct config;
+struct route_def;
 
 #define DOOR_CONTROL_MAX	64	/* the control listener's connections */
 
@@ -20,16 +20,14 @@ void	door_init(struct event_base *base);
 /*
  * Put the door on an evhttp server: the main listener (control 0) with
  * TREATY_RELAY_MAX_CONNECTIONS, or the control listener with its own
- * small reserve.  cfg stays in place (a reload refills it).
+ * small reserve.  cfg stays in place (a reload refills it); routes is
+ * the server's route table (route.h), for each route's label in /metrics
+ * and the checks the door makes from a head.  A request the door
+ * refuses is answered by the door itself; evhttp never sees it.
  */
 void	door_attach(struct evhttp *http, struct event_base *base,
-	    const struct config *cfg, int control);
-/*
- * A request the door refused reaches evhttp as a stand-in whose path
- * starts with the door's secret prefix: door_answer sends its JSON error
- * and returns 1; any other request, 0.
- */
-int	door_answer(struct evhttp_request *req, const char *path);
+	    const struct config *cfg, int control,
+	    const struct route_def *routes);
 /* Connections open on the main listener. */
 int	door_connections(void);
 /*

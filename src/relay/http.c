@@ -1,7 +1,8 @@
 /*
- * http.c: the evhttp servers: the main one (route table, reply helpers,
- * /healthz and /metrics) and the optional control listener (SPEC 12: one
- * instance's own /healthz and /metrics).  Loop thread only.
+ * http.c: the evhttp servers, the top of the request layer: the main one
+ * (the route table, /healthz and /metrics) and the optional control
+ * listener (SPEC 12: one instance's own /healthz, /metrics and the
+ * operations API).  Answers go through reply.c.  Loop thread only.
  *
  * The main socket is made and bound at start, so a taken address ends the
  * relay at once.  With reuseport it listens (joins the kernel's group for
@@ -44,6 +45,8 @@
 #include "inbox.h"
 #include "ingest.h"
 #include "json.h"
+#include "reply.h"
+#include "route.h"
 #include "api.h"
 #include "log.h"
 #include "metrics.h"
@@ -63,106 +66,6 @@ static int				 http_port;
 #define ACCEPT_PAUSE_MS		1000	/* after running out of descriptors */
 #define LISTEN_BACKLOG		1024
 
-/*
- * The reason phrase for a status libevent 2.1 does not name (it says
- * "Client Error"); NULL lets libevent choose.
- */
-static const char *
-http_reason(int status)
-{
-	switch (status) {
-	case 422:
-		return "Unprocessable Content";
-	case 429:
-		return "Too Many Requests";
-	case 431:
-		return "Request Header Fields Too Large";
-	default:
-		return NULL;
-	}
-}
-
-/*
- * The Date header, made once a second: libevent formats one for every
- * answer that has none (gmtime and a printf, about 3,500 instructions).
- */
-static const char *
-http_date(void)
-{
-	static char	 date[64];
-	static time_t	 made = -1;
-	time_t		 now = time(NULL);
-	struct tm	 tm;
-
-	if (now != made && gmtime_r(&now, &tm) != NULL &&
-	    evutil_date_rfc1123(date, sizeof(date), &tm) > 0)
-		made = now;
-	return date;
-}
-
-/* Answer with body (consumed), Content-Type application/json. */
-void
-http_reply(struct evhttp_request *req, enum route route, int status,
-    struct evbuffer *body)
-{
-	struct evkeyvalq	*oh = evhttp_request_get_output_headers(req);
-	enum evhttp_cmd_type	 cmd = evhttp_request_get_command(req);
-	const char		*date;
-
-	evhttp_add_header(oh, "Content-Type", route == ROUTE_METRICS &&
-	    status == 200 ? "text/plain; version=0.0.4" : "application/json");
-	/*
-	 * What a GET answers is kept by no cache.  An answer to a POST or a
-	 * DELETE is never stored by one without freshness headers (RFC 9111
-	 * 3): no header line for it on every event.
-	 */
-	if (cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD)
-		evhttp_add_header(oh, "Cache-Control", "no-store");
-	if (*(date = http_date()) != '\0')
-		evhttp_add_header(oh, "Date", date);
-	if (http_stopping)
-		evhttp_add_header(oh, "Connection", "close");
-	metrics_request(route, status);
-	/*
-	 * HEAD: the length the GET would have, and no body (libevent 2.1
-	 * would send it, and a keep-alive client would read it as the start
-	 * of the next answer).
-	 */
-	if (cmd == EVHTTP_REQ_HEAD && body != NULL) {
-		char	 len[24];
-
-		snprintf(len, sizeof(len), "%zu", evbuffer_get_length(body));
-		evhttp_add_header(oh, "Content-Length", len);
-		evbuffer_drain(body, evbuffer_get_length(body));
-	}
-	/* A body already in evhttp's own output buffer stays where it is. */
-	evhttp_send_reply(req, status, http_reason(status),
-	    body == evhttp_request_get_output_buffer(req) ? NULL : body);
-}
-
-/* A JSON error answer; see http.h. */
-void
-http_error(struct evhttp_request *req, enum route route, int status,
-    const char *code, const char *detail)
-{
-	http_error_at(req, route, status, code, detail, -1);
-}
-
-/* The same naming a batch's event; see http.h. */
-void
-http_error_at(struct evhttp_request *req, enum route route, int status,
-    const char *code, const char *detail, long long index)
-{
-	struct evbuffer		*b = evbuffer_new();
-	struct evkeyvalq	*oh = evhttp_request_get_output_headers(req);
-
-	if (status == 503)
-		evhttp_add_header(oh, "Retry-After", HTTP_RETRY_AFTER);
-	json_error_index_body(b, code, detail, index);
-	http_reply(req, route, status, b);
-	evbuffer_free(b);
-}
-
 /* 405 with Allow. */
 static void
 http_not_allowed(struct evhttp_request *req, enum route route,
@@ -170,7 +73,7 @@ http_not_allowed(struct evhttp_request *req, enum route route,
 {
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
 	    allow);
-	http_error(req, route, 405, "method_not_allowed", "use GET");
+	reply_error(req, route, 405, "method_not_allowed", "use GET");
 }
 
 /* GET /healthz: cheap, from state the loop already has. */
@@ -190,7 +93,7 @@ http_healthz(struct evhttp_request *req)
 		const char *const v[] = { "ok", nats, streams, TREATY_VERSION };
 
 		json_object_body(b, k, v, 4);
-		http_reply(req, ROUTE_HEALTHZ, 200, b);
+		reply_json(req, ROUTE_HEALTHZ, 200, b);
 	} else {
 		const char *const k[] = { "status", "reason", "nats", "streams",
 		    "version" };
@@ -198,9 +101,9 @@ http_healthz(struct evhttp_request *req)
 		    TREATY_VERSION };
 
 		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Retry-After", HTTP_RETRY_AFTER);
+		    "Retry-After", REPLY_RETRY_AFTER);
 		json_object_body(b, k, v, 5);
-		http_reply(req, ROUTE_HEALTHZ, 503, b);
+		reply_json(req, ROUTE_HEALTHZ, 503, b);
 	}
 	evbuffer_free(b);
 }
@@ -213,55 +116,80 @@ http_metrics(struct evhttp_request *req)
 
 	substatus_age();
 	metrics_render(b);
-	http_reply(req, ROUTE_METRICS, 200, b);
+	reply_json(req, ROUTE_METRICS, 200, b);
 	evbuffer_free(b);
 }
 
-/* Every request: route by path. */
+/* GET /healthz and GET /metrics: their methods, then the answer. */
+static void
+http_healthz_route(struct evhttp_request *req, const char *rest)
+{
+	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
+
+	(void)rest;
+	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
+		http_not_allowed(req, ROUTE_HEALTHZ, "GET, HEAD");
+	else
+		http_healthz(req);
+}
+
+static void
+http_metrics_route(struct evhttp_request *req, const char *rest)
+{
+	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
+
+	(void)rest;
+	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
+		http_not_allowed(req, ROUTE_METRICS, "GET, HEAD");
+	else
+		http_metrics(req);
+}
+
+/*
+ * The routes, the top of the request layer: each handler below answers
+ * through reply.c and calls nothing up here.  The front door gets this
+ * table too (door_attach), for the route's label and its checks from a
+ * head.  The control listener serves the operator's routes alone.
+ *
+ * While shutting down, an event that arrives on a connection already
+ * open is still stored (each answer says Connection: close): the kernel
+ * may have queued it to this instance just before it stopped listening,
+ * and its client has no other answer.
+ */
+static const struct route_def http_routes[] = {
+	{ API_EVENTS_PATH, 1, ROUTE_EVENTS, ROUTE_ON_MAIN, ingest_handle,
+	  ingest_precheck, 1 },
+	{ API_INBOX_PATH, 1, ROUTE_INBOX, ROUTE_ON_MAIN, inbox_handle, NULL,
+	  0 },
+	{ API_ADMIN_PATH, 1, ROUTE_ADMIN, ROUTE_ON_MAIN | ROUTE_ON_CONTROL,
+	  admin_handle, NULL, 0 },
+	{ "/healthz", 0, ROUTE_HEALTHZ, ROUTE_ON_MAIN | ROUTE_ON_CONTROL,
+	  http_healthz_route, NULL, 0 },
+	{ "/metrics", 0, ROUTE_METRICS, ROUTE_ON_MAIN | ROUTE_ON_CONTROL,
+	  http_metrics_route, NULL, 0 },
+	{ NULL, 0, ROUTE_OTHER, 0, NULL, NULL, 0 }
+};
+
+/* Every request: its route, or 404. */
 static void
 http_request_cb(struct evhttp_request *req, void *arg)
 {
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	const char		*path = uri ? evhttp_uri_get_path(uri) : NULL;
-	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
+	const struct route_def	*r;
+	const char		*rest;
 
 	if (path == NULL)
 		path = "";
-	/* A request the front door refused, or one it let through. */
-	if (door_answer(req, path))
-		return;
-	/*
-	 * While shutting down, an event that arrives on a connection already
-	 * open is still stored (each answer says Connection: close): the
-	 * kernel may have queued it to this instance just before it stopped
-	 * listening, and its client has no other answer.
-	 */
-	if (arg == NULL && strncmp(path, API_EVENTS_PATH,
-	    API_PATH_LEN(API_EVENTS_PATH)) == 0) {
-		ingest_handle(req, path + API_PATH_LEN(API_EVENTS_PATH));
-	} else if (arg == NULL && strncmp(path, API_INBOX_PATH,
-	    API_PATH_LEN(API_INBOX_PATH)) == 0) {
-		inbox_handle(req, path + API_PATH_LEN(API_INBOX_PATH));
-	} else if (strncmp(path, API_ADMIN_PATH,
-	    API_PATH_LEN(API_ADMIN_PATH)) == 0) {
-		/* Both listeners: the control one is the operator's. */
-		admin_handle(req, path + API_PATH_LEN(API_ADMIN_PATH));
-	} else if (strcmp(path, "/healthz") == 0) {
-		if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
-			http_not_allowed(req, ROUTE_HEALTHZ, "GET, HEAD");
-		else
-			http_healthz(req);
-	} else if (strcmp(path, "/metrics") == 0) {
-		if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
-			http_not_allowed(req, ROUTE_METRICS, "GET, HEAD");
-		else
-			http_metrics(req);
-	} else if (arg != NULL)
-		http_error(req, ROUTE_OTHER, 404, "not_found", "no such route; "
+	if ((r = route_find(http_routes, arg != NULL ? ROUTE_ON_CONTROL :
+	    ROUTE_ON_MAIN, path, strlen(path), &rest)) != NULL)
+		r->handle(req, rest);
+	else if (arg != NULL)
+		reply_error(req, ROUTE_OTHER, 404, "not_found", "no such route; "
 		    "the control listener serves /healthz, /metrics and "
 		    "/v1/admin/");
 	else
-		http_error(req, ROUTE_OTHER, 404, "not_found",
+		reply_error(req, ROUTE_OTHER, 404, "not_found",
 		    "no such route; events go to POST /v1/events/<subject>");
 }
 
@@ -321,7 +249,7 @@ http_server_new(struct event_base *base, const struct config *cfg,
 	evhttp_set_max_body_size(h, API_BODY_MAX);
 	evhttp_set_timeout(h, cfg->http_timeout_seconds);
 	evhttp_set_gencb(h, http_request_cb, route_arg);
-	door_attach(h, base, cfg, route_arg != NULL);
+	door_attach(h, base, cfg, route_arg != NULL, http_routes);
 	return h;
 }
 
@@ -466,6 +394,7 @@ void
 http_stop_accepting(void)
 {
 	http_stopping = 1;
+	reply_closing();
 	if (http_resume_ev != NULL)
 		event_del(http_resume_ev);
 	if (http_sock != NULL) {
@@ -476,89 +405,6 @@ http_stop_accepting(void)
 		evutil_closesocket(http_fd);
 		http_fd = -1;
 	}
-}
-
-/* Whether a waiting request's client closed its connection; see http.h. */
-int
-http_client_gone(struct evhttp_request *req)
-{
-	struct evhttp_connection	*c = evhttp_request_get_connection(req);
-	struct bufferevent		*bev;
-	evutil_socket_t			 fd;
-	char				 b;
-	ssize_t				 n;
-
-	if (c == NULL)
-		return 1;	/* evhttp saw it go */
-	if ((bev = evhttp_connection_get_bufferevent(c)) == NULL ||
-	    (fd = bufferevent_getfd(bev)) == -1)
-		return 0;
-	/* 0: the peer closed; data (a pipelined request) or EAGAIN: alive. */
-	n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-	return n == 0 || (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
-	    errno != EINTR);
-}
-
-/* 1 once shutdown began. */
-int
-http_draining(void)
-{
-	return http_stopping;
-}
-
-/* An integer query parameter in [lo, hi]; -1 when absent, -2 when bad. */
-long long
-http_query_int(const struct evkeyvalq *q, const char *key, long long lo,
-    long long hi)
-{
-	const char	*v = evhttp_find_header(q, key);
-	char		*end;
-	long long	 n;
-
-	if (v == NULL)
-		return -1;
-	if (*v < '0' || *v > '9')
-		return -2;
-	n = strtoll(v, &end, 10);
-	return *end != '\0' || n < lo || n > hi ? -2 : n;
-}
-
-/* A boolean query parameter: 1, 0 (absent or false), -2 when bad. */
-int
-http_query_bool(const struct evkeyvalq *q, const char *key)
-{
-	const char	*v = evhttp_find_header(q, key);
-
-	if (v == NULL || strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-		return 0;
-	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || *v == '\0')
-		return 1;
-	return -2;
-}
-
-/*
- * A header by name; see http.h.  evhttp_find_header runs its strcasecmp
- * on every header before the one asked for (about 70 instructions each,
- * for every request).  Names here differ in their first two bytes far
- * more often than not, so those come first: equal without case is equal
- * with bit 0x20 set, and a key whose first byte passes is a letter, so it
- * has a second byte (maybe its NUL).  glibc's strcasecmp is ASCII's in
- * the C locale, the only one the relay runs in, and several times
- * faster than libevent's byte-by-byte evutil_ascii_strcasecmp.
- */
-const char *
-http_header(const struct evkeyvalq *h, const char *name)
-{
-	const struct evkeyval	*kv;
-	unsigned char		 c0 = (unsigned char)name[0] | 0x20;
-	unsigned char		 c1 = (unsigned char)name[1] | 0x20;
-
-	TAILQ_FOREACH(kv, h, next)
-		if (((unsigned char)kv->key[0] | 0x20) == c0 &&
-		    ((unsigned char)kv->key[1] | 0x20) == c1 &&
-		    strcasecmp(kv->key, name) == 0)
-			return kv->value;
-	return NULL;
 }
 
 /* Free the server. */

@@ -64,7 +64,8 @@
 #include "treaty.h"
 #include "cevent.h"
 #include "config.h"
-#include "http.h"
+#include "query.h"
+#include "reply.h"
 #include "inbox-int.h"
 #include "inbox-lease.h"
 #include "json.h"
@@ -341,7 +342,7 @@ fetch_answer(struct fetch *f)
 		metrics_inbox(s->idx, INBOX_REDELIVERED,
 		    (unsigned)redelivered);
 	}
-	http_reply(f->req, ROUTE_INBOX, 200, b);
+	reply_json(f->req, ROUTE_INBOX, 200, b);
 	evbuffer_free(b);
 	fetch_close(f, "answered");
 }
@@ -388,7 +389,7 @@ fetch_done(struct fetch *f)
 	int			 i, unsent = 0;
 
 	fetch_unqueue(f);
-	if (http_client_gone(f->req)) {
+	if (reply_client_gone(f->req)) {
 		/* The client left: give everything back at once. */
 		for (i = 0; i < f->n; i++) {
 			fetch_return(f->s, f->msgs[i].replay, f->msgs[i].m);
@@ -559,7 +560,7 @@ wait_cb(void *arg, struct store_msg *m, int status)
 	if (m == NULL)
 		return 0;
 	/* Waiters whose clients left get nothing (and are let go). */
-	while (f != NULL && http_client_gone(f->req)) {
+	while (f != NULL && reply_client_gone(f->req)) {
 		fetch_done(f);
 		f = TAILQ_FIRST(&s->own.queue[STORE_PULL_WAIT]);
 	}
@@ -808,7 +809,7 @@ inbox_fetch_close_all(void)
 
 	/* A removed inbox is freed with its last fetch. */
 	while ((f = TAILQ_FIRST(&ib.fetches)) != NULL) {
-		http_error(f->req, ROUTE_INBOX, 503, "inbox_unavailable",
+		reply_error(f->req, ROUTE_INBOX, 503, "inbox_unavailable",
 		    "the relay is shutting down");
 		fetch_close(f, "shutting down");
 	}

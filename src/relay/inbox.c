@@ -27,7 +27,8 @@
 #include "auth.h"
 #include "config.h"
 #include "evmem.h"
-#include "http.h"
+#include "query.h"
+#include "reply.h"
 #include "inbox.h"
 #include "inbox-int.h"
 #include "inbox-lease.h"
@@ -70,7 +71,7 @@ inbox_reject(struct evhttp_request *req, int status, const char *code,
 	if (log_refused_ok())
 		log_info("inbox request rejected", "status=%d error=%s "
 		    "inbox=%s", status, code, log_q(inbox));
-	http_error(req, ROUTE_INBOX, status, code, detail);
+	reply_error(req, ROUTE_INBOX, status, code, detail);
 }
 
 /*
@@ -84,14 +85,15 @@ inbox_auth(struct evhttp_request *req, const struct isub *s,
 {
 	const char	*name = s != NULL ? s->cfg->name : NULL;
 
-	if (auth_bearer(req, hex) == 0) {
+	if (auth_bearer(query_header(evhttp_request_get_input_headers(req),
+	    "Authorization"), hex) == 0) {
 		if (s != NULL && config_token_match(&s->cfg->tokens, hex))
 			return 0;
 		if (config_find_inbox(ib.cfg, hex) != NULL ||
 		    config_find_producer(ib.cfg, hex) != NULL ||
 		    config_token_match(&ib.cfg->admin, hex)) {
 			if (s == NULL)
-				http_error(req, ROUTE_INBOX, 404, "not_found",
+				reply_error(req, ROUTE_INBOX, 404, "not_found",
 				    "no such inbox");
 			else
 				inbox_reject(req, 403, "forbidden", "this "
@@ -102,7 +104,7 @@ inbox_auth(struct evhttp_request *req, const struct isub *s,
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "WWW-Authenticate", "Bearer");
 	if (s == NULL)
-		http_error(req, ROUTE_INBOX, 401, "unauthenticated", "an "
+		reply_error(req, ROUTE_INBOX, 401, "unauthenticated", "an "
 		    "inbox's bearer token is required");
 	else
 		inbox_reject(req, 401, "unauthenticated", "the inbox's bearer "
@@ -138,10 +140,10 @@ inbox_get(struct evhttp_request *req, struct isub *s,
 	long long	 max, wait;
 	int		 lease, peek;
 
-	lease = http_query_bool(q, "lease");
-	peek = http_query_bool(q, "peek");
-	max = http_query_int(q, "max", 1, API_INBOX_BATCH_MAX);
-	wait = http_query_int(q, "wait", 0, API_INBOX_WAIT_MAX_MS);
+	lease = query_bool(q, "lease");
+	peek = query_bool(q, "peek");
+	max = query_int(q, "max", 1, API_INBOX_BATCH_MAX);
+	wait = query_int(q, "wait", 0, API_INBOX_WAIT_MAX_MS);
 	if (lease == -2 || peek == -2 || max == -2 || wait == -2) {
 		inbox_reject(req, 400, "bad_request", "lease and peek are "
 		    "true or false, max 1-" API_STR(API_INBOX_BATCH_MAX)
@@ -180,7 +182,7 @@ op_close(struct op *o, const char *reason)
 static void
 op_replay_gone(struct op *o)
 {
-	http_error(o->req, ROUTE_INBOX, 404, "lease_not_held", "the replay "
+	reply_error(o->req, ROUTE_INBOX, 404, "lease_not_held", "the replay "
 	    "that lent it has ended");
 	op_close(o, "replay ended");
 }
@@ -247,7 +249,7 @@ op_done_cb(void *arg, struct store_msg *m, int status)
 		/* Any instance counts what it confirmed for a replay. */
 		if (o->kind == OP_ACK && o->replay[0] != '\0')
 			replay_counted(o->replay, 1);
-		http_reply(o->req, ROUTE_INBOX, 204, NULL);
+		reply_json(o->req, ROUTE_INBOX, 204, NULL);
 		op_close(o, "confirmed");
 	}
 	return 0;
@@ -272,7 +274,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		    s->cfg->name);
 		return;
 	}
-	if (kind == OP_RELEASE && (delay = http_query_int(q, "delay", 0,
+	if (kind == OP_RELEASE && (delay = query_int(q, "delay", 0,
 	    API_RELEASE_DELAY_MAX_MS)) == -2) {
 		inbox_reject(req, 400, "bad_request", "delay is 0-"
 		    API_STR(API_RELEASE_DELAY_MAX_MS) " ms", s->cfg->name);
@@ -289,18 +291,18 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		return;
 	}
 	if (inbox_leases_gone(ib.leases, s->idx, replay, &l)) {
-		http_error(req, ROUTE_INBOX, 404, "lease_not_held", "already "
+		reply_error(req, ROUTE_INBOX, 404, "lease_not_held", "already "
 		    "acknowledged, released, or handed out again");
 		return;
 	}
 	if (kind == OP_EXTEND && inbox_leases_ran_out(ib.leases, s->idx,
 	    replay, &l, now_ms())) {
-		http_error(req, ROUTE_INBOX, 404, "lease_not_held", "the lease "
+		reply_error(req, ROUTE_INBOX, 404, "lease_not_held", "the lease "
 		    "ran out; it cannot be extended");
 		return;
 	}
 	if (replay[0] != '\0' && replay_ended(replay)) {
-		http_error(req, ROUTE_INBOX, 404, "lease_not_held", "the "
+		reply_error(req, ROUTE_INBOX, 404, "lease_not_held", "the "
 		    "replay that lent it has ended");
 		return;
 	}
@@ -346,7 +348,7 @@ inbox_not_allowed(struct evhttp_request *req, const char *allow,
 {
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
 	    allow);
-	http_error(req, ROUTE_INBOX, 405, "method_not_allowed", detail);
+	reply_error(req, ROUTE_INBOX, 405, "method_not_allowed", detail);
 }
 
 /* Route /v1/inbox/<name>[/<id>[/extend|/release]]. */
@@ -372,7 +374,7 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 		return;
 	}
 	if (ib.stopping) {
-		http_error(req, ROUTE_INBOX, 503, "inbox_unavailable", "the "
+		reply_error(req, ROUTE_INBOX, 503, "inbox_unavailable", "the "
 		    "relay is shutting down");
 		return;
 	}
@@ -403,7 +405,7 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 	if (id == NULL || *id == '\0' ||
 	    (verb != NULL && strcmp(verb, "extend") != 0 &&
 	    strcmp(verb, "release") != 0))
-		http_error(req, ROUTE_INBOX, 404, "not_found", "no such route");
+		reply_error(req, ROUTE_INBOX, 404, "not_found", "no such route");
 	else if (verb == NULL && m != EVHTTP_REQ_DELETE)
 		inbox_not_allowed(req, "DELETE", "acknowledge with DELETE");
 	else if (verb != NULL && m != EVHTTP_REQ_POST)
@@ -712,7 +714,7 @@ inbox_fail_all(void)
 
 	inbox_fetch_close_all();
 	while ((o = TAILQ_FIRST(&ops)) != NULL) {
-		http_error(o->req, ROUTE_INBOX, 503, "inbox_unavailable",
+		reply_error(o->req, ROUTE_INBOX, 503, "inbox_unavailable",
 		    "the relay is shutting down");
 		op_close(o, "shutting down");
 	}

@@ -25,7 +25,8 @@
 #include "api.h"
 #include "cevent.h"
 #include "config.h"
-#include "http.h"
+#include "query.h"
+#include "reply.h"
 #include "ingest-int.h"
 #include "json.h"
 #include "log.h"
@@ -91,19 +92,19 @@ batch_answer(struct batch *b)
 	}
 	if (stored == b->n) {
 		json_results_body(out, NULL, NULL, r, b->n);
-		http_reply(b->req, ROUTE_EVENTS, 202, out);
+		reply_json(b->req, ROUTE_EVENTS, 202, out);
 		log_debug("batch stored", "producer=%s subject=%s events=%zu "
 		    "duplicates=%zu ms=%lld", b->producer, b->subject, b->n,
 		    dups, now_ms() - b->start);
 	} else {
 		evhttp_add_header(evhttp_request_get_output_headers(b->req),
-		    "Retry-After", HTTP_RETRY_AFTER);
+		    "Retry-After", REPLY_RETRY_AFTER);
 		json_results_body(out, "publish_failed", b->timeout ?
 		    "JetStream did not confirm every event in time; send the "
 		    "batch again (stored events come back as duplicates)" :
 		    "JetStream did not store every event; send the batch "
 		    "again (stored events come back as duplicates)", r, b->n);
-		http_reply(b->req, ROUTE_EVENTS, 503, out);
+		reply_json(b->req, ROUTE_EVENTS, 503, out);
 		log_info("batch not stored", "status=503 error=publish_failed "
 		    "producer=%s subject=%s events=%zu stored=%zu",
 		    b->producer, b->subject, b->n, stored);

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "reply.h"
 #include "store.h"
 
 struct cevent;
@@ -63,6 +64,9 @@ void	ingest_limited(struct evhttp_request *req, const struct producer *p,
 void	ingest_reject_at(struct evhttp_request *req, int status,
 	    const char *code, const char *detail, const char *producer,
 	    const char *subject, long long index);
+/* The same with refusal r's answer (SPEC 2's, written once: reply.c). */
+void	ingest_refuse(struct evhttp_request *req, enum refusal r,
+	    long long retry_after, const char *producer, const char *subject);
 
 /* POST of a batch (application/cloudevents-batch+json), checks passed
  * up to 403. */

@@ -21,7 +21,8 @@
 #include "auth.h"
 #include "config.h"
 #include "cevent.h"
-#include "http.h"
+#include "query.h"
+#include "reply.h"
 #include "ingest.h"
 #include "ingest-int.h"
 #include "json.h"
@@ -124,14 +125,10 @@ ingest_rate(const struct producer *p, int n)
 	return bucket_take(&pb->b, p->rate, p->burst, n, now_ms());
 }
 
-#define INGEST_RATE_DETAIL	"this producer is over its rate; send it " \
-				"again after Retry-After seconds"
-
-/* Reject and log one request; see ingest-int.h. */
-void
-ingest_reject_at(struct evhttp_request *req, int status, const char *code,
-    const char *detail, const char *producer, const char *subject,
-    long long index)
+/* The line a rejected request logs (metadata only, rate-limited). */
+static void
+ingest_log_reject(struct evhttp_request *req, int status, const char *code,
+    const char *producer, const char *subject, long long index)
 {
 	struct evhttp_connection *c = evhttp_request_get_connection(req);
 	char			*addr = NULL;
@@ -149,7 +146,27 @@ ingest_reject_at(struct evhttp_request *req, int status, const char *code,
 		log_info("event rejected", "status=%d error=%s producer=%s "
 		    "subject=%s remote=%s", status, code, log_q(producer),
 		    log_q(subject), log_q(addr));
-	http_error_at(req, ROUTE_EVENTS, status, code, detail, index);
+}
+
+/* Reject and log one request; see ingest-int.h. */
+void
+ingest_reject_at(struct evhttp_request *req, int status, const char *code,
+    const char *detail, const char *producer, const char *subject,
+    long long index)
+{
+	ingest_log_reject(req, status, code, producer, subject, index);
+	reply_error_at(req, ROUTE_EVENTS, status, code, detail, index);
+}
+
+/* Refuse and log one request with SPEC 2's answer; see ingest-int.h. */
+void
+ingest_refuse(struct evhttp_request *req, enum refusal r,
+    long long retry_after, const char *producer, const char *subject)
+{
+	const struct refusal_text	*t = reply_refusal(r);
+
+	ingest_log_reject(req, t->status, t->code, producer, subject, -1);
+	reply_refuse(req, ROUTE_EVENTS, r, retry_after, -1);
 }
 
 /* Reject one request that is not a batch's event. */
@@ -165,14 +182,8 @@ void
 ingest_limited(struct evhttp_request *req, const struct producer *p,
     const char *subject, long long wait)
 {
-	char	 ra[24];
-
-	snprintf(ra, sizeof(ra), "%lld", wait);
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Retry-After", ra);
 	metrics_rate_limited(p->name);
-	ingest_reject(req, 429, "rate_limited", INGEST_RATE_DETAIL, p->name,
-	    subject);
+	ingest_refuse(req, REFUSAL_RATE_LIMITED, wait, p->name, subject);
 }
 
 /* The checks of an event against the subject; see ingest-int.h. */
@@ -275,7 +286,8 @@ ingest_auth(struct evhttp_request *req)
 {
 	char	 hex[AUTH_HASH_HEX];
 
-	if (auth_bearer(req, hex) == -1)
+	if (auth_bearer(query_header(evhttp_request_get_input_headers(req),
+	    "Authorization"), hex) == -1)
 		return NULL;
 	return config_find_producer(ingest_cfg, hex);
 }
@@ -298,46 +310,36 @@ ingest_allowed(const struct producer *p, const char *subject)
 }
 
 /*
- * The checks SPEC 2 puts before 413, for a request whose body is refused
- * unread (door.c): 0 when none fails, else the status, with code and
- * detail.  The same order and answers as ingest_handle.
+ * The checks SPEC 2 puts before 413, made by the door from a head before
+ * it reads a large body (route.h, http.c's table): the same order and
+ * answers as ingest_handle.
  */
-int
-ingest_precheck(const char *method, const char *subject, const char *auth,
-    const char **code, const char **detail, long long *retry_after)
+enum refusal
+ingest_precheck(const char *method, const char *rest, size_t restlen,
+    const char *auth, long long *retry_after)
 {
 	const struct producer	*p;
 	char			 hex[AUTH_HASH_HEX];
+	char			 subject[TREATY_SUBJECT_MAX + 1];
 
-	if (strcmp(method, "POST") != 0) {
-		*code = "method_not_allowed";
-		*detail = "events are published with POST";
-		return 405;
-	}
-	if (auth_bearer_value(auth, hex) == -1 ||
-	    (p = config_find_producer(ingest_cfg, hex)) == NULL) {
-		*code = "unauthenticated";
-		*detail = "a producer's bearer token is required";
-		return 401;
-	}
-	if (!treaty_subject_valid(subject)) {
-		*code = "bad_subject";
-		*detail = "the path must end in "
-		    "evt|audit.<scope>.<product>.<entity>.<verb>";
-		return 400;
-	}
-	if (!ingest_allowed(p, subject)) {
-		*code = "subject_not_allowed";
-		*detail = "this producer may not publish to this subject";
-		return 403;
-	}
+	if (strcmp(method, "POST") != 0)
+		return REFUSAL_METHOD;
+	if (auth_bearer(auth, hex) == -1 ||
+	    (p = config_find_producer(ingest_cfg, hex)) == NULL)
+		return REFUSAL_UNAUTHENTICATED;
+	if (restlen >= sizeof(subject))
+		return REFUSAL_BAD_SUBJECT;
+	memcpy(subject, rest, restlen);
+	subject[restlen] = '\0';
+	if (!treaty_subject_valid(subject))
+		return REFUSAL_BAD_SUBJECT;
+	if (!ingest_allowed(p, subject))
+		return REFUSAL_SUBJECT_NOT_ALLOWED;
 	if (retry_after != NULL && (*retry_after = ingest_rate(p, 1)) > 0) {
 		metrics_rate_limited(p->name);
-		*code = "rate_limited";
-		*detail = INGEST_RATE_DETAIL;
-		return 429;
+		return REFUSAL_RATE_LIMITED;
 	}
-	return 0;
+	return REFUSAL_NONE;
 }
 
 /* JetStream answered (or did not): answer the request. */
@@ -351,7 +353,7 @@ ingest_published_cb(void *arg, enum store_result res, int dup)
 		/* Written where evhttp sends from: no buffer of our own. */
 		b = evhttp_request_get_output_buffer(ir->req);
 		json_accepted_body(b, ir->m.id, dup);
-		http_reply(ir->req, ROUTE_EVENTS, 202, b);
+		reply_json(ir->req, ROUTE_EVENTS, 202, b);
 		log_debug("event stored", "producer=%s subject=%s id=%s "
 		    "duplicate=%d ms=%lld", ir->producer, ir->subject,
 		    log_q(ir->m.id), dup, now_ms() - ir->start);
@@ -382,31 +384,23 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	int			 rc;
 
 	if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Allow", "POST");
-		http_error(req, ROUTE_EVENTS, 405, "method_not_allowed",
-		    "events are published with POST");
+		reply_refuse(req, ROUTE_EVENTS, REFUSAL_METHOD, 0, -1);
 		return;
 	}
 	if ((p = ingest_auth(req)) == NULL) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "WWW-Authenticate", "Bearer");
-		ingest_reject(req, 401, "unauthenticated", "a producer's "
-		    "bearer token is required", NULL, NULL);
+		ingest_refuse(req, REFUSAL_UNAUTHENTICATED, 0, NULL, NULL);
 		return;
 	}
 	if (!treaty_subject_valid(subject)) {
-		ingest_reject(req, 400, "bad_subject", "the path must end in "
-		    "evt|audit.<scope>.<product>.<entity>.<verb>", p->name,
-		    NULL);
+		ingest_refuse(req, REFUSAL_BAD_SUBJECT, 0, p->name, NULL);
 		return;
 	}
 	if (!ingest_allowed(p, subject)) {
-		ingest_reject(req, 403, "subject_not_allowed", "this producer "
-		    "may not publish to this subject", p->name, subject);
+		ingest_refuse(req, REFUSAL_SUBJECT_NOT_ALLOWED, 0, p->name,
+		    subject);
 		return;
 	}
-	ct = http_header(ih, "Content-Type");
+	ct = query_header(ih, "Content-Type");
 	if (cevent_is_batch(ct)) {
 		ingest_batch(req, p, subject);
 		return;
@@ -417,9 +411,7 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	}
 	len = evbuffer_get_length(in);
 	if (len > API_BODY_MAX) {
-		ingest_reject(req, 413, "too_large", "the body is over "
-		    API_STR(API_BODY_MAX_MIB) " MiB",
-		    p->name, subject);
+		ingest_refuse(req, REFUSAL_TOO_LARGE, 0, p->name, subject);
 		return;
 	}
 	body = (char *)evbuffer_pullup(in, -1);

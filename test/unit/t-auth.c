@@ -19,15 +19,15 @@ header_forms(void)
 	char	 hex[AUTH_HASH_HEX], want[AUTH_HASH_HEX];
 
 	T_EQ_INT(treaty_sha256_hex("tok-1", 5, want), TREATY_OK);
-	T_EQ_INT(auth_bearer_value("Bearer tok-1", hex), 0);
+	T_EQ_INT(auth_bearer("Bearer tok-1", hex), 0);
 	T_EQ_STR(hex, want);
-	T_EQ_INT(auth_bearer_value("bearer   tok-1", hex), 0);
+	T_EQ_INT(auth_bearer("bearer   tok-1", hex), 0);
 	T_EQ_STR(hex, want);
-	T_EQ_INT(auth_bearer_value(NULL, hex), -1);
-	T_EQ_INT(auth_bearer_value("Bearer ", hex), -1);
-	T_EQ_INT(auth_bearer_value("Bearer    ", hex), -1);
-	T_EQ_INT(auth_bearer_value("Basic dG9rLTE=", hex), -1);
-	T_EQ_INT(auth_bearer_value("Bearertok-1", hex), -1);
+	T_EQ_INT(auth_bearer(NULL, hex), -1);
+	T_EQ_INT(auth_bearer("Bearer ", hex), -1);
+	T_EQ_INT(auth_bearer("Bearer    ", hex), -1);
+	T_EQ_INT(auth_bearer("Basic dG9rLTE=", hex), -1);
+	T_EQ_INT(auth_bearer("Bearertok-1", hex), -1);
 }
 
 /* Every token's own hash, over rounds that fill and refill the slots. */
@@ -44,18 +44,18 @@ cache_answers(void)
 			n = snprintf(hdr, sizeof(hdr), "Bearer token-%d", i);
 			T_EQ_INT(treaty_sha256_hex(hdr + 7, (size_t)n - 7,
 			    want), TREATY_OK);
-			T_EQ_INT(auth_bearer_value(hdr, hex), 0);
+			T_EQ_INT(auth_bearer(hdr, hex), 0);
 			if (!T_EQ_STR(hex, want))
 				return;
 			/* At once again: from the cache this time. */
-			T_EQ_INT(auth_bearer_value(hdr, hex), 0);
+			T_EQ_INT(auth_bearer(hdr, hex), 0);
 			if (!T_EQ_STR(hex, want))
 				return;
 		}
 	}
 	/* A token one byte longer or shorter is not its neighbour. */
-	T_EQ_INT(auth_bearer_value("Bearer token-1", hex), 0);
-	T_EQ_INT(auth_bearer_value("Bearer token-10", want), 0);
+	T_EQ_INT(auth_bearer("Bearer token-1", hex), 0);
+	T_EQ_INT(auth_bearer("Bearer token-10", want), 0);
 	T_ASSERT(strcmp(hex, want) != 0);
 }
 

@@ -1,5 +1,5 @@
 /*
- * t-http.c: http_header (src/relay/http.c), the relay's header look-up,
+ * t-http.c: query_header (src/relay/query.c), the relay's header look-up,
  * gives evhttp_find_header's answer for every name asked of every list:
  * any case, names sharing their first bytes, prefixes and extensions of
  * a name, one-letter keys, repeated keys (the first wins), an empty list.
@@ -11,7 +11,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#include "../../src/relay/http.h"
+#include "../../src/relay/query.h"
 #include "harness.h"
 
 static const char *const keys[] = {
@@ -44,7 +44,7 @@ agree(size_t n)
 	}
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const char	*want = evhttp_find_header(&h, names[i]);
-		const char	*got = http_header(&h, names[i]);
+		const char	*got = query_header(&h, names[i]);
 
 		if (want != got) {
 			t_fail(__FILE__, __LINE__, "%zu keys, %s: %s, want %s",
@@ -79,11 +79,11 @@ cases_that_matter(void)
 	evhttp_add_header(&h, "CONTENT-type", "b");
 	evhttp_add_header(&h, "Content-Type", "c");
 	evhttp_add_header(&h, "C", "d");
-	T_EQ_STR(http_header(&h, "content-type"), "b");
-	T_EQ_STR(http_header(&h, "CE-TYPE"), "a");
-	T_ASSERT(http_header(&h, "Ce") == NULL);
-	T_ASSERT(http_header(&h, "Content-Typ") == NULL);
-	T_ASSERT(http_header(&h, "Authorization") == NULL);
+	T_EQ_STR(query_header(&h, "content-type"), "b");
+	T_EQ_STR(query_header(&h, "CE-TYPE"), "a");
+	T_ASSERT(query_header(&h, "Ce") == NULL);
+	T_ASSERT(query_header(&h, "Content-Typ") == NULL);
+	T_ASSERT(query_header(&h, "Authorization") == NULL);
 	evhttp_clear_headers(&h);
 }
 
