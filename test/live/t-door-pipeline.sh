@@ -77,7 +77,33 @@ else
 	    yes "$([ "$peak" -le $((10240 + 128 * 100)) ] && echo yes || echo "no: $peak KiB")"
 fi
 check "the relay is alive" yes "$(relay_alive && echo yes)"
-check "no libevent fatal error in either log" 0 \
+
+# A client that pipelines and never reads is closed once an answer cannot
+# be written for TREATY_RELAY_HTTP_TIMEOUT_SECONDS (2 here): a relay of
+# its own.  Without the bound it would be held for ever; 20 s is room for
+# a loaded machine.
+TREATY_RELAY_HTTP_TIMEOUT_SECONDS=2 start_relay
+r=$(python3 - "$RELAY_PORT" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.setblocking(False)
+req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 100
+t0, closed = time.time(), None
+while time.time() - t0 < 20:
+    try:
+        s.send(req)
+    except BlockingIOError:
+        time.sleep(0.05)
+    except OSError:
+        closed = time.time() - t0
+        break
+print("closed" if closed is not None else "open after 20 s")
+PY
+)
+check "a client that pipelines and never reads: closed at the idle timeout" closed "$r"
+check "  by a relay still running" yes "$(relay_alive && echo yes)"
+check "no libevent fatal error in any log" 0 \
     "$(cat "$T"/relay.*.log | grep -cE 'illegal connection state|libevent ended the process')"
 check_no_sanitizer_report "no sanitizer report" "$T"/relay.*.log
 finish
