@@ -31,7 +31,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "replay.h"
-#include "store.h"
+#include "store-drops.h"
+#include "store-replay.h"
 #include "substatus.h"
 #include "util.h"
 

@@ -15,7 +15,9 @@
 #include "audit.h"
 #include "json.h"
 #include "log.h"
-#include "store.h"
+#include "store-drops.h"
+#include "store-msg.h"
+#include "store-pub.h"
 #include "util.h"
 
 #define DROP_TYPE		"dev.treaty.delivery.dropped.v1"

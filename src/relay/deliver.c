@@ -58,7 +58,9 @@
 #include "outbound.h"
 #include "replay.h"
 #include "resolve.h"
-#include "store.h"
+#include "store-msg.h"
+#include "store-replay.h"
+#include "store-sub.h"
 #include "util.h"
 
 #define PIN_CACHE_MS		(10 * 60 * 1000)

@@ -21,7 +21,8 @@
 #include <event2/event_struct.h>
 
 #include "api.h"
-#include "store.h"
+#include "store-replay.h"
+#include "store-req.h"
 
 struct evhttp_request;
 struct inbox_leases;

@@ -26,7 +26,8 @@
 
 #include <stddef.h>
 
-#include "store.h"
+#include "store-msg.h"
+#include "store-replay.h"
 
 #define INBOX_RECEIPT_MAX	160	/* a receipt, NUL included */
 #define INBOX_RECEIPT_MAC_HEX	32

@@ -35,6 +35,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "replay.h"
+#include "store.h"
+#include "store-sub.h"
 #include "util.h"
 
 /* An acknowledgement, extension or release waiting for JetStream. */

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "reply.h"
-#include "store.h"
+#include "store-pub.h"
 
 struct cevent;
 struct config;

@@ -30,7 +30,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "ratelimit.h"
-#include "store.h"
+#include "store-pub.h"
 #include "util.h"
 
 /*

@@ -44,6 +44,9 @@
 #include "inbox.h"
 #include "log.h"
 #include "replay.h"
+#include "store-msg.h"
+#include "store-pub.h"
+#include "store-sub.h"
 #include "util.h"
 
 struct replay {

@@ -3,14 +3,14 @@
  * one, finding the ones any instance started, taking part in their
  * delivery, counting what this instance delivered and dropped for each,
  * and ending one when it is done or cancelled.  The replay itself lives
- * in JetStream (store.h, "Replays").  Loop thread only.
+ * in JetStream (store-replay.h).  Loop thread only.
  */
 #ifndef REPLAY_H
 #define REPLAY_H
 
 #include <stdint.h>
 
-#include "store.h"
+#include "store-replay.h"
 
 struct event_base;
 struct config;

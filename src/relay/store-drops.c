@@ -32,7 +32,7 @@ drops_done(struct bridge_job *job)
 	free(d);
 }
 
-/* Read drop records; see store.h. */
+/* Read drop records; see store-drops.h. */
 struct store_drops *
 store_drops(const char *subscriber, int64_t since_ns, int limit,
     store_drops_cb cb, void *arg)
@@ -54,7 +54,7 @@ store_drops(const char *subscriber, int64_t since_ns, int limit,
 	return d;
 }
 
-/* Forget a read; see store.h. */
+/* Forget a read; see store-drops.h. */
 void
 store_drops_close(struct store_drops *d)
 {

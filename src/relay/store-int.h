@@ -14,10 +14,11 @@
  * loop polls, with a zero timeout, right after nats.c has read from the
  * socket.
  *
- * One concern and one thread rule per file:
+ * One concern and one thread rule per file (the public headers, one per
+ * file that has callers outside the store, are listed in store.h):
  *
  *   store.c        lifecycle, connection state, readiness, the stream
- *                  check's schedule, polling: loop thread (main thread
+ *                  check's schedule, the poll: loop thread (main thread
  *                  before and after the loop)
  *   store-loop.c   nats.c's event-loop adapter and connection callbacks:
  *                  called by nats.c on any thread; they touch only their
@@ -28,6 +29,11 @@
  *   store-sub.c    consumers, their subscriptions, the max-deliveries
  *                  advisory: loop thread
  *   store-req.c    request/reply, pulls, peeks, lease answers: loop thread
+ *   store-drops.c  drop records read back from AUDIT: loop thread asks,
+ *                  a worker job (store-admin.c) reads
+ *   store-replay.c replays in JetStream: consumers made, listed, reported
+ *                  and ended, records in AUDIT, a redrive's sequences:
+ *                  loop thread asks, its jobs run on the worker thread
  *   store-admin.c  blocking JetStream API calls: worker thread only; reads
  *                  nothing but its job and the JetStream context
  *   store-wire.c   JetStream's wire formats: pure, any thread
@@ -43,7 +49,16 @@
 
 #include "bridge.h"
 #include "store.h"
+#include "store-drops.h"
+#include "store-msg.h"
+#include "store-pub.h"
+#include "store-replay.h"
+#include "store-req.h"
+#include "store-sub.h"
 #include "store-wire.h"
+
+/* JetStream API requests (and our own deadline on each), milliseconds. */
+#define STORE_API_WAIT_MS	5000
 
 /*
  * The connection, read by every store file on the loop thread and written
@@ -66,7 +81,7 @@ struct store_conn {
 };
 extern struct store_conn	 store_conn;
 
-/* A message handed out by the store; see store.h. */
+/* A message handed out by the store; see store-msg.h. */
 struct store_msg {
 	natsMsg			*m;
 	uint64_t		 delivered;

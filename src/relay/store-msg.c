@@ -174,7 +174,7 @@ store_msg_data(const struct store_msg *m, size_t *len)
 	return natsMsg_GetData(m->m);
 }
 
-/* The stored size: payload and header lines; see store.h. */
+/* The stored size: payload and header lines; see store-msg.h. */
 size_t
 store_msg_size(const struct store_msg *m)
 {

@@ -190,7 +190,7 @@ reply_subject(char *buf, uint64_t seq)
 	*buf = '\0';
 }
 
-/* 1 when the message would fit the server's max_payload; see store.h. */
+/* 1 when the message fits the server's max_payload; see store-pub.h. */
 int
 store_fits(const struct store_header *h, size_t nh, const char *msg_id,
     size_t len)
@@ -203,7 +203,7 @@ store_fits(const struct store_header *h, size_t nh, const char *msg_id,
 	    hdrlen + len <= (size_t)store_conn.max_payload;
 }
 
-/* Whether n publishes may start now; see store.h. */
+/* Whether n publishes may start now; see store-pub.h. */
 enum store_result
 store_can_publish(size_t n)
 {
@@ -224,7 +224,7 @@ store_can_publish(size_t n)
 	return res;
 }
 
-/* Count n publishes refused with res (not STORE_OK); see store.h. */
+/* Count n publishes refused with res (not STORE_OK); see store-pub.h. */
 void
 store_count_refused(enum store_result res, size_t n)
 {
@@ -232,7 +232,7 @@ store_count_refused(enum store_result res, size_t n)
 	    res == STORE_OVERLOAD ? PUBFAIL_OVERLOAD : PUBFAIL_NATS, n);
 }
 
-/* Publish one event; see store.h. */
+/* Publish one event; see store-pub.h. */
 enum store_result
 store_publish(const char *subject, const struct store_header *h, size_t nh,
     const char *msg_id, const void *data, size_t len, store_publish_cb cb,

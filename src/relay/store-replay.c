@@ -1,9 +1,9 @@
 /*
- * store-replay.c: replays in JetStream (SPEC 15; store.h says what they
- * are made of).  The calls that ask are on the loop thread; the work of
- * each (replay_*_work) is a bridge job on the worker thread, since it
- * waits on JetStream, and reads nothing but its job and the JetStream
- * context.
+ * store-replay.c: replays in JetStream (SPEC 15; store-replay.h says
+ * what they are made of).  The calls that ask are on the loop thread;
+ * the work of each (replay_*_work) is a bridge job on the worker thread,
+ * since it waits on JetStream, and reads nothing but its job and the
+ * JetStream context.
  *
  * A replay's consumer is made with a request of our own rather than
  * js_AddConsumer: nats.c 3.4 writes a start time's nanoseconds without
@@ -75,7 +75,7 @@ replay_copy(struct store_replay *dst, const struct store_replay *r)
 	dst->filter = r->filter != NULL ? xstrdup(r->filter) : NULL;
 }
 
-/* This instance's progress record for replay id; see store.h. */
+/* This instance's progress record for replay id; see store-replay.h. */
 char *
 store_replay_progress(const char *id, const char *instance,
     uint64_t delivered, uint64_t dropped, char *subj, size_t subjlen)

@@ -205,7 +205,7 @@ stray_keep(struct store_consumer *c, natsMsg *m)
 		strays_tick(c);
 }
 
-/* See store.h. */
+/* See store-req.h. */
 void
 store_pull_return(struct store_consumer *c, struct store_msg *m)
 {
@@ -461,8 +461,8 @@ store_req_pull_reply(struct store_consumer *c, enum store_pull_kind kind,
 }
 
 /*
- * Fetch from a pull consumer; see store.h.  Its strays come first; only
- * what they leave of the batch is asked of JetStream.
+ * Fetch from a pull consumer; see store-req.h.  Its strays come first;
+ * only what they leave of the batch is asked of JetStream.
  */
 struct store_req *
 store_pull(struct store_consumer *c, enum store_pull_kind kind, int batch,
@@ -564,7 +564,7 @@ lease_answer(const char *name, const struct store_lease *l,
 	    STORE_API_WAIT_MS, cb, arg);
 }
 
-/* Answer a lease of pull consumer c; see store.h. */
+/* Answer a lease of pull consumer c; see store-req.h. */
 struct store_req *
 store_lease_answer(struct store_consumer *c, const struct store_lease *l,
     enum store_verb verb, long long delay_ms, store_reply_cb cb, void *arg)
@@ -572,7 +572,7 @@ store_lease_answer(struct store_consumer *c, const struct store_lease *l,
 	return lease_answer(c->name, l, verb, delay_ms, cb, arg);
 }
 
-/* Answer a lease of replay id's consumer; see store.h. */
+/* Answer a lease of replay id's consumer; see store-req.h. */
 struct store_req *
 store_replay_lease_answer(const char *id, const struct store_lease *l,
     enum store_verb verb, long long delay_ms, store_reply_cb cb, void *arg)
@@ -585,7 +585,7 @@ store_replay_lease_answer(const char *id, const struct store_lease *l,
 	return lease_answer(name, l, verb, delay_ms, cb, arg);
 }
 
-/* Ask JetStream about replay id's consumer; see store.h. */
+/* Ask JetStream about replay id's consumer; see store-req.h. */
 struct store_req *
 store_replay_info(const char *id, store_reply_cb cb, void *arg)
 {
@@ -603,7 +603,7 @@ store_replay_info(const char *id, store_reply_cb cb, void *arg)
 	return req_send(subj, reply, rid, "", STORE_API_WAIT_MS, cb, arg);
 }
 
-/* What the answer to store_replay_info says; see store.h. */
+/* What the answer to store_replay_info says; see store-req.h. */
 int
 store_replay_info_found(const struct store_msg *m)
 {
@@ -645,7 +645,7 @@ peek_done(struct bridge_job *job)
 	free(p);
 }
 
-/* Look at what a pull consumer would hand out next; see store.h. */
+/* Look at what a pull consumer would hand out next; see store-req.h. */
 struct store_peek *
 store_peek(struct store_consumer *c, int max, store_peek_cb cb, void *arg)
 {
@@ -666,7 +666,7 @@ store_peek(struct store_consumer *c, int max, store_peek_cb cb, void *arg)
 	return p;
 }
 
-/* See store.h. */
+/* See store-req.h. */
 int
 store_peeks_full(void)
 {

@@ -43,7 +43,7 @@ consumer_set(struct store_consumer *c, const struct store_consumer_spec *spec)
 	c->ack_wait_s = spec->ack_wait_s;
 }
 
-/* Register a consumer; see store.h. */
+/* Register a consumer; see store-sub.h. */
 struct store_consumer *
 store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
     store_msg_cb exhausted_cb, void *arg)
@@ -84,7 +84,7 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 	return c;
 }
 
-/* New settings for c; see store.h. */
+/* New settings for c; see store-sub.h. */
 void
 store_consumer_update(struct store_consumer *c,
     const struct store_consumer_spec *spec)
@@ -166,7 +166,7 @@ store_consumers_kinds(const struct store_consumer_copy *copies, int n)
 			c->wrong_kind = copies[i].wrong_kind;
 }
 
-/* See store.h. */
+/* See store-sub.h. */
 int
 store_consumer_wrong_kind(const struct store_consumer *c)
 {
@@ -204,7 +204,7 @@ figures_done(struct bridge_job *job)
 	free(fj);
 }
 
-/* Every consumer's figures; see store.h. */
+/* Every consumer's figures; see store-sub.h. */
 int
 store_figures(store_figures_cb cb)
 {
@@ -367,7 +367,7 @@ store_sub_poll(void)
 }
 
 /*
- * Leave a push consumer's delivery group; see store.h.  Without this a
+ * Leave a push consumer's delivery group; see store-sub.h.  Without this a
  * stopping relay that gives messages back gets them back at once (it is
  * still in the group), and each round trip counts as a delivery: a
  * backlog's events reached their last attempt untried, and those the grace
@@ -405,7 +405,7 @@ consumer_free(struct store_consumer *c)
 }
 
 /*
- * Forget c; see store.h.  Its subscriptions are closed (NATS drops what
+ * Forget c; see store-sub.h.  Its subscriptions are closed (NATS drops what
  * arrives for them later: a pull's late messages are redelivered after
  * their ack wait), and the stream check no longer looks at it.
  */

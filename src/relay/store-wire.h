@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "store-msg.h"
+#include "store-replay.h"
 
 #define STORE_WORK		"WORK"
 #define STORE_AUDIT		"AUDIT"

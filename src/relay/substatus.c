@@ -14,7 +14,7 @@
 #include <event2/event.h>
 
 #include "metrics.h"
-#include "store.h"
+#include "store-sub.h"
 #include "substatus.h"
 #include "util.h"
 
