@@ -134,6 +134,21 @@ struct store_consumer {
 	TAILQ_ENTRY(store_consumer) entry;
 };
 TAILQ_HEAD(store_consumer_list, store_consumer);
+/* Every registered consumer: written by store-sub.c, polled by store.c. */
+extern struct store_consumer_list	 store_consumers;
+
+/*
+ * The subscriptions store_poll (store.c) takes messages from, besides the
+ * consumers' own: it says in what order, how many at a time and which
+ * function takes each message.  Each is subscribed, unsubscribed and
+ * destroyed by the file named, which also takes its messages.
+ */
+struct store_polled {
+	natsSubscription	*acks;		/* <inbox>.*: store-pub.c */
+	natsSubscription	*replies;	/* <inbox>.r.*: store-req.c */
+	natsSubscription	*exhausted;	/* advisories: store-sub.c */
+};
+extern struct store_polled		 store_polled;
 
 /* A consumer's settings as the worker thread gets them (a copy). */
 struct store_consumer_copy {
@@ -231,6 +246,11 @@ void	 store_conn_event(struct bridge_item *it);
 void	 store_set_state(int connected, int streams);
 void	 store_check(void);
 void	 store_check_consumers(void);
+/*
+ * Every polled subscription's messages to their takers, which own the
+ * message they are given: store_pub_ack, store_req_reply,
+ * store_req_pull_reply, store_sub_advisory, store_sub_deliver.
+ */
 void	 store_poll(void);
 void	 store_nats_check(natsStatus s, const char *what);
 void	 store_sub_sync(natsSubscription **sub, const char *subject,
@@ -252,7 +272,7 @@ void	 store_loop_post(enum store_conn_what what);
 
 /* store-pub.c */
 void	 store_pub_init(void);
-void	 store_pub_poll(void);
+void	 store_pub_ack(natsMsg *m);
 void	 store_pub_unsubscribe(void);
 void	 store_pub_destroy(void);
 
@@ -269,7 +289,8 @@ int	 store_next(natsSubscription *sub, natsMsg **m);
 
 /* store-sub.c */
 void	 store_sub_init(void);
-int	 store_sub_poll(void);
+void	 store_sub_advisory(natsMsg *m);
+void	 store_sub_deliver(struct store_consumer *c, natsMsg *m);
 void	 store_sub_unsubscribe(void);
 void	 store_sub_destroy(void);
 int	 store_consumer_copies(struct store_consumer_copy **out);
@@ -279,7 +300,7 @@ void	 store_consumers_kinds(const struct store_consumer_copy *c, int n);
 
 /* store-req.c */
 void	 store_req_init(void);
-void	 store_req_poll(void);
+void	 store_req_reply(natsMsg *m);
 void	 store_req_pull_reply(struct store_consumer *c,
 	    enum store_pull_kind kind, natsMsg *m);
 void	 store_req_fail_all(void);

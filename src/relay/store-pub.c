@@ -6,8 +6,8 @@
  * wake-up per event on the hot path.  Instead each event is a plain core
  * publish whose reply subject is <inbox>.<seq>, and the acknowledgements
  * land in a synchronous subscription on <inbox>.* that the loop polls
- * (store_pub_poll, from store_poll) right after nats.c has read from the
- * socket.
+ * (store_poll, store.c, hands each to store_pub_ack) right after nats.c
+ * has read from the socket.
  *
  * Publishes in flight are bounded (TREATY_RELAY_MAX_PENDING, and the bytes
  * nats.c has not written yet) so that nats.c never has to stall the loop,
@@ -51,7 +51,6 @@ static struct {
 	struct pub		**hash;
 	size_t			 hmask;
 	uint64_t		 next_seq;
-	natsSubscription	*acks;		/* <inbox>.*, polled */
 	struct event		 sweep;
 } pb = { .live = TAILQ_HEAD_INITIALIZER(pb.live) };
 
@@ -104,7 +103,7 @@ pub_close(struct pub *p, enum store_result res, int dup)
 
 /* One acknowledgement: answer the publish it belongs to. */
 static void
-pub_ack(natsMsg *m)
+pub_answer(natsMsg *m)
 {
 	const char	*subj = natsMsg_GetSubject(m), *status = NULL;
 	char		*end, desc[160];
@@ -139,18 +138,12 @@ pub_ack(natsMsg *m)
 	}
 }
 
-/* Take every acknowledgement nats.c has queued (store_next never waits). */
+/* One acknowledgement store_poll took: answered, m destroyed (in a batch). */
 void
-store_pub_poll(void)
+store_pub_ack(natsMsg *m)
 {
-	natsMsg	*m;
-
-	if (pb.acks == NULL)
-		return;
-	while (store_next(pb.acks, &m)) {
-		pub_ack(m);
-		store_grave_add(m);
-	}
+	pub_answer(m);
+	store_grave_add(m);
 }
 
 /* Every SWEEP_MS: fail publishes whose acknowledgement did not come. */
@@ -319,7 +312,7 @@ store_pub_init(void)
 	    NULL);
 	event_add(&pb.sweep, &tv);
 	snprintf(subj, sizeof(subj), "%s.*", (const char *)store_conn.inbox);
-	store_sub_sync(&pb.acks, subj, NULL);
+	store_sub_sync(&store_polled.acks, subj, NULL);
 }
 
 /*
@@ -330,8 +323,8 @@ store_pub_init(void)
 void
 store_pub_unsubscribe(void)
 {
-	if (pb.acks != NULL)
-		natsSubscription_Unsubscribe(pb.acks);
+	if (store_polled.acks != NULL)
+		natsSubscription_Unsubscribe(store_polled.acks);
 }
 
 /* After the loop: the timer, the subscription and the tables. */
@@ -341,8 +334,8 @@ store_pub_destroy(void)
 	struct pub	*p;
 
 	event_del(&pb.sweep);
-	natsSubscription_Destroy(pb.acks);
-	pb.acks = NULL;
+	natsSubscription_Destroy(store_polled.acks);
+	store_polled.acks = NULL;
 	while ((p = TAILQ_FIRST(&pb.live)) != NULL) {
 		TAILQ_REMOVE(&pb.live, p, entry);
 		free(p);

@@ -77,7 +77,6 @@ TAILQ_HEAD(req_list, store_req);
 static struct {
 	struct req_list		 live;
 	uint64_t		 next_id;
-	natsSubscription	*replies;	/* <inbox>.r.*, polled */
 	int			 peeks;		/* on the worker, even closed */
 } rq = { .live = TAILQ_HEAD_INITIALIZER(rq.live) };
 
@@ -296,7 +295,7 @@ static int
 req_possible(void)
 {
 	return store_conn.nc != NULL && store_conn.connected &&
-	    !store_conn.closing && rq.replies != NULL;
+	    !store_conn.closing && store_polled.replies != NULL;
 }
 
 /* Hand a pull its strays, one at a time, until it is done. */
@@ -403,9 +402,9 @@ req_deliver(struct store_req *r, natsMsg *m)
 		store_req_close(r, "answered");
 }
 
-/* One reply to a plain request: to its callback. */
-static void
-req_reply(natsMsg *m)
+/* One reply to a plain request, taken by store_poll: to its callback. */
+void
+store_req_reply(natsMsg *m)
 {
 	struct store_req	*r = req_by_subject(natsMsg_GetSubject(m));
 	int			 code = msg_status(m);
@@ -420,16 +419,6 @@ req_reply(natsMsg *m)
 		return;
 	}
 	req_deliver(r, m);
-}
-
-/* Take every reply nats.c has queued. */
-void
-store_req_poll(void)
-{
-	natsMsg	*m;
-
-	while (store_next(rq.replies, &m))
-		req_reply(m);
 }
 
 /*
@@ -709,15 +698,15 @@ store_req_init(void)
 
 	if (store_wire_req_reply(subj, sizeof(subj),
 	    (const char *)store_conn.inbox, 0) == 0)
-		store_sub_sync(&rq.replies, subj, NULL);
+		store_sub_sync(&store_polled.replies, subj, NULL);
 }
 
 /* Shutdown, before the drain (see store_pub_unsubscribe). */
 void
 store_req_unsubscribe(void)
 {
-	if (rq.replies != NULL)
-		natsSubscription_Unsubscribe(rq.replies);
+	if (store_polled.replies != NULL)
+		natsSubscription_Unsubscribe(store_polled.replies);
 }
 
 /* After the loop: requests still pending are forgotten. */
@@ -728,6 +717,6 @@ store_req_destroy(void)
 
 	while ((r = TAILQ_FIRST(&rq.live)) != NULL)
 		store_req_close(r, "shutdown");
-	natsSubscription_Destroy(rq.replies);
-	rq.replies = NULL;
+	natsSubscription_Destroy(store_polled.replies);
+	store_polled.replies = NULL;
 }

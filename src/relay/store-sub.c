@@ -1,8 +1,9 @@
 /*
- * store-sub.c: consumers.  The registry of subscribers' consumers, their
- * subscriptions, polling them, and the max-deliveries advisory.  Loop
- * thread only (the advisory's message is read on the worker,
- * store-admin.c).
+ * store-sub.c: consumers.  The registry of subscribers' consumers
+ * (store_consumers), their subscriptions, and what their messages and
+ * the max-deliveries advisory lead to (store_poll, store.c, takes them
+ * from nats.c).  Loop thread only (the advisory's message is read on the
+ * worker, store-admin.c).
  *
  * The relay does not use js_Subscribe: its message handler would run on a
  * nats.c thread, natsSubscription_Unsubscribe on a library-made durable
@@ -24,13 +25,13 @@
 #include "store-int.h"
 #include "util.h"
 
-#define POLL_BATCH		256	/* messages per subscription per poll */
+/* Every registered consumer, oldest first (store-int.h). */
+struct store_consumer_list	 store_consumers =
+				    TAILQ_HEAD_INITIALIZER(store_consumers);
 
 static struct {
-	struct store_consumer_list	 list;
-	int				 next_idx;
-	natsSubscription		*exhausted;	/* the advisories */
-} cs = { .list = TAILQ_HEAD_INITIALIZER(cs.list) };
+	int		 next_idx;	/* the next consumer's, see idx */
+} cs;
 
 /* Copy a spec's settings into c. */
 static void
@@ -69,7 +70,7 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 	c->arg = arg;
 	c->idx = cs.next_idx++;
 	TAILQ_INIT(&c->strays);
-	TAILQ_INSERT_TAIL(&cs.list, c, entry);
+	TAILQ_INSERT_TAIL(&store_consumers, c, entry);
 	/*
 	 * Added by a reload: subscribe now, and have JetStream make it.
 	 * Subscribe while NATS is away too: nats.c sends the subscription
@@ -105,9 +106,9 @@ store_consumer_name(const struct store_consumer *c)
 	return c->name;
 }
 
-/* A push consumer's message to its callback. */
-static void
-consumer_deliver(struct store_consumer *c, natsMsg *m)
+/* A push consumer's message, taken by store_poll: to its callback. */
+void
+store_sub_deliver(struct store_consumer *c, natsMsg *m)
 {
 	/* Status messages (no reply subject) are not events. */
 	if (natsMsg_GetReply(m) == NULL)
@@ -122,7 +123,7 @@ consumer_find(const char *name)
 {
 	struct store_consumer	*c;
 
-	TAILQ_FOREACH(c, &cs.list, entry)
+	TAILQ_FOREACH(c, &store_consumers, entry)
 		if (strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
@@ -135,11 +136,11 @@ store_consumer_copies(struct store_consumer_copy **out)
 	struct store_consumer	*c;
 	int			 n = 0;
 
-	TAILQ_FOREACH(c, &cs.list, entry)
+	TAILQ_FOREACH(c, &store_consumers, entry)
 		n++;
 	*out = n > 0 ? xcalloc((size_t)n, sizeof(**out)) : NULL;
 	n = 0;
-	TAILQ_FOREACH(c, &cs.list, entry) {
+	TAILQ_FOREACH(c, &store_consumers, entry) {
 		if (c->replay)
 			continue;
 		(*out)[n].name = xstrdup(c->name);
@@ -294,6 +295,14 @@ exhausted_advisory(natsMsg *m)
 	bridge_run(&gj->job);
 }
 
+/* A max-deliveries advisory store_poll took: read, m destroyed (batched). */
+void
+store_sub_advisory(natsMsg *m)
+{
+	exhausted_advisory(m);
+	store_grave_add(m);
+}
+
 /* A pull consumer's reply subscriptions, one per kind of request. */
 static void
 pull_subscribe(struct store_consumer *c)
@@ -321,49 +330,15 @@ store_sub_init(void)
 	 * the ones its predecessors left on their last attempt.  One
 	 * instance of the group handles each.
 	 */
-	if (cs.exhausted == NULL && !TAILQ_EMPTY(&cs.list))
-		store_sub_sync(&cs.exhausted, STORE_EXHAUSTED_SUBJECT,
+	if (store_polled.exhausted == NULL && !TAILQ_EMPTY(&store_consumers))
+		store_sub_sync(&store_polled.exhausted, STORE_EXHAUSTED_SUBJECT,
 		    "treaty-relay");
-	TAILQ_FOREACH(c, &cs.list, entry) {
+	TAILQ_FOREACH(c, &store_consumers, entry) {
 		if (c->kind == STORE_PULL)
 			pull_subscribe(c);
 		else if (c->sub == NULL)
 			store_sub_sync(&c->sub, c->deliver, c->name);
 	}
-}
-
-/*
- * Take what nats.c has queued for the consumers, at most POLL_BATCH
- * messages per subscription, so one busy consumer cannot hold the loop.
- * 1 when some subscription had more waiting.
- */
-int
-store_sub_poll(void)
-{
-	struct store_consumer	*c;
-	natsMsg			*m;
-	int			 n, k, more = 0;
-
-	/* store_next never waits on the loop: it takes what nats.c queued. */
-	while (store_next(cs.exhausted, &m)) {
-		exhausted_advisory(m);
-		store_grave_add(m);
-	}
-	TAILQ_FOREACH(c, &cs.list, entry) {
-		for (k = 0; k < STORE_PULL_KINDS; k++) {
-			for (n = 0; n < POLL_BATCH &&
-			    store_next(c->pull_sub[k], &m); n++)
-				store_req_pull_reply(c,
-				    (enum store_pull_kind)k, m);
-			if (n == POLL_BATCH)
-				more = 1;
-		}
-		for (n = 0; n < POLL_BATCH && store_next(c->sub, &m); n++)
-			consumer_deliver(c, m);
-		if (n == POLL_BATCH)
-			more = 1;
-	}
-	return more;
 }
 
 /*
@@ -382,7 +357,7 @@ store_consumer_stop(struct store_consumer *c)
 	if (c->sub == NULL)
 		return;
 	while (store_next(c->sub, &m))
-		consumer_deliver(c, m);
+		store_sub_deliver(c, m);
 	natsSubscription_Destroy(c->sub);
 	c->sub = NULL;
 }
@@ -393,7 +368,7 @@ consumer_free(struct store_consumer *c)
 {
 	int	 k;
 
-	TAILQ_REMOVE(&cs.list, c, entry);
+	TAILQ_REMOVE(&store_consumers, c, entry);
 	store_req_strays_free(c);
 	natsSubscription_Destroy(c->sub);
 	for (k = 0; k < STORE_PULL_KINDS; k++)
@@ -424,9 +399,9 @@ store_sub_unsubscribe(void)
 	struct store_consumer	*c;
 	int			 k;
 
-	if (cs.exhausted != NULL)
-		natsSubscription_Unsubscribe(cs.exhausted);
-	TAILQ_FOREACH(c, &cs.list, entry) {
+	if (store_polled.exhausted != NULL)
+		natsSubscription_Unsubscribe(store_polled.exhausted);
+	TAILQ_FOREACH(c, &store_consumers, entry) {
 		if (c->sub != NULL)
 			natsSubscription_Unsubscribe(c->sub);
 		for (k = 0; k < STORE_PULL_KINDS; k++)
@@ -441,8 +416,8 @@ store_sub_destroy(void)
 {
 	struct store_consumer	*c;
 
-	natsSubscription_Destroy(cs.exhausted);
-	cs.exhausted = NULL;
-	while ((c = TAILQ_FIRST(&cs.list)) != NULL)
+	natsSubscription_Destroy(store_polled.exhausted);
+	store_polled.exhausted = NULL;
+	while ((c = TAILQ_FIRST(&store_consumers)) != NULL)
 		consumer_free(c);
 }

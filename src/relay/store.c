@@ -2,7 +2,8 @@
  * store.c: the store's lifecycle and connection state.  The nats.c
  * options and the connection, what its events change (connected, streams
  * ready), the schedule of the stream check, the poll that hands the loop
- * everything nats.c has read, the drain at shutdown and the teardown.
+ * everything nats.c has read (every polled subscription, in one place),
+ * the drain at shutdown and the teardown.
  * Loop thread only (the main thread before the loop starts and after it
  * ends).  store-int.h lists the store's other files and their threads.
  */
@@ -29,8 +30,10 @@
 #define PING_INTERVAL_MS	10000
 #define PINGS_OUT_MAX		2
 #define CLOSE_WAIT_MS		2000	/* for nats.c's threads to end */
+#define POLL_BATCH		256	/* messages per subscription per poll */
 
 struct store_conn	 store_conn;
+struct store_polled	 store_polled;
 
 static struct {
 	struct event	 check_ev;	/* every CHECK_MS */
@@ -141,18 +144,48 @@ store_set_state(int connected, int streams)
 }
 
 /*
- * Hand the loop what nats.c has read: publish acknowledgements, request
- * replies, advisories and consumer messages.  When a consumer had more
- * than a batch waiting, poll again on the next loop iteration.
+ * Hand the loop what nats.c has read: the one place that says which
+ * subscriptions the loop polls, in what order, how many messages at a
+ * time and which file takes them (each taker owns the message).
+ * store_next never waits: it takes what nats.c has queued.  When a
+ * consumer had more than POLL_BATCH waiting, poll again on the next loop
+ * iteration, so one busy consumer cannot hold the loop.
  */
 void
 store_poll(void)
 {
+	struct store_consumer	*c;
+	natsMsg			*m;
+	int			 n, k, more = 0;
+
 	if (store_conn.nc == NULL)
 		return;
-	store_pub_poll();
-	store_req_poll();
-	if (store_sub_poll())
+	/* Publish acknowledgements, <inbox>.*: store-pub.c. */
+	while (store_next(store_polled.acks, &m))
+		store_pub_ack(m);
+	/* Replies to plain requests, <inbox>.r.*: store-req.c. */
+	while (store_next(store_polled.replies, &m))
+		store_req_reply(m);
+	/* JetStream gave up on a message (max deliveries): store-sub.c. */
+	while (store_next(store_polled.exhausted, &m))
+		store_sub_advisory(m);
+	TAILQ_FOREACH(c, &store_consumers, entry) {
+		/* A pull consumer's replies, per kind of pull: store-req.c. */
+		for (k = 0; k < STORE_PULL_KINDS; k++) {
+			for (n = 0; n < POLL_BATCH &&
+			    store_next(c->pull_sub[k], &m); n++)
+				store_req_pull_reply(c,
+				    (enum store_pull_kind)k, m);
+			if (n == POLL_BATCH)
+				more = 1;
+		}
+		/* A push consumer's deliveries: store-sub.c. */
+		for (n = 0; n < POLL_BATCH && store_next(c->sub, &m); n++)
+			store_sub_deliver(c, m);
+		if (n == POLL_BATCH)
+			more = 1;
+	}
+	if (more)
 		event_active(&sv.repoll_ev, EV_TIMEOUT, 0);
 }
 
