@@ -44,6 +44,7 @@
 #include "inbox.h"
 #include "log.h"
 #include "replay.h"
+#include "store.h"
 #include "store-msg.h"
 #include "store-pub.h"
 #include "store-sub.h"
@@ -150,7 +151,7 @@ replay_record(struct replay *rp, int detach)
 {
 	struct store_header	 h[7];
 	struct replay_rec	*rec;
-	char			 subj[128], msgid[128], *data;
+	char			 subj[STORE_SUBJECT_BUF], msgid[128], *data;
 
 	if ((rp->rec != NULL && !detach) || (rp->delivered == rp->rec_delivered &&
 	    rp->dropped == rp->rec_dropped))

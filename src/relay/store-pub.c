@@ -165,7 +165,7 @@ pub_sweep_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
-/* <inbox>.<seq> into buf (128 bytes), without printf on the hot path. */
+/* <inbox>.<seq> into buf (STORE_SUBJECT_BUF), without printf (hot path). */
 static void
 reply_subject(char *buf, uint64_t seq)
 {
@@ -234,7 +234,7 @@ store_publish(const char *subject, const struct store_header *h, size_t nh,
 	natsMsg			*msg = NULL;
 	natsStatus		 s;
 	struct pub		*p;
-	char			 reply[128];
+	char			 reply[STORE_SUBJECT_BUF];
 	size_t			 i;
 	enum store_result	 res;
 
@@ -300,7 +300,7 @@ void
 store_pub_init(void)
 {
 	struct timeval	 tv = { 0, SWEEP_MS * 1000 };
-	char		 subj[128];
+	char		 subj[STORE_SUBJECT_BUF];
 	size_t		 n;
 
 	for (n = PUB_HASH_MIN; n < (size_t)store_conn.cfg->max_pending * 2;

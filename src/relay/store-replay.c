@@ -135,7 +135,7 @@ static natsStatus
 consumer_put(const struct store_replay *r, char *probe, size_t probelen,
     char *err, size_t errlen, int *refused)
 {
-	char		 subj[160], why[128];
+	char		 subj[STORE_SUBJECT_BUF], why[128];
 	char		*req;
 	natsMsg		*reply = NULL;
 	natsStatus	 s;
@@ -282,7 +282,7 @@ slot_ended(void *arg, const char *name)
 	jsErrCode		 code = 0;
 	natsMsg			*m = NULL;
 	natsStatus		 s;
-	char			 subj[128];
+	char			 subj[STORE_SUBJECT_BUF];
 	int			 rc;
 
 	if (store_wire_replay_subject(subj, sizeof(subj), name +
@@ -374,7 +374,7 @@ progress_sum(const char *id, const char *skip, uint64_t *delivered,
 	jsStreamInfo	*si = NULL;
 	jsOptions	 o;
 	natsMsg		*m;
-	char		 filter[128], mine[128];
+	char		 filter[STORE_SUBJECT_BUF], mine[STORE_SUBJECT_BUF];
 	uint64_t	 d, x;
 	natsStatus	 s;
 	int		 i;
@@ -423,7 +423,7 @@ end_record(const struct store_replay *r, enum store_replay_state st,
 {
 	char		*data = store_wire_replay_description(r, 1, st == STORE_REPLAY_DONE ?
 			    "done" : "cancelled");
-	char		 subj[128], msgid[96];
+	char		 subj[STORE_SUBJECT_BUF], msgid[96];
 	jsPubOptions	 po;
 	jsPubAck	*pa = NULL;
 	natsMsg		*m = NULL;
@@ -727,7 +727,7 @@ replay_find(struct store_replay_job *j)
 	jsErrCode		 code = 0;
 	natsMsg			*m = NULL;
 	natsStatus		 s;
-	char			 name[64], subj[128];
+	char			 name[64], subj[STORE_SUBJECT_BUF];
 	int			 rc = 0;
 
 	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, r->id);

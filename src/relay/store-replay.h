@@ -124,7 +124,8 @@ void		 store_replay_close(struct store_replay_job *j);
 void		 store_replay_free(struct store_replay *r);
 /*
  * This instance's progress record for replay id: its subject into subj
- * and its data (JSON, malloc'd) returned; NULL when subj is too small.
+ * and its data (JSON, malloc'd) returned; NULL when subj is too small
+ * (STORE_SUBJECT_BUF, store.h, is not).
  */
 char		*store_replay_progress(const char *id, const char *instance,
 		    uint64_t delivered, uint64_t dropped, char *subj,

@@ -459,7 +459,8 @@ store_pull(struct store_consumer *c, enum store_pull_kind kind, int batch,
 {
 	struct store_req	*r;
 	struct store_stray	*st;
-	char			 subj[256], reply[160], data[128];
+	char			 subj[STORE_SUBJECT_BUF];
+	char			 reply[STORE_SUBJECT_BUF], data[128];
 	long long		 deadline, left = max_bytes, sz;
 	uint64_t		 id;
 	int			 k = 0;
@@ -539,7 +540,8 @@ static struct store_req *
 lease_answer(const char *name, const struct store_lease *l,
     enum store_verb verb, long long delay_ms, store_reply_cb cb, void *arg)
 {
-	char		 subj[256], reply[128], text[STORE_VERB_MAX];
+	char		 subj[STORE_SUBJECT_BUF], reply[STORE_SUBJECT_BUF];
+	char		 text[STORE_VERB_MAX];
 	uint64_t	 id;
 
 	id = rq.next_id + 1;
@@ -578,7 +580,7 @@ store_replay_lease_answer(const char *id, const struct store_lease *l,
 struct store_req *
 store_replay_info(const char *id, store_reply_cb cb, void *arg)
 {
-	char		 subj[160], reply[128];
+	char		 subj[STORE_SUBJECT_BUF], reply[STORE_SUBJECT_BUF];
 	uint64_t	 rid;
 
 	rid = rq.next_id + 1;
@@ -694,7 +696,7 @@ store_req_fail_all(void)
 void
 store_req_init(void)
 {
-	char	 subj[128];
+	char	 subj[STORE_SUBJECT_BUF];
 
 	if (store_wire_req_reply(subj, sizeof(subj),
 	    (const char *)store_conn.inbox, 0) == 0)

@@ -307,7 +307,7 @@ store_sub_advisory(natsMsg *m)
 static void
 pull_subscribe(struct store_consumer *c)
 {
-	char	 subj[160];
+	char	 subj[STORE_SUBJECT_BUF];
 	int	 k;
 
 	for (k = 0; k < STORE_PULL_KINDS; k++) {

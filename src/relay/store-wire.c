@@ -16,6 +16,7 @@
 
 #include "treaty.h"
 #include "json.h"
+#include "store.h"
 #include "store-wire.h"
 #include "util.h"
 
@@ -548,7 +549,8 @@ store_wire_replay_consumer(const struct store_replay *r, int probe,
     char *subj, size_t subjlen)
 {
 	yajl_gen	 g;
-	char		 name[64], deliver[64], t[TREATY_RFC3339_MAX];
+	char		 name[64], deliver[STORE_SUBJECT_BUF];
+	char		 t[TREATY_RFC3339_MAX];
 	char		*desc;
 
 	snprintf(name, sizeof(name), "%s%s", STORE_REPLAY_PREFIX, r->id);

@@ -26,8 +26,24 @@
 #ifndef STORE_H
 #define STORE_H
 
+#include "treaty.h"
+
 struct event_base;
 struct config;
+
+/*
+ * Room for any NATS subject the relay builds, its NUL included.  A
+ * producer's subject has up to TREATY_SUBJECT_MAX bytes, and every one
+ * the store makes is shorter: the longest is an acknowledgement subject,
+ * $JS.ACK.WORK.<consumer>.<delivered>.<seq>.<dseq>.<ts>.0 (169 bytes
+ * with relay-<a 64-byte name> and numbers of 20 digits), then
+ * $JS.API.CONSUMER.MSG.NEXT.WORK.<consumer> (101),
+ * $JS.API.CONSUMER.DURABLE.CREATE.WORK.replay-<id> (68),
+ * audit.relay.treaty.replay.<id>.<instance> (67), the reply subjects
+ * under nats.c's 29-byte inbox, <inbox>.p.<index>.<kind>.<id> the
+ * longest (65), and treaty.replay.<id> (38).
+ */
+#define STORE_SUBJECT_BUF	(TREATY_SUBJECT_MAX + 1)
 
 /*
  * Process-wide set-up of nats.c and of libevent's thread support: before
