@@ -198,7 +198,7 @@ drops_path(const char *since)
 	free(name);
 	free(t);
 	treaty_rfc3339_parse(since, &sec, &ns);
-	ad.since_ns = sec * 1000000000LL + ns;
+	ad.since_ns = sec * NS_PER_S + ns;
 }
 
 /* A page of GET /v1/admin/drops: printed; 1 when there is another. */
@@ -236,7 +236,7 @@ print_drops(const char *body, size_t len)
 	if (next != NULL && ad.limit != 0) {
 		/* A next page that does not move on would be asked for ever. */
 		if (treaty_rfc3339_parse(next->u.string, &sec, &ns) !=
-		    TREATY_OK || sec * 1000000000LL + ns <= prev) {
+		    TREATY_OK || sec * NS_PER_S + ns <= prev) {
 			cli_err("admin drops: the relay's next page does not "
 			    "begin after this one");
 			yajl_tree_free(root);

@@ -103,7 +103,7 @@ outbox_write(const char *dir, const char *subject, const char *body,
 	if (RAND_bytes((unsigned char *)&rnd, sizeof(rnd)) != 1)
 		rnd = (uint32_t)ts.tv_nsec;
 	snprintf(name, sizeof(name), "%020lld-%08x" OUTBOX_SUFFIX,
-	    (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, rnd);
+	    (long long)ts.tv_sec * NS_PER_S + ts.tv_nsec, rnd);
 	path = xjoin(dir, "/", name);
 	tmp = xjoin(dir, "/.tmp-", name);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600))

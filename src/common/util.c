@@ -121,5 +121,5 @@ now_ms(void)
 	struct timespec	 ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)ts.tv_sec * MS_PER_S + ts.tv_nsec / NS_PER_MS;
 }

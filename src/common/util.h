@@ -8,6 +8,13 @@
 
 #include <stddef.h>
 
+/* Units of time, long long (Unix and JetStream times are nanoseconds). */
+#define NS_PER_S	1000000000LL
+#define NS_PER_MS	1000000LL
+#define NS_PER_US	1000LL
+#define US_PER_S	1000000LL
+#define MS_PER_S	1000LL
+
 void	*xmalloc(size_t);
 void	*xcalloc(size_t, size_t);
 void	*xrealloc(void *, size_t);

@@ -44,7 +44,7 @@
  */
 #define DROPS_PENDING_MAX	4
 /* How far ahead of this clock a since may be (another host's clock). */
-#define SINCE_SKEW_NS		(60LL * 1000000000LL)
+#define SINCE_SKEW_NS		(60 * NS_PER_S)
 
 /*
  * Replay requests waiting for the worker at once (each a few JetStream
@@ -177,7 +177,7 @@ admin_subscribers(struct evhttp_request *req)
 static const char *
 time_text(int64_t t, char *buf, size_t len)
 {
-	if (treaty_rfc3339_format(t / 1000000000LL, (long)(t % 1000000000LL),
+	if (treaty_rfc3339_format(t / NS_PER_S, (long)(t % NS_PER_S),
 	    9, buf, len) < 0)
 		buf[0] = '\0';
 	return buf;
@@ -261,14 +261,14 @@ admin_since(struct evhttp_request *req, const char *since, int64_t *ns)
 	long		 nsec;
 
 	if (since == NULL || treaty_rfc3339_parse(since, &sec, &nsec) !=
-	    TREATY_OK || sec < 0 || sec > INT64_MAX / 1000000000LL - 1) {
+	    TREATY_OK || sec < 0 || sec > INT64_MAX / NS_PER_S - 1) {
 		admin_reject(req, 400, "bad_request", "since must be an RFC "
 		    "3339 date-time, e.g. 2026-12-01T00:00:00Z");
 		return -1;
 	}
-	*ns = sec * 1000000000LL + nsec;
+	*ns = sec * NS_PER_S + nsec;
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (*ns > (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec +
+	if (*ns > (int64_t)now.tv_sec * NS_PER_S + now.tv_nsec +
 	    SINCE_SKEW_NS) {
 		admin_reject(req, 400, "bad_request", "since is in the future");
 		return -1;

@@ -187,7 +187,7 @@ relay_reload(void)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%lld",
-	    (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000);
+	    (long long)ts.tv_sec * US_PER_S + ts.tv_nsec / NS_PER_US);
 	notify_send(state);
 	memset(&ch, 0, sizeof(ch));
 	if (config_load(&next, relay.argc, relay.argv, &err) != CONFIG_RUN ||
@@ -370,7 +370,8 @@ main(int argc, char **argv)
 	event_add(&relay.tick, &tv);
 	if ((usec = notify_watchdog_usec()) > 0) {
 		/* Twice per interval, as sd_watchdog_enabled(3) advises. */
-		struct timeval	 wtv = { usec / 2000000, usec / 2 % 1000000 };
+		struct timeval	 wtv = { usec / 2 / US_PER_S,
+		    usec / 2 % US_PER_S };
 
 		event_assign(&relay.watchdog, relay.base, -1, EV_PERSIST,
 		    relay_watchdog_cb, NULL);

@@ -525,7 +525,7 @@ replay_start(const struct subscriber *s, int64_t since_ns, int dropped,
 	r.dropped = dropped;
 	r.since_ns = since_ns;
 	clock_gettime(CLOCK_REALTIME, &now);
-	r.created_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	r.created_ns = (int64_t)now.tv_sec * NS_PER_S + now.tv_nsec;
 	r.max_deliver = s->max_deliver;
 	r.max_ack_pending = s->max_in_flight;
 	r.ack_wait_s = r.push ? rs.cfg->ack_wait_seconds :

@@ -158,7 +158,7 @@ consumer_ensure(struct store_consumer_copy *c, char *detail, size_t dlen)
 	want.DeliverGroup = c->deliver != NULL ? c->name : NULL;
 	want.DeliverPolicy = js_DeliverAll;
 	want.AckPolicy = js_AckExplicit;
-	want.AckWait = (int64_t)c->ack_wait_s * 1000000000LL;
+	want.AckWait = (int64_t)c->ack_wait_s * NS_PER_S;
 	want.MaxDeliver = c->max_deliver;
 	want.MaxAckPending = c->max_ack_pending;
 	want.FilterSubject = c->filter;
@@ -249,7 +249,7 @@ store_admin_getmsg(struct bridge_job *job)
 {
 	struct store_getmsg_job *gj = BRIDGE_CONTAINER(job,
 	    struct store_getmsg_job, job);
-	struct timespec	 pause = { 0, GETMSG_PAUSE_MS * 1000000L };
+	struct timespec	 pause = { 0, GETMSG_PAUSE_MS * NS_PER_MS };
 	jsErrCode	 jerr = 0;
 	natsStatus	 s = NATS_ERR;
 	int		 i;
@@ -344,7 +344,7 @@ store_admin_figures(struct bridge_job *job)
 /* Fetched at once while reading drop records. */
 #define DROPS_FETCH		256
 /* How long AUDIT keeps the reader's consumer once it is left behind. */
-#define DROPS_INACTIVE_NS	(60LL * 1000000000LL)
+#define DROPS_INACTIVE_NS	(60 * NS_PER_S)
 
 /*
  * One fetched message of the drop subject: a record of the subscriber
@@ -416,8 +416,8 @@ store_admin_drops_scan(int64_t since_ns, int max,
 	 * the whole second instead, and skip what comes before since.  The
 	 * epoch's first second is every record (nats.c omits a 0 start).
 	 */
-	start = since_ns % 1000000000LL < 100000000LL ?
-	    since_ns - since_ns % 1000000000LL : since_ns;
+	start = since_ns % NS_PER_S < NS_PER_S / 10 ?
+	    since_ns - since_ns % NS_PER_S : since_ns;
 	if (start > 0) {
 		so.Config.DeliverPolicy = js_DeliverByStartTime;
 		so.Config.OptStartTime = start;

@@ -641,7 +641,7 @@ replay_from_info(struct store_replay *r, const jsConsumerInfo *ci)
 	r->push = c->DeliverSubject != NULL && c->DeliverSubject[0] != '\0';
 	r->max_deliver = (int)c->MaxDeliver;
 	r->max_ack_pending = (int)c->MaxAckPending;
-	r->ack_wait_s = (int)(c->AckWait / 1000000000LL);
+	r->ack_wait_s = (int)(c->AckWait / NS_PER_S);
 	r->num_pending = ci->NumPending;
 	r->num_ack_pending = (uint64_t)ci->NumAckPending;
 	r->delivered_seq = ci->Delivered.Stream;

@@ -57,7 +57,7 @@ store_wire_verb(enum store_verb v, long long delay_ms,
 		return strcpy(buf, "-NAK");
 	/* JetStream takes the delay in nanoseconds. */
 	snprintf(buf, STORE_VERB_MAX, "-NAK {\"delay\":%lld}",
-	    delay_ms * 1000000LL);
+	    delay_ms * NS_PER_MS);
 	return buf;
 }
 
@@ -171,7 +171,7 @@ store_wire_pull_body(char *buf, size_t len, int batch, long long expires_ms,
 		return fits(snprintf(buf, len, "{\"batch\":%d,\"no_wait\":true"
 		    "%s}", batch, mb), len);
 	return fits(snprintf(buf, len, "{\"batch\":%d,\"expires\":%lld%s}",
-	    batch, expires_ms * 1000000LL, mb), len);
+	    batch, expires_ms * NS_PER_MS, mb), len);
 }
 
 #define JSON_WS(c)	((c) == ' ' || (c) == '\t' || (c) == '\r' || (c) == '\n')
@@ -572,8 +572,8 @@ store_wire_replay_consumer(const struct store_replay *r, int probe,
 		yajl_gen_integer(g, (long long)r->start_seq);
 	} else if (r->since_ns > 0) {
 		/* Nine digits always: nats.c 3.4 drops the leading zeros. */
-		treaty_rfc3339_format(r->since_ns / 1000000000LL,
-		    (long)(r->since_ns % 1000000000LL), 9, t, sizeof(t));
+		treaty_rfc3339_format(r->since_ns / NS_PER_S,
+		    (long)(r->since_ns % NS_PER_S), 9, t, sizeof(t));
 		json_gen_str(g, "by_start_time");
 		json_gen_str(g, "opt_start_time");
 		json_gen_str(g, t);
@@ -588,7 +588,7 @@ store_wire_replay_consumer(const struct store_replay *r, int probe,
 		json_gen_str(g, "none");
 		/* Gone on its own if this instance dies before deleting it. */
 		json_gen_str(g, "inactive_threshold");
-		yajl_gen_integer(g, 60LL * 1000000000LL);
+		yajl_gen_integer(g, 60 * NS_PER_S);
 	} else {
 		desc = store_wire_replay_description(r, 1, NULL);
 		json_gen_str(g, "durable_name");
@@ -599,7 +599,7 @@ store_wire_replay_consumer(const struct store_replay *r, int probe,
 		json_gen_str(g, "ack_policy");
 		json_gen_str(g, "explicit");
 		json_gen_str(g, "ack_wait");
-		yajl_gen_integer(g, (long long)r->ack_wait_s * 1000000000LL);
+		yajl_gen_integer(g, (long long)r->ack_wait_s * NS_PER_S);
 		json_gen_str(g, "max_deliver");
 		yajl_gen_integer(g, r->max_deliver);
 		json_gen_str(g, "max_ack_pending");

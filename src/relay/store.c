@@ -292,7 +292,7 @@ store_check(void)
 {
 	const struct config	*cfg = store_conn.cfg;
 	struct store_check_job	*cj;
-	int64_t			 hour = 3600LL * 1000000000LL;
+	int64_t			 hour = 3600 * NS_PER_S;
 
 	if (!store_conn.connected || store_conn.closing)
 		return;
@@ -304,7 +304,7 @@ store_check(void)
 	cj->work_max_age_ns = cfg->work_max_age_hours * hour;
 	cj->audit_max_age_ns = cfg->audit_max_age_days * 24 * hour;
 	cj->duplicates_ns = (int64_t)cfg->duplicate_window_minutes * 60 *
-	    1000000000LL;
+	    NS_PER_S;
 	cj->replicas = cfg->replicas;
 	cj->job.work = store_admin_check;
 	cj->job.done = store_check_done;
