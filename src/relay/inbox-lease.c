@@ -12,6 +12,15 @@
 #include "util.h"
 
 #define LEASE_BUCKETS		4096
+/*
+ * How long before its end by our clock a held lease counts as run out
+ * (inbox_leases_ran_out): JetStream's clock started it first, when it
+ * handed the event out or took the extension, some time before this
+ * instance noted either.  A fixed part, and a part of the lease, so that
+ * a long lease keeps a margin in proportion.
+ */
+#define LEASE_MARGIN_MS		100
+#define LEASE_MARGIN_DIV	50	/* and lease_ms / 50: 2 % */
 
 struct lease {
 	int			 inbox;
@@ -261,7 +270,8 @@ inbox_leases_ran_out(const struct inbox_leases *m, int inbox,
 
 	return known != NULL && known->dseq == l->dseq &&
 	    known->state == INBOX_LEASE_HELD &&
-	    now >= known->ends - (100 + m->lease_ms / 50);
+	    now >= known->ends - (LEASE_MARGIN_MS +
+	    m->lease_ms / LEASE_MARGIN_DIV);
 }
 
 /* Leases remembered. */
