@@ -26,6 +26,16 @@
 #include "resolve.h"
 #include "util.h"
 
+/*
+ * The lookup's bound (timeout_ms) split between evdns's tries: evdns sends
+ * a query DNS_ATTEMPTS times at most (to the next nameserver each time,
+ * when there are several), each try waiting timeout_ms / DNS_ATTEMPTS,
+ * in whole seconds and at least DNS_TRY_MIN_S (evdns's "timeout:" here);
+ * our own timer ends the whole lookup at timeout_ms, whatever is left.
+ */
+#define DNS_ATTEMPTS		2
+#define DNS_TRY_MIN_S		1
+
 struct pin;
 
 struct resolve_req {
@@ -365,6 +375,7 @@ resolve_init(struct event_base *base, const char *nameserver,
     int timeout_ms, int cache_ms)
 {
 	char	 secs[16];
+	int	 try_s;
 
 	rs.base = base;
 	rs.timeout_ms = timeout_ms;
@@ -380,11 +391,13 @@ resolve_init(struct event_base *base, const char *nameserver,
 	if (nameserver != NULL &&
 	    evdns_base_nameserver_ip_add(rs.dns, nameserver) != 0)
 		fatalx("bad DNS server", "server=%s", log_q(nameserver));
-	/* Each try gets part of the bound; ours cuts the whole lookup off. */
-	snprintf(secs, sizeof(secs), "%d", timeout_ms / 2000 > 0 ?
-	    timeout_ms / 2000 : 1);
+	/* Each try gets its share of the bound; ours cuts the lookup off. */
+	try_s = timeout_ms / DNS_ATTEMPTS / (int)MS_PER_S;
+	snprintf(secs, sizeof(secs), "%d", try_s >= DNS_TRY_MIN_S ? try_s :
+	    DNS_TRY_MIN_S);
 	evdns_base_set_option(rs.dns, "timeout:", secs);
-	evdns_base_set_option(rs.dns, "attempts:", "2");
+	snprintf(secs, sizeof(secs), "%d", DNS_ATTEMPTS);
+	evdns_base_set_option(rs.dns, "attempts:", secs);
 }
 
 /* Free everything; callbacks still pending do not run. */
