@@ -78,7 +78,7 @@ http_not_allowed(struct evhttp_request *req, enum route route,
 
 /* GET /healthz: cheap, from state the loop already has. */
 static void
-http_healthz(struct evhttp_request *req)
+http_healthz(struct evhttp_request *req, const char *rest)
 {
 	struct evbuffer	*b = evbuffer_new();
 	const char	*nats = store_connected() ? "connected" : "disconnected";
@@ -87,6 +87,7 @@ http_healthz(struct evhttp_request *req)
 			    !store_connected() ? "nats_disconnected" :
 			    !store_streams_ready() ? "streams_not_ready" : NULL;
 
+	(void)rest;
 	if (reason == NULL) {
 		const char *const k[] = { "status", "nats", "streams",
 		    "version" };
@@ -110,39 +111,15 @@ http_healthz(struct evhttp_request *req)
 
 /* GET /metrics. */
 static void
-http_metrics(struct evhttp_request *req)
+http_metrics(struct evhttp_request *req, const char *rest)
 {
 	struct evbuffer	*b = evbuffer_new();
 
+	(void)rest;
 	substatus_age();
 	metrics_render(b);
 	reply_json(req, ROUTE_METRICS, 200, b);
 	evbuffer_free(b);
-}
-
-/* GET /healthz and GET /metrics: their methods, then the answer. */
-static void
-http_healthz_route(struct evhttp_request *req, const char *rest)
-{
-	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
-
-	(void)rest;
-	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
-		http_not_allowed(req, ROUTE_HEALTHZ, "GET, HEAD");
-	else
-		http_healthz(req);
-}
-
-static void
-http_metrics_route(struct evhttp_request *req, const char *rest)
-{
-	enum evhttp_cmd_type	 m = evhttp_request_get_command(req);
-
-	(void)rest;
-	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
-		http_not_allowed(req, ROUTE_METRICS, "GET, HEAD");
-	else
-		http_metrics(req);
 }
 
 /*
@@ -158,16 +135,16 @@ http_metrics_route(struct evhttp_request *req, const char *rest)
  */
 static const struct route_def http_routes[] = {
 	{ API_EVENTS_PATH, 1, ROUTE_EVENTS, ROUTE_ON_MAIN, ingest_handle,
-	  ingest_precheck, 1 },
+	  ingest_precheck, 1, 0 },
 	{ API_INBOX_PATH, 1, ROUTE_INBOX, ROUTE_ON_MAIN, inbox_handle, NULL,
-	  0 },
+	  0, 0 },
 	{ API_ADMIN_PATH, 1, ROUTE_ADMIN, ROUTE_ON_MAIN | ROUTE_ON_CONTROL,
-	  admin_handle, NULL, 0 },
+	  admin_handle, NULL, 0, 0 },
 	{ "/healthz", 0, ROUTE_HEALTHZ, ROUTE_ON_MAIN | ROUTE_ON_CONTROL,
-	  http_healthz_route, NULL, 0 },
+	  http_healthz, NULL, 0, 1 },
 	{ "/metrics", 0, ROUTE_METRICS, ROUTE_ON_MAIN | ROUTE_ON_CONTROL,
-	  http_metrics_route, NULL, 0 },
-	{ NULL, 0, ROUTE_OTHER, 0, NULL, NULL, 0 }
+	  http_metrics, NULL, 0, 1 },
+	{ NULL, 0, ROUTE_OTHER, 0, NULL, NULL, 0, 0 }
 };
 
 /* Every request: its route, or 404. */
@@ -178,19 +155,24 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	const char		*path = uri ? evhttp_uri_get_path(uri) : NULL;
 	const struct route_def	*r;
 	const char		*rest;
+	enum evhttp_cmd_type	 m;
 
 	if (path == NULL)
 		path = "";
-	if ((r = route_find(http_routes, arg != NULL ? ROUTE_ON_CONTROL :
-	    ROUTE_ON_MAIN, path, strlen(path), &rest)) != NULL)
-		r->handle(req, rest);
-	else if (arg != NULL)
+	m = evhttp_request_get_command(req);
+	r = route_find(http_routes, arg != NULL ? ROUTE_ON_CONTROL :
+	    ROUTE_ON_MAIN, path, strlen(path), &rest);
+	if (r == NULL && arg != NULL)
 		reply_error(req, ROUTE_OTHER, 404, "not_found", "no such route; "
 		    "the control listener serves /healthz, /metrics and "
 		    "/v1/admin/");
-	else
+	else if (r == NULL)
 		reply_error(req, ROUTE_OTHER, 404, "not_found",
 		    "no such route; events go to POST /v1/events/<subject>");
+	else if (r->get_only && m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD)
+		http_not_allowed(req, r->metric, "GET, HEAD");
+	else
+		r->handle(req, rest);
 }
 
 /* The pause after a failed accept is over: accept again. */

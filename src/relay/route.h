@@ -41,6 +41,8 @@ struct route_def {
 			    long long *retry_after);
 	/* A method the door does not know: 405 on this route, not 501. */
 	int		 known_methods_only;
+	/* Only GET and HEAD: any other method is 405 before the handler. */
+	int		 get_only;
 };
 
 /*

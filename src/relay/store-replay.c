@@ -305,6 +305,30 @@ slot_ended(void *arg, const char *name)
 }
 
 /*
+ * Replay consumer name's info into *ci (the caller destroys it): 1, or
+ * 0 when it has ended since the names were read, or -1 with j failed
+ * (what: the step, for the error).  Worker thread.
+ */
+static int
+replay_info(struct store_replay_job *j, const char *name,
+    jsConsumerInfo **ci, const char *what)
+{
+	jsErrCode	 code = 0;
+	natsStatus	 s;
+
+	*ci = NULL;
+	s = js_GetConsumerInfo(ci, store_conn.js, STORE_WORK, name, NULL,
+	    &code);
+	if (s == NATS_NOT_FOUND || code == JSConsumerNotFoundErr)
+		return 0;
+	if (s != NATS_OK) {
+		job_fail(j, STORE_REPLAY_FAILED, s, code, what);
+		return -1;
+	}
+	return 1;
+}
+
+/*
  * Whether replay id (NULL: one not made yet) holds one of the j->max
  * slots (replay-slots.h): 1; 0 with the answer STORE_REPLAY_FULL; -1
  * with the answer failed.  Every replay's consumer on WORK is listed with
@@ -324,7 +348,7 @@ replay_slot(struct store_replay_job *j, const char *id)
 	natsStatus		 s;
 	char			 mine[64];
 	size_t			 n = 0;
-	int			 i, rc = -1;
+	int			 i, found, rc = -1;
 
 	s = js_ConsumerNames(&names, store_conn.js, STORE_WORK, NULL, &code);
 	if (s != NATS_OK && s != NATS_NOT_FOUND) {
@@ -336,17 +360,11 @@ replay_slot(struct store_replay_job *j, const char *id)
 	for (i = 0; names != NULL && i < names->Count; i++) {
 		if (!store_wire_replay_name(names->List[i]))
 			continue;
-		ci = NULL;
-		code = 0;
-		s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK,
-		    names->List[i], NULL, &code);
-		if (s == NATS_NOT_FOUND || code == JSConsumerNotFoundErr)
-			continue;	/* ended since the names were read */
-		if (s != NATS_OK) {
-			job_fail(j, STORE_REPLAY_FAILED, s, code,
-			    "replays counted");
+		if ((found = replay_info(j, names->List[i], &ci,
+		    "replays counted")) == 0)
+			continue;
+		if (found == -1)
 			goto out;
-		}
 		sl[n].name = names->List[i];
 		sl[n++].created_ns = ci->Created;
 		jsConsumerInfo_Destroy(ci);
@@ -665,7 +683,7 @@ replay_list_work(struct bridge_job *job)
 	jsConsumerInfo		*ci;
 	jsErrCode		 code = 0;
 	natsStatus		 s;
-	int			 i;
+	int			 i, found;
 
 	if ((s = js_ConsumerNames(&names, store_conn.js, STORE_WORK, NULL,
 	    &code)) != NATS_OK) {
@@ -681,16 +699,10 @@ replay_list_work(struct bridge_job *job)
 
 		if (!store_wire_replay_name(names->List[i]))
 			continue;
-		ci = NULL;
-		code = 0;
-		s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK,
-		    names->List[i], NULL, &code);
-		if (s == NATS_NOT_FOUND)
-			continue;	/* ended since the names were read */
-		if (s != NATS_OK) {
-			job_fail(j, STORE_REPLAY_FAILED, s, code, "list");
+		if ((found = replay_info(j, names->List[i], &ci, "list")) == 0)
+			continue;
+		if (found == -1)
 			break;
-		}
 		if (ci->Config == NULL || ci->Config->Description == NULL ||
 		    store_wire_replay_parse(ci->Config->Description,
 		    strlen(ci->Config->Description), r) == -1)
