@@ -126,7 +126,7 @@ check "--check-config with PORT=70000: exit 78" 78 "$RC"
 run_fg -- --help
 check "--help: exit 0" 0 "$RC"
 missing=""
-dvars=$(grep -E '^\|' "$DESIGN" | grep -oE '`(NATS_URL|PORT|TREATY_RELAY_[A-Z_]+)' | tr -d '`' | sort -u)
+dvars=$(grep -E '^\|' "$DESIGN" | grep -oE '`(NATS_URL|PORT|TREATY_RELAY_[A-Z0-9_]+)' | tr -d '`' | sort -u)
 for v in $dvars; do
 	grep -qw -- "$v" "$T/fg.out" || missing="$missing $v"
 done
