@@ -51,7 +51,7 @@ PRODUCERS_DEFAULT='[{"name":"alpha","tokenSha256":"'$TOKEN_SHA'","subjects":["ev
 start_receiver() {
 	python3 "$ROOT/test/live/receiver.py" "$@" &
 	PIDS+=($!)
-	wait_for 10 port_open "$1"
+	wait_until 10 "port_open $1"
 }
 
 cleanup() {
@@ -140,26 +140,19 @@ free_port() {
 	done
 }
 
-# wait_for SECONDS CMD...: run CMD every 0.1 s until it succeeds.
-# wait_until SECS EXPR: evaluate the shell expression EXPR (a string, so
-# command substitutions in it run again each time) every 0.1 s until it is
-# true or SECS pass.  wait_for's arguments are expanded once, by the caller.
+# wait_until SECS EXPR: evaluate the shell expression EXPR every 0.1 s
+# until it is true or SECS pass (1 then).  EXPR is a string, given in
+# single quotes, so that the command substitutions and variables in it are
+# read again each time ('test "$(...)"' in double quotes would be read
+# once, before the wait, and run to its timeout).  Positional parameters
+# in EXPR are wait_until's own: a function passes its "$1" by expanding it
+# first (double quotes around that part).
 wait_until() {
-	local n=$(($1 * 10))
-	while [ $n -gt 0 ]; do
+	local _wu_n=$(($1 * 10))
+	while [ $_wu_n -gt 0 ]; do
 		eval "$2" >/dev/null 2>&1 && return 0
 		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
-
-wait_for() {
-	local n=$(($1 * 10)); shift
-	while [ $n -gt 0 ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		n=$((n - 1))
+		_wu_n=$((_wu_n - 1))
 	done
 	return 1
 }
@@ -184,7 +177,7 @@ CONF
 		PIDS+=($NATS_PID)
 		NATS_URL_T=nats://127.0.0.1:$NATS_PORT
 		NATS_NAME=$name
-		if wait_for 10 nats_up; then
+		if wait_until 10 nats_up; then
 			return 0
 		fi
 		grep -q 'address already in use' "$T/$name/nats.log" || break
@@ -235,7 +228,7 @@ CONF
 		cpids+=($!)
 		PIDS+=($!)
 	done
-	for i in 0 1 2; do wait_for 20 port_open ${ports[$i]} || return 1; done
+	for i in 0 1 2; do wait_until 20 "port_open ${ports[$i]}" || return 1; done
 }
 
 nats_up() { kill -0 "$NATS_PID" 2>/dev/null && port_open $NATS_PORT; }
@@ -250,7 +243,7 @@ restart_nats() {
 	nats-server -c "$T/$NATS_NAME/nats.conf" >> "$T/$NATS_NAME/nats.log" 2>&1 &
 	NATS_PID=$!
 	PIDS+=($NATS_PID)
-	wait_for 10 port_open $NATS_PORT
+	wait_until 10 "port_open $NATS_PORT"
 }
 
 # relay_listening: true when the relay's port accepts connections.
@@ -289,18 +282,22 @@ metric() {
 	echo "$v"
 }
 
+# log_wait SECS ERE [FILE]: wait (SECS at most) until a line of FILE (the
+# relay's log by default) matches ERE; 1 when none did.
+log_wait() {
+	local lw_re=$2 lw_file=${3:-$RELAY_LOG}
+	wait_until "$1" 'grep -qE -- "$lw_re" "$lw_file"'
+}
 # in_log ERE [FILE]: print "logged" once ERE matches a line of FILE (the
 # relay's log by default; waited for, 10 s at most), else "ERROR: not
 # logged: ERE": the witness that the relay did handle what a "nothing
 # happened" check is about.
 in_log() {
-	local il_re=$1 il_file=${2:-$RELAY_LOG}
-	wait_until 10 'grep -qE -- "$il_re" "$il_file"' && echo logged || echo "ERROR: not logged: $1"
+	log_wait 10 "$1" "${2:-}" && echo logged || echo "ERROR: not logged: $1"
 }
 
 # now_ms: print the wall clock in milliseconds.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # start_relay [ARGS...]: the relay on a free port, configured through the
 # environment (PRODUCERS, SUBSCRIBERS and any TREATY_RELAY_* the caller
 # exported); waits for /healthz 200 unless NO_WAIT=1.
@@ -328,7 +325,7 @@ start_relay() {
 		break
 	done
 	if [ -z "${NO_WAIT:-}" ]; then
-		if ! wait_for 15 healthz_ok; then
+		if ! wait_until 15 healthz_ok; then
 			echo "# relay did not become healthy" >&2
 			tail -20 "$RELAY_LOG" >&2
 			return 1

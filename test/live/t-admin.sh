@@ -211,7 +211,7 @@ printf '{"drops":"nope"}' > "$T/fake/v1/admin/drops"
 FPORT=$(free_port)
 (cd "$T/fake" && exec python3 -m http.server -b 127.0.0.1 "$FPORT" >/dev/null 2>&1) &
 PIDS+=($!)
-wait_for 10 port_open "$FPORT"
+wait_until 10 "port_open $FPORT"
 check "treaty admin status: an answer that is not a list of subscribers is 1" 1 \
     "$(tr_run fk1 TREATY_TOKEN=$AT -- admin status --url "http://127.0.0.1:$FPORT")"
 check "treaty admin drops: an answer that is not a list of drops is 1" 1 \

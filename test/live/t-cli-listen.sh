@@ -81,7 +81,7 @@ start_listen() {
 	    --inbox "$INBOX" --verbose "$@" >> "$LLOG" 2>&1 &
 	LPID=$!
 	PIDS+=($LPID)
-	wait_for 10 port_open "$LPORT"
+	wait_until 10 "port_open $LPORT"
 }
 # stop_listen [SIG]: signal it; LRC is its exit status, or "alive after
 # 10 s".  Against a hang: a sanitizer build's exit (the leak check) on a
@@ -313,7 +313,7 @@ check_match "a non-JSON line: logged" 'lines that are not records were skipped" 
 stop_listen TERM
 publish ev-late 'sent while listen is down' text/plain
 check "publish while listen is down" 0 "$PRC"
-wait_for 10 grep -q 'msg="delivery failed" sub=listen id=ev-late .*error="connection failed"' "$RELAY_LOG"
+log_wait 10 'msg="delivery failed" sub=listen id=ev-late .*error="connection failed"'
 check_match "the relay's attempt fails: connection refused" 'msg="delivery failed" sub=listen id=ev-late subject=evt.acme.shop.order.created attempt=1 status=0 error="connection failed"' "$(cat "$RELAY_LOG")"
 check "not recorded while down" "logged 0" \
     "$(in_log 'msg="delivery failed" sub=listen id=ev-late ') $(icount ev-late)"

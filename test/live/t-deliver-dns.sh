@@ -43,8 +43,8 @@ check "one attempt, delivered" 1 "$(metric 'treaty_relay_deliveries_total{subscr
 # address: refused, dropped after maxDeliver, never contacted.
 post evt.acme.inside.thing.done ok-in-1 x
 post evt.acme.meta.thing.done ok-meta-1 x
-wait_for 10 grep -q 'msg="delivery dropped" sub=inside id=ok-in-1' "$RELAY_LOG"
-wait_for 10 grep -q 'msg="delivery dropped" sub=meta id=ok-meta-1' "$RELAY_LOG"
+log_wait 10 'msg="delivery dropped" sub=inside id=ok-in-1'
+log_wait 10 'msg="delivery dropped" sub=meta id=ok-meta-1'
 check_match "a name resolving to 127.0.0.1 is refused" 'msg="delivery dropped" sub=inside id=ok-in-1 subject=evt.acme.inside.thing.done attempt=2 status=0 error="inside.example has a [a-z ]*address' "$(cat "$RELAY_LOG")"
 check_match "a name resolving to 169.254.169.254 is refused" 'msg="delivery dropped" sub=meta id=ok-meta-1 .*error="meta.example has a [a-z -]*address' "$(cat "$RELAY_LOG")"
 check "the refused address was never contacted" "logged 0" \
@@ -73,13 +73,13 @@ print("ready", flush=True)
 signal.pause()			# until the test ends and kills it
 PY
 PIDS+=($!)
-wait_for 10 grep -q ready "$T/holes.out" || fail holes "the full listeners did not start"
+wait_until 10 'grep -q ready "$T/holes.out"' || fail holes "the full listeners did not start"
 kill $RELAY_PID; wait $RELAY_PID 2>/dev/null
 TREATY_RELAY_SUBSCRIBERS='[{"name":"holes","url":"http://holes:'$HPORT'/in","secret":"'$S'","filter":"evt.*.holes.>","maxDeliver":1}]' \
     TREATY_RELAY_DELIVERY_IDLE_TIMEOUT_MS=1000 TREATY_RELAY_DELIVERY_TIMEOUT_MS=1500 \
     start_relay || { fail restart "relay did not start"; finish; }
 post evt.acme.holes.thing.done hole-1 x
-wait_for 20 grep -q 'msg="delivery dropped" sub=holes id=hole-1' "$RELAY_LOG"
+log_wait 20 'msg="delivery dropped" sub=holes id=hole-1'
 check_match "four silent addresses: the attempt ends at its deadline" 'msg="delivery dropped" sub=holes id=hole-1 .*error=timeout' "$(cat "$RELAY_LOG")"
 # Timed by the relay's own log stamps, from the delivery's first state
 # change to its drop: curl, JetStream and this script's polling are not

@@ -25,7 +25,7 @@ check_match "with its signature" '"x-treaty-signature": "t=[0-9]+,v1=[0-9a-f]{64
 check "the handshake sent the URL's host name as SNI" localhost "$(sort -u "$T/deliveries.sni" 2>&1)"
 
 post evt.acme.shop.order.wrong wrong-1 x
-wait_for 10 grep -q 'msg="delivery dropped" sub=wrongname' "$RELAY_LOG"
+log_wait 10 'msg="delivery dropped" sub=wrongname'
 # The drop (after maxDeliver) is the witness that no attempt is left.
 check "a certificate for another name: never delivered" "logged []" \
     "$(in_log 'msg="delivery dropped" sub=wrongname id=wrong-1 ') [$(received wrong-1)]"

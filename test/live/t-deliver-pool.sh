@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 SPORT=$(free_port)
 python3 "$ROOT/test/live/rawsink.py" $SPORT "$T/requests" & PIDS+=($!)
-wait_for 10 port_open $SPORT || { fail sink "did not listen"; finish; }
+wait_until 10 "port_open $SPORT" || { fail sink "did not listen"; finish; }
 S=test-secret-0123456789
 # One at a time, so that each event takes the connection the one before
 # it left; maxDeliver 2 for "desync", 1 for "stale".

@@ -47,7 +47,7 @@ wait $first 2>/dev/null
 start_relay || { fail restart "relay did not start again"; finish; }
 wait_until 15 'test "$(nreceived hold1-1)" -ge 2'
 check "after kill -9 the event is delivered again" 2 "$(nreceived hold1-1)"
-wait_for 15 grep -q 'msg="delivery dropped" sub=once id=hold1-last' "$RELAY_LOG"
+log_wait 15 'msg="delivery dropped" sub=once id=hold1-last'
 drop=$("$JSGET" "$NATS_URL_T" last AUDIT audit.relay.treaty.delivery.dropped 2>/dev/null)
 check_match "a last attempt lost with the relay is recorded in AUDIT" '"subscriber":"once","eventId":"hold1-last","source":"/test","subject":"evt.acme.once.thing.done","attempts":1,"status":null,"error":"last attempt unfinished \(relay stopped or lost\)"' "$drop"
 check "and not attempted again" "1 settled" "$(nreceived hold1-last) $(quiet relay-once)"
@@ -55,7 +55,7 @@ check "metrics: counted as max_deliver" 1 "$(metric 'treaty_relay_deliveries_ter
 
 # Refused address: never contacted, retried, then dropped with the reason.
 post evt.acme.shop.order.refused ref-1 x
-wait_for 10 grep -q 'msg="delivery dropped" sub=blackhole id=ref-1' "$RELAY_LOG"
+log_wait 10 'msg="delivery dropped" sub=blackhole id=ref-1'
 check_match "a private address is refused and the drop says why" 'msg="delivery dropped" sub=blackhole id=ref-1 subject=evt.acme.shop.order.refused attempt=2 status=0 error="10.0.0.1 has a private address"' "$(cat "$RELAY_LOG")"
 
 # publish_lag PREFIX: publish 1,000 events PREFIX1.. to hook (8 at a time);
@@ -90,7 +90,7 @@ else
 	fail "deliveries kept pace" "$msg"
 fi
 # Its first attempts end at the 1.5 s deadline, maybe after the 1,000.
-wait_for 10 grep -q 'msg="delivery failed" sub=slowpoke' "$RELAY_LOG"
+log_wait 10 'msg="delivery failed" sub=slowpoke'
 check_match "slowpoke's attempts time out" 'msg="delivery failed" sub=slowpoke id=slow-[0-9] subject=evt.acme.slow.thing.done attempt=1 status=0 error=timeout' "$(cat "$RELAY_LOG")"
 
 # Two instances share each consumer: every event delivered exactly once.

@@ -142,7 +142,7 @@ start_relay || { fail restart "relay did not start"; finish; }
 wait_until 10 'grep -q "\"path\": \"/new\"" "$T/deliveries"'
 check "a subscriber added later receives the events stored before it" 1 "$(grep -F '"ce-id": "ok-1"' "$T/deliveries" | grep -c '"path": "/new"')"
 post evt.acme.shop.order.late ok-late-1 x
-wait_for 10 grep -q 'msg="delivery failed" sub=down id=ok-late-1 .*error="connection failed"' "$RELAY_LOG"
+log_wait 10 'msg="delivery failed" sub=down id=ok-late-1 .*error="connection failed"'
 check_match "connection refused: a failed attempt" 'msg="delivery failed" sub=down id=ok-late-1 subject=evt.acme.shop.order.late attempt=1 status=0 error="connection failed"' "$(cat "$RELAY_LOG")"
 start_receiver $LPORT "$T/late"
 wait_until 15 'grep -q ok-late-1 "$T/late"'

@@ -199,7 +199,7 @@ kill -CONT "$NATS_PID"
 wait "${pk[@]}"
 check "ten peeks with NATS frozen: six answered 503 at once, four waited" "6 6 4" \
     "$frozen503 $(cat "$T"/peek.* | grep -c '^503 ') $(cat "$T"/peek.* | grep -c '^200 ')"
-wait_for 20 healthz_ok
+wait_until 20 healthz_ok
 check "  and peeks work again afterwards" 200 "$(iget work 'peek=true')"
 
 # Destructive fetch: taken once, never again.
@@ -324,7 +324,7 @@ curl -s -m 40 -o "$T/lpbody" -H "Authorization: Bearer $IT" "$RELAY_URL/v1/inbox
 wait_until 10 '[ "$(lp_work)" = 1 ]' || fail "long-poll waiting" "long_polls{inbox=work} [$(lp_work)]"
 stop_nats
 restart_nats
-wait_for 20 healthz_ok
+wait_until 20 healthz_ok
 t0=$(now_ms)
 post evt.acme.shop.order.created after-restart-1 x
 check "published after NATS came back" 202 "$STATUS"

@@ -56,7 +56,7 @@ burst() {
 # 1. Without --reuseport the port is one instance's.
 inst a
 A=$INST_PID
-wait_for 15 port_open $PORT_SHARED || fail a "did not listen"
+wait_until 15 "port_open $PORT_SHARED" || fail a "did not listen"
 inst b
 B=$INST_PID
 wait $B

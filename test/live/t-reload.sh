@@ -22,7 +22,7 @@ while True:
         f.write(d.decode().replace("\n", "|") + "\n")
 ' "$T/notify.sock" "$T/notify.log" &
 PIDS+=($!)
-wait_for 10 test -S "$T/notify.sock" || { fail notify "no socket"; finish; }
+wait_until 10 '[ -S "$T/notify.sock" ]' || { fail notify "no socket"; finish; }
 
 S1=first-secret-0123456789
 S2=second-secret-0123456789

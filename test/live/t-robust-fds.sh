@@ -27,7 +27,7 @@ for _ in $(seq 1 90); do
 	exec {fd}<>/dev/tcp/127.0.0.1/$RELAY_PORT 2>/dev/null && fds+=($fd)
 done
 # Out of descriptors once it says so (instead of 0.5 s).
-wait_for 10 grep -q 'accept failed' "$RELAY_LOG"
+log_wait 10 'accept failed'
 c0=$(cpu)
 # CPU used over a window is what is measured: a fixed 3 s is right here.
 sleep 3
@@ -44,7 +44,7 @@ if [ "$lines" -ge 1 ] && [ "$lines" -le 10 ]; then ok "the pause is logged a few
 check "no raw libevent lines" 0 "$(grep -Evc '^time=[^ ]+ level=' "$RELAY_LOG")"
 
 for fd in "${fds[@]}"; do exec {fd}>&-; done
-wait_for 10 healthz_ok
+wait_until 10 healthz_ok
 check "healthz 200 again once clients left" 200 "$(healthz_status)"
 post evt.acme.shop.order.created fd-1 x
 check "POST 202 again" 202 "$STATUS"

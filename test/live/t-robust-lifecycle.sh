@@ -54,7 +54,7 @@ while time.time() < end:
     c.close()
 ' "$TRIP_PORT" "$T/tripwire.log" &
 PIDS+=($!)
-wait_for 5 port_open "$TRIP_PORT" || echo "# tripwire listener did not start" >&2
+wait_until 5 "port_open $TRIP_PORT" || echo "# tripwire listener did not start" >&2
 # Forget our own probe, once it is recorded (instead of 0.3 s).
 wait_until 5 'grep -q connection "$T/tripwire.log"'
 : > "$T/tripwire.log"
@@ -210,7 +210,7 @@ kill -STOP "$NATS_PID"
 POSTER=$!
 PIDS+=("$POSTER")
 metric_inflight() { [ "$(metric treaty_relay_publishes_in_flight)" = 1 ]; }
-if wait_for 5 metric_inflight; then ok "a publish is in flight while NATS is frozen"
+if wait_until 5 metric_inflight; then ok "a publish is in flight while NATS is frozen"
 else fail "a publish is in flight while NATS is frozen" "publishes_in_flight never 1"; fi
 kill -TERM "$RELAY_PID"
 t_term=$(now_ms)
@@ -219,7 +219,7 @@ in_log 'msg="shutting down"' >/dev/null
 st=$(curl_status -m 2 "$RELAY_URL/healthz")
 check_match "during the grace period new connections are refused (or 503)" '^(000|503)$' "$st"
 inflight_done() { [ -e "$T/inflight" ]; }
-if wait_for 10 inflight_done; then
+if wait_until 10 inflight_done; then
 	el=$(($(now_ms) - t_term))
 	read -r ist _ < "$T/inflight"
 	check "in-flight POST answered 503 at the end of the grace period" 503 "$ist"
@@ -254,12 +254,12 @@ rm -f "$T/inflight"
 ) &
 POSTER=$!
 PIDS+=("$POSTER")
-wait_for 5 metric_inflight
+wait_until 5 metric_inflight
 kill -TERM "$RELAY_PID"
 # The relay says it is shutting down with the publish in flight; an exit
 # without waiting for it has no witness but the process being gone, and
 # would come at its next tick (100 ms): 1 s after that line is plenty.
-wait_for 10 grep -q 'msg="shutting down" signal=15 in_flight=1' "$RELAY_LOG"
+log_wait 10 'msg="shutting down" signal=15 in_flight=1'
 sleep 1
 if kill -0 "$RELAY_PID" 2>/dev/null && ! inflight_done && grep -q 'msg="shutting down" signal=15 in_flight=1' "$RELAY_LOG"
 then ok "first SIGTERM: waits for the publish in flight (grace 30 s)"
@@ -273,7 +273,7 @@ el=$(($(now_ms) - t_term))
 check "second SIGTERM: exit 0" 0 "$RC"
 if [ "$RC" != timeout ] && [ "$el" -le 15000 ]; then ok "second SIGTERM: exits without the rest of the grace period (${el} ms)"
 else fail "second SIGTERM: exits without the rest of the grace period" "${el} ms, RC $RC"; fi
-wait_for 5 inflight_done
+wait_until 5 inflight_done
 check "second SIGTERM: the in-flight POST got 503" 503 "$(cat "$T/inflight" 2>/dev/null)"
 kill -CONT "$NATS_PID"
 wait "$POSTER" 2>/dev/null
@@ -299,7 +299,7 @@ while time.time() < end:
 ' "$1" "$2" &
 	PIDS+=($!)
 	local bound=$2.bound
-	wait_for 5 test -e "$bound"
+	wait_until 5 "[ -e '$bound' ]"
 }
 ready_seen() { grep -q 'READY=1' "$T/notify.log" 2>/dev/null; }
 stopping_seen() { grep -q 'STOPPING=1' "$T/notify.log" 2>/dev/null; }
@@ -310,12 +310,12 @@ LATE_PORT=$(free_port)
 export NOTIFY_SOCKET=$T/notify.sock
 NATS_URL_RELAY=nats://127.0.0.1:$LATE_PORT NO_WAIT=1 start_relay
 unset NOTIFY_SOCKET
-wait_for 10 relay_listening
+wait_until 10 relay_listening
 # Witness, instead of 1.5 s: its first connection attempt failed.
 check "notify: healthz 503 while NATS is down" "logged 503" "$(in_log 'msg="nats not reachable yet') $(healthz_status)"
 check "notify: no READY=1 while NATS is down" "alive []" "$(relay_alive && echo alive) [$(grep READY "$T/notify.log")]"
 NATS_PORT_FIXED=$LATE_PORT start_nats late || fail "late nats-server" "did not start"
-if wait_for 15 ready_seen; then
+if wait_until 15 ready_seen; then
 	ok "notify: READY=1 once NATS is up"
 	check "notify: healthz 200 when READY=1 arrives" 200 "$(healthz_status)"
 else
@@ -323,7 +323,7 @@ else
 fi
 check "notify: READY=1 sent once" 1 "$(grep -c 'READY=1' "$T/notify.log")"
 kill -TERM "$RELAY_PID"
-if wait_for 10 stopping_seen; then ok "notify: STOPPING=1 after SIGTERM"
+if wait_until 10 stopping_seen; then ok "notify: STOPPING=1 after SIGTERM"
 else fail "notify: STOPPING=1 after SIGTERM" "got [$(cat "$T/notify.log")]"; fi
 check "notify: READY=1 first, STOPPING=1 last" "READY STOPPING" \
     "$(grep -oE '(READY|STOPPING)=1' "$T/notify.log" | cut -d= -f1 | tr '\n' ' ' | sed 's/ $//')"
@@ -338,7 +338,7 @@ export NOTIFY_SOCKET=$ABS
 start_relay || fail start "relay did not start"
 unset NOTIFY_SOCKET
 ready2() { grep -q 'READY=1' "$T/notify2.log"; }
-if wait_for 5 ready2; then ok "notify: READY=1 on an abstract socket (@name)"
+if wait_until 5 ready2; then ok "notify: READY=1 on an abstract socket (@name)"
 else fail "notify: READY=1 on an abstract socket (@name)" "got [$(cat "$T/notify2.log")]"; fi
 kill -TERM "$RELAY_PID"
 wait_exit "$RELAY_PID" 12

@@ -65,7 +65,7 @@ check "reconnects_total 0 before any restart" 0 "$(metric treaty_relay_nats_reco
 
 # --- NATS stopped ---------------------------------------------------------
 stop_nats
-if wait_for 10 healthz_503; then ok "healthz 503 within 10 s of NATS stopping"
+if wait_until 10 healthz_503; then ok "healthz 503 within 10 s of NATS stopping"
 else fail "healthz 503 within 10 s of NATS stopping" "still $(curl -s -m 5 "$RELAY_URL/healthz")"; fi
 healthz
 check "healthz 503 while NATS is down" 503 "$STATUS"
@@ -87,7 +87,7 @@ else fail "POST 503 within the publish timeout" "took ${MS} ms (timeout 1000 ms)
 # --- NATS restarted -------------------------------------------------------
 t0=$(now_ms)
 restart_nats || fail "nats-server restarted" "port $NATS_PORT not open"
-if wait_for 15 healthz_ok; then
+if wait_until 15 healthz_ok; then
 	el=$(($(now_ms) - t0))
 	if [ $el -le 10000 ]; then ok "healthz 200 again by itself (${el} ms)"
 	else fail "healthz 200 again within 10 s" "took ${el} ms"; fi
@@ -148,11 +148,11 @@ fi
 # --- store wiped while NATS is down ---------------------------------------
 stop_nats
 rm -rf "${T:?}/$NATS_NAME/js"
-wait_for 10 healthz_503
+wait_until 10 healthz_503
 check "metrics: nats_connected 0 after the second stop" 0 "$(metric treaty_relay_nats_connected)"
 t0=$(now_ms)
 restart_nats || fail "nats-server restarted on an empty store" "port $NATS_PORT not open"
-if wait_for 15 healthz_ok; then ok "healthz 200 with an empty store ($(($(now_ms) - t0)) ms)"
+if wait_until 15 healthz_ok; then ok "healthz 200 with an empty store ($(($(now_ms) - t0)) ms)"
 else fail "healthz 200 within 15 s with an empty store" "$(curl -s -m 5 "$RELAY_URL/healthz")"; fi
 if post_until_202 5 $SUBJ wiped-1; then ok "POST 202 after the store was wiped"
 else fail "POST 202 after the store was wiped" "status $STATUS body $BODY"; fi
@@ -168,7 +168,7 @@ kill -TERM "$RELAY_PID" 2>/dev/null
 # --- relay started while NATS is down -------------------------------------
 LATE_PORT=$(free_port)
 NATS_URL_RELAY=nats://127.0.0.1:$LATE_PORT NO_WAIT=1 start_relay
-if wait_for 10 relay_listening; then ok "relay listens with NATS down"
+if wait_until 10 relay_listening; then ok "relay listens with NATS down"
 else fail "relay listens with NATS down" "$(tail -3 "$RELAY_LOG")"; fi
 healthz
 check "late: healthz 503 with NATS down" 503 "$STATUS"
@@ -179,7 +179,7 @@ check_match "late: Retry-After" '^[0-9]+$' "$(retry_after)"
 check "late: nats_connected 0" 0 "$(metric treaty_relay_nats_connected)"
 t0=$(now_ms)
 NATS_PORT_FIXED=$LATE_PORT start_nats late || fail "late nats-server started" "port $LATE_PORT"
-if wait_for 15 healthz_ok; then ok "late: healthz 200 once NATS is up ($(($(now_ms) - t0)) ms)"
+if wait_until 15 healthz_ok; then ok "late: healthz 200 once NATS is up ($(($(now_ms) - t0)) ms)"
 else fail "late: healthz 200 within 15 s once NATS is up" "$(curl -s -m 5 "$RELAY_URL/healthz")"; fi
 timed_post $SUBJ late-1
 check "late: POST 202 once NATS is up" 202 "$STATUS"

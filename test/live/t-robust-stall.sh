@@ -38,7 +38,7 @@ while True:
 ' "$1" &
 	MUTE=$!
 	PIDS+=($MUTE)
-	wait_for 10 port_open "$1"
+	wait_until 10 "port_open $1"
 }
 mute "$NATS_PORT"
 wait_until 10 '[ "$(metric treaty_relay_nats_connected)" = 0 ]'

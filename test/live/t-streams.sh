@@ -37,7 +37,7 @@ rm -rf "$T/$NATS_NAME/js"
 restart_nats
 "$JSGET" "$NATS_URL_T" mkmem WORK 'evt.>' > /dev/null
 NO_WAIT=1 start_relay
-wait_for 10 grep -q 'msg="streams not ready"' "$RELAY_LOG"
+log_wait 10 'msg="streams not ready"'
 check_match "memory storage is refused and logged" 'level=warn msg="streams not ready" detail="stream WORK has memory storage' "$(cat "$RELAY_LOG")"
 check "healthz 503" 503 "$(healthz_status)"
 check_match "healthz names streams_not_ready" '"reason":"streams_not_ready"' "$(curl -s "$RELAY_URL/healthz")"
