@@ -298,6 +298,9 @@ in_log() {
 
 # now_ms: print the wall clock in milliseconds.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# now_rfc3339: the wall clock as RFC 3339 in UTC with nanoseconds (a
+# replay's or a drop listing's "since").
+now_rfc3339() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
 # start_relay [ARGS...]: the relay on a free port, configured through the
 # environment (PRODUCERS, SUBSCRIBERS and any TREATY_RELAY_* the caller
 # exported); waits for /healthz 200 unless NO_WAIT=1.
@@ -508,4 +511,39 @@ make_pki() {
 	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
 	    -CAcreateserial -days 2 -extfile "$d/ext" -out "$d/server.pem" 2>/dev/null
 	[ -s "$d/server.pem" ]
+}
+
+# --- the operations API and replays (SPEC 15) ---------------------------
+# admin_setup: S (a subscriber secret) and AT (an admin token, its SHA-256
+# exported as TREATY_RELAY_ADMIN_TOKEN_SHA256 for the relays started next).
+admin_setup() {
+	S=test-secret-0123456789
+	AT=admin-token-0123456789
+	export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(sha256hex "$AT")
+}
+# replay_setup: admin_setup, and receiver.py on RPORT recording to
+# $T/deliveries (the test ends, failed, when it does not start).
+replay_setup() {
+	admin_setup
+	RPORT=$(free_port)
+	start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
+}
+# areq METHOD PATH [BASE]: a request to the admin API at BASE (RELAY_URL)
+# with AT; the body in $T/abody, the headers in $T/ahdr; prints the status.
+areq() {
+	rm -f "$T/abody"
+	curl -s -m 20 -o "$T/abody" -D "$T/ahdr" -w '%{http_code}' -X "$1" \
+	    -H "Authorization: Bearer $AT" "${3:-$RELAY_URL}/v1/admin/$2"
+}
+# abody: the body of the last admin answer.
+abody() { cat "$T/abody" 2>/dev/null; }
+# afield KEY: a member of the last admin answer ("None" for null).
+afield() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$T/abody" "$1" 2>/dev/null; }
+# report ID [BASE]: "state matched delivered dropped remaining" of a
+# replay, or "status N" when it could not be read.
+report() {
+	local st
+	st=$(areq GET "replays/$1" "${2:-}")
+	[ "$st" = 200 ] || { echo "status $st"; return; }
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(*(d[k] for k in ("state","matched","delivered","dropped","remaining")))' "$T/abody"
 }

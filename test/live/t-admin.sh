@@ -24,7 +24,7 @@ CPORT=$(free_port)
 # alpha may also publish on the drop records' subject: a forged record
 # must not be listed as one.
 PRODUCERS='[{"name":"alpha","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.*.shop.>","audit.relay.>"]}]'
-T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+T0=$(now_rfc3339)
 start_nats && start_relay --control-listen 127.0.0.1:$CPORT ||
     { fail start "nats-server or relay did not start"; finish; }
 
@@ -35,7 +35,6 @@ aget() {
 	curl -s -m 10 -o "$T/abody" -D "$T/ahdr" -w '%{http_code}' \
 	    ${2:+-H "Authorization: Bearer $2"} "${3:-$RELAY_URL}/v1/admin/$1"
 }
-abody() { cat "$T/abody" 2>/dev/null; }
 aerr() { BODY=$(abody); errcode; }
 
 TR=$ROOT/$O/treaty
@@ -186,7 +185,7 @@ check "drops: limit 0: 400" "400 bad_request" "$(aget "drops?subscriber=hook&sin
 check "drops: limit 1001: 400" "400 bad_request" "$(aget "drops?subscriber=hook&since=$T0&limit=1001" "$AT") $(aerr)"
 check "drops: an unknown subscriber: 404" "404 unknown_subscriber" "$(aget "drops?subscriber=nobody&since=$T0" "$AT") $(aerr)"
 check "drops: without a token: 401" 401 "$(aget "drops?subscriber=hook&since=$T0")"
-check "drops: since after the last record: none" " None" "$(drops "subscriber=hook&since=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)")"
+check "drops: since after the last record: none" " None" "$(drops "subscriber=hook&since=$(now_rfc3339)")"
 check "drops: since the epoch: all of them" "reject-1,reject-2,reject-3 None" "$(drops "subscriber=hook&since=1970-01-01T00:00:00Z")"
 check "drops: an offset, written %2B in a query" "reject-1,reject-2,reject-3 None" \
     "$(drops "subscriber=hook&since=$(date -u -d "${T0%.*}Z" +%Y-%m-%dT%H:%M:%S)%2B00:00")"

@@ -11,31 +11,20 @@
 # whose end record is written holds no slot, though its consumer is still
 # there.  The cap read from a configuration file, and raised by a reload.
 . "$(dirname "$0")/lib.sh"
-S=test-secret-0123456789
-AT=admin-token-0123456789
+admin_setup
 BT=box-token-0123456789
 TR=$ROOT/$O/treaty
-export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(sha256hex "$AT")
 # box: an inbox that nobody reads in this test, so its replays never end.
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"box","tokenSha256":"'$(sha256hex "$BT")'","secret":"'$S'","filter":"evt.*.shop.box.>"}]'
 export TREATY_RELAY_MAX_REPLAYS=2
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 A_URL=$RELAY_URL A_LOG=$RELAY_LOG
 
-# areq METHOD PATH [BASE]: the admin API; body in $T/abody, headers in
-# $T/ahdr; prints the status.
-areq() {
-	rm -f "$T/abody"
-	curl -s -m 20 -o "$T/abody" -D "$T/ahdr" -w '%{http_code}' -X "$1" \
-	    -H "Authorization: Bearer $AT" "${3:-$A_URL}/v1/admin/$2"
-}
-# field KEY: a member of the last answer.
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$T/abody" "$1" 2>/dev/null; }
 # state ID: a replay's state as A reports it, or the status of the GET.
 state() {
 	local st
-	st=$(areq GET "replays/$1")
-	if [ "$st" = 200 ]; then field state; else echo "status $st"; fi
+	st=$(areq GET "replays/$1" "$A_URL")
+	if [ "$st" = 200 ]; then afield state; else echo "status $st"; fi
 }
 # in_js: the consumers replay-* on WORK as nats-server lists them, sorted,
 # on one line; "ERROR: ..." when it did not answer.
@@ -63,15 +52,15 @@ newid() { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 # hdr_of FILE NAME: a header's value in a curl -D file.
 hdr_of() { tr -d '\r' < "$1" | sed -n "s/^$2:[[:space:]]*//Ip" | head -1; }
 
-T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+T0=$(now_rfc3339)
 stored=
 for i in 1 2 3; do post evt.acme.shop.box.created box-$i "box $i"; stored="$stored $STATUS"; done
 check "three events stored for box" " 202 202 202" "$stored"
 
-check "first replay: 202, matched 3" "202 3" "$(areq POST "subscribers/box/replay?since=$T0") $(field matched)"
-R1=$(field replay)
+check "first replay: 202, matched 3" "202 3" "$(areq POST "subscribers/box/replay?since=$T0") $(afield matched)"
+R1=$(afield replay)
 check "second replay: 202" 202 "$(areq POST "subscribers/box/replay?since=$T0")"
-R2=$(field replay)
+R2=$(afield replay)
 two=$(printf 'replay-%s\n' "$R1" "$R2" | sort | tr '\n' ' ' | sed 's/ $//')
 check "their two consumers on WORK" "$two" "$(in_js)"
 
@@ -80,11 +69,11 @@ st=$(areq POST "subscribers/box/replay?since=$T0")
 BODY=$(cat "$T/abody" 2>/dev/null)
 check "a third: 429 too_many_replays" "429 too_many_replays" "$st $(errcode)"
 check_match "  with Retry-After in whole seconds, at least 1" '^[1-9][0-9]*$' "$(hdr_of "$T/ahdr" Retry-After)"
-check_match "  its detail names the cap" 'at most 2 replays run at once' "$(field detail)"
+check_match "  its detail names the cap" 'at most 2 replays run at once' "$(afield detail)"
 check "  and no third consumer on WORK" "$two" "$(in_js)"
 check "  and the refusal logged" logged "$(in_log 'msg="admin request rejected" status=429 error=too_many_replays')"
 check "the first one's start sent again (its id): that replay, not a new one" "202 $R1 $two" \
-    "$(areq POST "subscribers/box/replay?since=$T0&id=$R1") $(field replay) $(in_js)"
+    "$(areq POST "subscribers/box/replay?since=$T0&id=$R1") $(afield replay) $(in_js)"
 check "both still running" "running running" "$(state "$R1") $(state "$R2")"
 
 # The client: a 429 is retried, and said with the relay's detail.
@@ -115,14 +104,14 @@ check "  its consumer and the second's, no other" \
     "$(printf 'replay-%s\n' "$R2" "$R3" | sort | tr '\n' ' ' | sed 's/ $//')" "$(in_js)"
 check "DELETE the second: 204" 204 "$(areq DELETE "replays/$R2")"
 check "a new start after the cancel: 202" 202 "$(areq POST "subscribers/box/replay?since=$T0")"
-R4=$(field replay)
+R4=$(afield replay)
 check "  two consumers: the client's and the new one" \
     "$(printf 'replay-%s\n' "$R3" "$R4" | sort | tr '\n' ' ' | sed 's/ $//')" "$(in_js)"
 
 # Two relays on the same nats-server, cap 2 on each.
 start_relay || { fail start "second relay did not start"; finish; }
 B_URL=$RELAY_URL
-for r in $R3 $R4; do areq DELETE "replays/$r" > /dev/null; done
+for r in $R3 $R4; do areq DELETE "replays/$r" "$A_URL" > /dev/null; done
 check "both cancelled: no replay consumer left" 0 "$(n_in_js)"
 
 # fire NAME: four starts at once, two at A and two at B, each with an id
@@ -178,7 +167,7 @@ refusals() {
 # gone NAME: for each refused id, its GET (404: no such replay), sorted.
 gone() {
 	awk '$1 == 429 {print $2}' "$T/$1".[1-4] | while read -r id; do
-		areq GET "replays/$id"
+		areq GET "replays/$id" "$A_URL"
 		echo
 	done | sort | uniq -c | sed 's/^ *//'
 }
@@ -194,7 +183,7 @@ keep=$(accepted race0 | cut -d' ' -f1)
 for round in 1 2 3; do
 	# One slot left: cancel all but one of the running replays.
 	for c in $(in_js); do
-		[ "$c" = "$keep" ] || areq DELETE "replays/${c#replay-}" > /dev/null
+		[ "$c" = "$keep" ] || areq DELETE "replays/${c#replay-}" "$A_URL" > /dev/null
 	done
 	check "round $round: one replay running" "$keep" "$(in_js)"
 	fire race$round
@@ -231,7 +220,7 @@ check_match "an end record written by hand for a running replay" \
     '"stream": "AUDIT"' "$(python3 "$JSAPI" "$NATS_PORT" hpub \
     "audit.relay.treaty.replay.$X.end" "$hdrs" "${desc:-ERROR: none}")"
 check "  its consumer still on WORK" 2 "$(n_in_js)"
-check "  it holds no slot: a start is 202" 202 "$(areq POST "subscribers/box/replay?since=$T0")"
+check "  it holds no slot: a start is 202" 202 "$(areq POST "subscribers/box/replay?since=$T0" "$A_URL")"
 check "  three consumers replay-* on WORK, two of them counted" 3 "$(n_in_js)"
 
 # The cap from a configuration file, and a reload that raises it: a third

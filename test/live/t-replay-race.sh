@@ -6,11 +6,7 @@
 # (Before, the instance whose consumer JetStream refused deleted the
 # other's: a 202 for a replay that never ran.)
 . "$(dirname "$0")/lib.sh"
-S=test-secret-0123456789
-AT=admin-token-0123456789
-export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(sha256hex "$AT")
-RPORT=$(free_port)
-start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
+replay_setup
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"hook","url":"http://127.0.0.1:'$RPORT'/h","secret":"'$S'","filter":"evt.*.shop.hook.>"}]'
 start_nats && start_relay || { fail start "nats-server or relay A did not start"; finish; }
 A_URL=$RELAY_URL
@@ -18,17 +14,13 @@ start_relay || { fail start "relay B did not start"; finish; }
 B_URL=$RELAY_URL
 delivered() { grep -c . "$T/deliveries" 2>/dev/null || echo 0; }
 
-T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+T0=$(now_rfc3339)
 for i in $(seq 1 10); do post evt.acme.shop.hook.created race-$i "b$i"; done
 wait_until 20 '[ $(delivered) -ge 10 ]' || fail "the 10 events delivered" "$(delivered)"
 
 start() {	# URL ID OUT: POST the replay start, status and body to OUT
 	curl -s -m 20 -o "$3.body" -w '%{http_code}' -X POST -H "Authorization: Bearer $AT" \
 	    "$1/v1/admin/subscribers/hook/replay?since=$T0&id=$2" > "$3.status"
-}
-state() {	# ID: the replay's state as instance A reads it
-	curl -s -H "Authorization: Bearer $AT" "$A_URL/v1/admin/replays/$1" |
-	    python3 -c 'import json,sys; print(json.load(sys.stdin).get("state"))' 2>/dev/null
 }
 want=10
 for round in 1 2 3; do
@@ -39,8 +31,8 @@ for round in 1 2 3; do
 	check "round $round: both instances answer 202 with the one replay" \
 	    "202 $id 202 $id" "$(cat "$T/a.status") $(sed -n 's/.*"replay":"\([0-9a-f]*\)".*/\1/p' "$T/a.body") $(cat "$T/b.status") $(sed -n 's/.*"replay":"\([0-9a-f]*\)".*/\1/p' "$T/b.body")"
 	want=$((want + 10))
-	wait_until 30 '[ "$(state $id)" = done ]' ||
-	    fail "round $round: the replay runs to its end" "state [$(state $id)]"
+	wait_until 30 '[ "$(report $id "$A_URL" | cut -d" " -f1)" = done ]' ||
+	    fail "round $round: the replay runs to its end" "[$(report $id "$A_URL")] as A reads it"
 	wait_until 10 '[ $(delivered) -ge $want ]'
 	check "round $round: each of the 10 events delivered once more" $want "$(delivered)"
 done

@@ -6,11 +6,7 @@
 # relay exits 0 (no sanitizer report under SANITIZE=1), and AUDIT holds
 # a few progress records, not a flood.
 . "$(dirname "$0")/lib.sh"
-S=test-secret-0123456789
-AT=admin-token-0123456789
-export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(sha256hex "$AT")
-RPORT=$(free_port)
-start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
+replay_setup
 # one: one delivery at a time, delay1-* take 1 s each.
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"one","url":"http://127.0.0.1:'$RPORT'/1","secret":"'$S'","filter":"evt.*.shop.one.>","maxInFlight":1}]'
 export TREATY_RELAY_GRACE_SECONDS=2
@@ -46,13 +42,11 @@ check "stopped with a listing on the worker: exit 0" 0 "$RC"
 check "and it logged its last line" yes "$(grep -q 'msg=stopped' "$RELAY_LOG" && echo yes)"
 
 start_relay || { fail start "relay did not come back"; finish; }
-T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+T0=$(now_rfc3339)
 for i in $(seq 1 10); do post evt.acme.shop.one.created delay1-$i x; done
 wait_until 30 '[ "$(grep -c "\"ce-id\": \"delay1-10\"" "$T/deliveries")" = 1 ]'
-st=$(curl -s -m 20 -o "$T/abody" -w '%{http_code}' -X POST -H "Authorization: Bearer $AT" \
-    "$RELAY_URL/v1/admin/subscribers/one/replay?since=$T0")
-check "POST replay: 202" 202 "$st"
-RID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["replay"])' "$T/abody" 2>/dev/null)
+check "POST replay: 202" 202 "$(areq POST "subscribers/one/replay?since=$T0")"
+RID=$(afield replay)
 wait_until 30 '[ "$(grep -c "\"attempt\": 2" "$T/deliveries")" -ge 1 ]'
 # A delivery ends while nats-server is stopped: its count goes out at once
 # (stopping) or at the next tick, and nobody answers it before the grace

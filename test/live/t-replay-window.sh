@@ -6,32 +6,22 @@
 # window, in the order they come, so new events still get through while
 # the replay runs.
 . "$(dirname "$0")/lib.sh"
-S=test-secret-0123456789
-AT=admin-token-0123456789
-export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(sha256hex "$AT")
-RPORT=$(free_port)
-start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
+replay_setup
 # one: one request at a time; the receiver answers delay1-* after 1 s.
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"one","url":"http://127.0.0.1:'$RPORT'/1","secret":"'$S'","filter":"evt.*.shop.one.>","maxInFlight":1}]'
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
 # received ID: the requests the subscriber had for ID.
 received() { grep -cF "\"ce-id\": \"$1\"" "$T/deliveries" 2>/dev/null; }
-# report ID: "state matched delivered dropped remaining" of a replay.
-report() {
-	curl -s -m 20 -H "Authorization: Bearer $AT" "$RELAY_URL/v1/admin/replays/$1" |
-	    python3 -c 'import json,sys; d=json.load(sys.stdin); print(*(d[k] for k in ("state","matched","delivered","dropped","remaining")))' 2>&1
-}
 
-T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+T0=$(now_rfc3339)
 for i in 1 2 3 4 5 6; do post evt.acme.shop.one.created delay1-old-$i x; done
 wait_until 30 '[ "$(received delay1-old-6)" = 1 ]'
 check "six events delivered, one at a time" "1 1 1 1 1 1" \
     "$(echo $(for i in 1 2 3 4 5 6; do received delay1-old-$i; done))"
 
-st=$(curl -s -m 20 -o "$T/abody" -w '%{http_code}' -X POST -H "Authorization: Bearer $AT" \
-    "$RELAY_URL/v1/admin/subscribers/one/replay?since=$T0")
-RID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["replay"])' "$T/abody" 2>/dev/null)
+st=$(areq POST "subscribers/one/replay?since=$T0")
+RID=$(afield replay)
 check "a replay of them: 202" 202 "$st"
 # The replay's first request is under way (it takes 1 s): new events now
 # come to the window while the replay holds it.

@@ -7,11 +7,7 @@
 # replays and a redrive to a pull inbox, its leases answered through
 # either instance.
 . "$(dirname "$0")/lib.sh"
-S=test-secret-0123456789
-AT=admin-token-0123456789
-export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(sha256hex "$AT")
-RPORT=$(free_port)
-start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
+replay_setup
 # hook: answers by id (once400-* 400 the first time: a drop).  other: a
 # second push subscriber, which a replay of hook must leave alone.  stall:
 # holds slow-* for 60 s, one at a time, so its replay stays running.
@@ -35,22 +31,6 @@ export TREATY_RELAY_GRACE_SECONDS=2
 PRODUCERS='[{"name":"alpha","tokenSha256":"'$TOKEN_SHA'","subjects":["evt.*.shop.>","audit.relay.>"]}]'
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
-# areq METHOD PATH [BASE]: the admin API; body in $T/abody, prints the status.
-areq() {
-	rm -f "$T/abody"
-	curl -s -m 20 -o "$T/abody" -D "$T/ahdr" -w '%{http_code}' -X "$1" \
-	    -H "Authorization: Bearer $AT" "${3:-$RELAY_URL}/v1/admin/$2"
-}
-abody() { cat "$T/abody" 2>/dev/null; }
-# field KEY: a member of the last answer ("None" for null).
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$T/abody" "$1" 2>/dev/null; }
-# report ID [BASE]: "state matched delivered dropped remaining" of a replay.
-report() {
-	local st
-	st=$(areq GET "replays/$1" "${2:-}")
-	[ "$st" = 200 ] || { echo "status $st"; return; }
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(*(d[k] for k in ("state","matched","delivered","dropped","remaining")))' "$T/abody"
-}
 # replay_done ID: its state is done.
 replay_done() { [ "$(report "$1" | cut -d' ' -f1)" = done ]; }
 # received PATH ID: deliveries of one id to one subscriber's path.
@@ -68,15 +48,15 @@ for line in sys.stdin:
 print("%d %d" % (n, bad))' "$S"
 }
 
-T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+T0=$(now_rfc3339)
 for i in $(seq 1 10); do post evt.acme.shop.hook.created ok-$i "body $i"; done
 wait_until 20 '[ "$(received /h ok-10)" = 1 ] && [ "$(received /o ok-10)" = 1 ]'
 check "ten events delivered once each" "10" "$(for i in $(seq 1 10); do received /h ok-$i; done | grep -c '^1$')"
 
 # Replay since before the first: every event again, to hook alone.
 check "POST replay: 202" 202 "$(areq POST "subscribers/hook/replay?since=$T0")"
-RID=$(field replay)
-check "the answer: the id and matched 10" "yes 10" "$(echo "$RID" | grep -qE '^[0-9a-f]{24}$' && echo yes) $(field matched)"
+RID=$(afield replay)
+check "the answer: the id and matched 10" "yes 10" "$(echo "$RID" | grep -qE '^[0-9a-f]{24}$' && echo yes) $(afield matched)"
 check "Location names the replay" "/v1/admin/replays/$RID" "$(sed -n 's/^Location: //Ip' "$T/ahdr" | tr -d '\r')"
 wait_until 30 "replay_done $RID"
 check "the replay is done: 10 matched, 10 delivered, none dropped, none left" "done 10 10 0 0" "$(report $RID)"
@@ -100,14 +80,14 @@ check_match "its last line: done, 10 of 10 delivered" '^replay [0-9a-f]{24}: don
 check "every event delivered a third time" 10 "$(for i in $(seq 1 10); do received /h ok-$i; done | grep -c '^3$')"
 
 # A redrive: exactly the events dropped since T1, none of the others.
-T1=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+T1=$(now_rfc3339)
 for i in 1 2 3; do post evt.acme.shop.hook.created once400-$i "r $i"; done
 for i in 11 12 13; do post evt.acme.shop.hook.created ok-$i "b $i"; done
 wait_until 20 '[ "$(areq GET "drops?subscriber=hook&since=$T1")" = 200 ] && [ "$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))[\"drops\"]))" "$T/abody")" = 3 ]'
 check "three drops recorded for hook" "3" "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["drops"]))' "$T/abody")"
 wait_until 20 '[ "$(received /h ok-13)" = 1 ]'
-check "POST replay?dropped=true: 202, matched 3" "202 3" "$(areq POST "subscribers/hook/replay?since=$T1&dropped=true") $(field matched)"
-RID2=$(field replay)
+check "POST replay?dropped=true: 202, matched 3" "202 3" "$(areq POST "subscribers/hook/replay?since=$T1&dropped=true") $(afield matched)"
+RID2=$(afield replay)
 wait_until 30 "replay_done $RID2"
 check "the redrive is done: 3 delivered" "done 3 3 0 0" "$(report $RID2)"
 check "each dropped event delivered again" "2 2 2" "$(echo $(for i in 1 2 3; do received /h once400-$i; done))"
@@ -115,18 +95,18 @@ check "the events not dropped: not again" "1 1 1" "$(echo $(for i in 11 12 13; d
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 CID=00112233445566778899aabb
 check "a redrive with nothing dropped, with an id of the client's: matched 0, done at once" "202 $CID 0 done 0 0 0 0" \
-    "$(areq POST "subscribers/hook/replay?since=$NOW&dropped=true&id=$CID") $(field replay) $(field matched) $(report $CID)"
+    "$(areq POST "subscribers/hook/replay?since=$NOW&dropped=true&id=$CID") $(afield replay) $(afield matched) $(report $CID)"
 check "the same POST again (a lost answer): the same replay, not a second" "202 $CID 0" \
-    "$(areq POST "subscribers/hook/replay?since=$NOW&dropped=true&id=$CID") $(field replay) $(field matched)"
+    "$(areq POST "subscribers/hook/replay?since=$NOW&dropped=true&id=$CID") $(afield replay) $(afield matched)"
 check "that id with another since: 409" "409" "$(areq POST "subscribers/hook/replay?since=$T1&dropped=true&id=$CID")"
 check "an id that is not 24 lowercase hex digits: 400" "400" "$(areq POST "subscribers/hook/replay?since=$NOW&id=ABCDEF")"
 
 # Cancel: a replay that cannot end (stall holds each event 60 s).
-T2=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+T2=$(now_rfc3339)
 for i in 1 2 3; do post evt.acme.shop.stall.created slow-$i x; done
 wait_until 20 '[ "$(received /s slow-1)" = 1 ]'
-check "POST replay of stall: matched 3" "202 3" "$(areq POST "subscribers/stall/replay?since=$T2") $(field matched)"
-RID3=$(field replay)
+check "POST replay of stall: matched 3" "202 3" "$(areq POST "subscribers/stall/replay?since=$T2") $(afield matched)"
+RID3=$(afield replay)
 check "GET: running, nothing delivered yet" "running 3 0 0 3" "$(report $RID3)"
 wait_until 20 '[ "$(received /s slow-1)" = 2 ]'
 check "DELETE: 204" 204 "$(areq DELETE "replays/$RID3")"
@@ -153,14 +133,14 @@ check "a producer's token: 403" "403" "$(curl -s -o /dev/null -w '%{http_code}' 
 
 # Two instances: a replay started on A, reported by B, going on when A
 # stops mid-replay and comes back.  one takes 1 s per delay1-* event.
-T3=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+T3=$(now_rfc3339)
 for i in $(seq 1 5); do post evt.acme.shop.one.created delay1-$i x; done
 wait_until 30 '[ "$(received /1 delay1-5)" = 1 ]'
 A_URL=$RELAY_URL A_PID=$RELAY_PID A_LOG=$RELAY_LOG
 start_relay || { fail start "second relay did not start"; finish; }
 B_URL=$RELAY_URL B_PID=$RELAY_PID
-check "POST replay on A: matched 5" "202 5" "$(areq POST "subscribers/one/replay?since=$T3" "$A_URL") $(field matched)"
-RID4=$(field replay)
+check "POST replay on A: matched 5" "202 5" "$(areq POST "subscribers/one/replay?since=$T3" "$A_URL") $(afield matched)"
+RID4=$(afield replay)
 check "B reports the replay A started" "running 5" "$(report $RID4 "$B_URL" | cut -d' ' -f1-2)"
 replayed() { for i in $(seq 1 5); do received /1 delay1-$i; done | grep -c '^2$'; }
 wait_until 30 '[ "$(replayed)" -ge 1 ]'
@@ -179,7 +159,7 @@ check "both instances took part" "yes yes" "$(grep -q "replay taken up.*replay=$
 # the rest is room for a slow start of the sender).  The new events go
 # through the subscriber's own consumer beside the replay's: they are not
 # held up behind it.
-B_T=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+B_T=$(now_rfc3339)
 for b in 0 1 2 3 4 5; do
 	python3 -c '
 import json, sys
@@ -192,8 +172,8 @@ done
 nd50() { grep -F '"path": "/h"' "$T/deliveries" | grep -c '"ce-id": "d50-'; }
 wait_until 60 '[ "$(nd50)" -ge 600 ]'
 check "600 events stored and delivered once" 600 "$(nd50)"
-check "POST replay of the 600: matched 600" "202 600" "$(areq POST "subscribers/hook/replay?since=$B_T") $(field matched)"
-RID5=$(field replay)
+check "POST replay of the 600: matched 600" "202 600" "$(areq POST "subscribers/hook/replay?since=$B_T") $(afield matched)"
+RID5=$(afield replay)
 python3 - "$RELAY_URL" "$TOKEN" "$T/sent" <<'PY'
 import http.client, sys, time, urllib.parse
 u = urllib.parse.urlparse(sys.argv[1]); out = open(sys.argv[3], "w")
@@ -264,13 +244,13 @@ ndrops() {
 	[ "$(areq GET "drops?subscriber=box&since=$1")" = 200 ] || { echo "ERROR: drops $(abody)"; return; }
 	python3 -c 'import json,sys; print(" ".join(sorted(d["eventId"] for d in json.load(open(sys.argv[1]))["drops"])))' "$T/abody"
 }
-TP=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+TP=$(now_rfc3339)
 for i in 1 2 3 4 5; do post evt.acme.shop.box.created box-$i "box $i"; done
 box "$AB" ack box-1,box-2,box-3,box-4,box-5 20 > "$T/box1"
 check "five inbox events leased once each, from its own consumer, acknowledged" "1 1 1 1 1" \
     "$(echo $(for i in 1 2 3 4 5; do lent "$T/box1" box-$i own; done) $(grep ERROR "$T/box1"))"
-check "POST replay of the inbox: 202, matched 5" "202 5" "$(areq POST "subscribers/box/replay?since=$TP") $(field matched)"
-RIDP=$(field replay)
+check "POST replay of the inbox: 202, matched 5" "202 5" "$(areq POST "subscribers/box/replay?since=$TP") $(afield matched)"
+RIDP=$(afield replay)
 for i in 6 7; do post evt.acme.shop.box.created box-$i "late $i"; done
 box "$AB" ack box-1,box-2,box-3,box-4,box-5,box-6,box-7 30 > "$T/box2"
 check "each event handed out again, once, under a lease of the replay" "1 1 1 1 1" \
@@ -294,7 +274,7 @@ check "nothing more in the inbox" "" "$(box "$AB" take)"
 # A redrive to the inbox: of three events, two run out their lease (3 s,
 # maxDeliver 1: dropped) and one is acknowledged; the redrive hands out
 # the two again, and acknowledges the third (between them) unseen.
-TR=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+TR=$(now_rfc3339)
 for i in d1 k1 d2; do post evt.acme.shop.box.created box-$i "r $i"; done
 box "$A_URL" leases > "$T/box3"
 check "three leased" "box-d1 box-k1 box-d2" "$(echo $(awk '{print $1}' "$T/box3"))"
@@ -303,8 +283,8 @@ check "box-k1 acknowledged" 204 \
 # Lease GETs make nats-server announce the drops.
 wait_until 30 '[ -z "$(box "$AB" take)" ] && [ "$(ndrops "$TR")" = "box-d1 box-d2" ]'
 check "the other two dropped, each with a record" "box-d1 box-d2" "$(ndrops "$TR")"
-check "POST replay?dropped=true of the inbox: matched 2" "202 2" "$(areq POST "subscribers/box/replay?since=$TR&dropped=true") $(field matched)"
-RIDR=$(field replay)
+check "POST replay?dropped=true of the inbox: matched 2" "202 2" "$(areq POST "subscribers/box/replay?since=$TR&dropped=true") $(afield matched)"
+RIDR=$(afield replay)
 box "$AB" ack box-d1,box-d2 30 > "$T/box4"
 check "the dropped events handed out again by the redrive, acknowledged, nothing else" "box-d1 $RIDR 204|box-d2 $RIDR 204" \
     "$(awk '{print $1, $3, $5}' "$T/box4" | paste -sd'|')"
@@ -315,7 +295,7 @@ check "box-k1 was not handed out again" "" "$(box "$AB" take)"
 # A replay's lease that runs out maxDeliver times: a drop of the inbox's
 # (record, log line), counted as the replay's.  Peek shows the inbox's own
 # consumer: not the replay's events.
-TX=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+TX=$(now_rfc3339)
 # Polling before box-x1 is stored: nats-server may hand it to a pull it
 # kept from before, and the relay keeps it for the next GET for half a
 # lease (1.5 s) only, then gives it back (maxDeliver 1: a drop).
@@ -325,8 +305,8 @@ wait_until 20 '[ -e "$T/ready5" ]'
 post evt.acme.shop.box.created box-x1 "x"
 wait $BP
 check "box-x1 leased and acknowledged" 1 "$(lent "$T/box5" box-x1 own)"
-check "POST replay of box-x1: matched 1" "202 1" "$(areq POST "subscribers/box/replay?since=$TX") $(field matched)"
-RIDX=$(field replay)
+check "POST replay of box-x1: matched 1" "202 1" "$(areq POST "subscribers/box/replay?since=$TX") $(afield matched)"
+RIDX=$(afield replay)
 check "peek: nothing (the replay's event is not the inbox's own)" "200 0" \
     "$(send GET "/v1/inbox/box?peek=true" -H "Authorization: Bearer $BT"; echo "$STATUS $(printf '%s' "$BODY" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["envelopes"]))' 2>&1)")"
 wait_until 20 '[ "$(box "$AB" take)" = box-x1 ]'
@@ -340,13 +320,13 @@ check "its record names the replay" "box-x1 $RIDX" "$(python3 -c 'import json,sy
 # A redrive that drops the event again, seconds after the first drop
 # (well within AUDIT's duplicate window): a second record, naming the
 # redrive, so that the listing and a later redrive see it.
-TY=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+TY=$(now_rfc3339)
 post evt.acme.shop.box.created box-y1 "y"
 wait_until 20 '[ "$(box "$AB" take)" = box-y1 ]'
 wait_until 30 'box "$AB" take >/dev/null; [ "$(ndrops "$TY")" = box-y1 ]'
 check "box-y1 dropped once by the inbox" "box-y1" "$(ndrops "$TY")"
-check "POST replay?dropped=true: matched 1" "202 1" "$(areq POST "subscribers/box/replay?since=$TY&dropped=true") $(field matched)"
-RIDY=$(field replay)
+check "POST replay?dropped=true: matched 1" "202 1" "$(areq POST "subscribers/box/replay?since=$TY&dropped=true") $(afield matched)"
+RIDY=$(afield replay)
 wait_until 20 '[ "$(box "$AB" take)" = box-y1 ]'
 wait_until 40 'box "$AB" take >/dev/null; replay_done $RIDY'
 check "the redrive's lease ran out: dropped" "done 1 0 1 0" "$(report $RIDY)"
@@ -359,12 +339,12 @@ check "two drop records for box-y1: the inbox's, then the redrive's" "box-y1:Non
 # deadline (5 s) or for the replay's lease to run out (3 s, when it would
 # get the replay's event again).  Everything on A, whose GETs alternate:
 # the replay first, the inbox's own first, the replay first.
-TQ=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+TQ=$(now_rfc3339)
 RELAY_URL=$A_URL post evt.acme.shop.tiny.created tiny-1 x
 python3 "$ROOT/test/live/inbox.py" "$A_URL" tiny "$TT" ack tiny-1 20 > "$T/tiny1"
 check "tiny-1 leased and acknowledged" 1 "$(lent "$T/tiny1" tiny-1 own)"
-check "POST replay of tiny: matched 1" "202 1" "$(areq POST "subscribers/tiny/replay?since=$TQ" "$A_URL") $(field matched)"
-RIDT=$(field replay)
+check "POST replay of tiny: matched 1" "202 1" "$(areq POST "subscribers/tiny/replay?since=$TQ" "$A_URL") $(afield matched)"
+RIDT=$(afield replay)
 check "A takes it up" logged "$(in_log "replay taken up.*replay=$RIDT" "$T/relay.${A_URL##*:}.log")"
 for i in 2 3; do RELAY_URL=$A_URL post evt.acme.shop.tiny.created tiny-$i x; done
 check "the replay's event, then the inbox's own, each GET answered within 1.5 s although the replay's lease is held" \
