@@ -298,9 +298,71 @@ in_log() {
 
 # now_ms: print the wall clock in milliseconds.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# until_ms MS: sleep until the wall clock reads MS (an arithmetic
+# expression) or later: a fixed wait where the passing of time is itself
+# the behaviour under test (a lease lasting its length).
+until_ms() { while [ "$(now_ms)" -lt $(($1)) ]; do sleep 0.05; done; }
 # now_rfc3339: the wall clock as RFC 3339 in UTC with nanoseconds (a
 # replay's or a drop listing's "since").
 now_rfc3339() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
+
+# Time by the relay's own clock (STYLE "Tests"): every line of the relay's
+# log begins time=<RFC 3339 in UTC, milliseconds>, stamped as it happens,
+# so how long the relay took from one event to another is read from its
+# stamps, not from this script's clock around requests (which counts
+# starting curl and python, and the script's own turns, on a loaded
+# machine).  The receiver's arrival times ("t" in receiver.py's lines) are
+# on the same clock (CLOCK_REALTIME), and so is now_ms.
+# stamp_ms: print the time of each line of stdin that begins with
+# time=<RFC 3339>, in milliseconds since the epoch (by arithmetic: mawk has
+# no mktime, and its printf %d stops at 2^31, hence %.0f).
+stamp_ms() {
+	awk 'match($0, /^time=[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]/) {
+		y = substr($0, 6, 4) + 0; mo = substr($0, 11, 2) + 0; d = substr($0, 14, 2) + 0
+		ms = ((substr($0, 17, 2) * 60 + substr($0, 20, 2)) * 60 + substr($0, 23, 2)) * 1000
+		if (substr($0, 25, 1) == ".") ms += substr($0, 26, 3)
+		y -= mo <= 2; era = int(y / 400); yoe = y - era * 400
+		doy = int((153 * ((mo + 9) % 12) + 2) / 5) + d - 1
+		days = era * 146097 + yoe * 365 + int(yoe / 4) - int(yoe / 100) + doy - 719468
+		printf "%.0f\n", days * 86400000 + ms
+	}'
+}
+# log_stamps ERE [FILE]: the time (ms) of every line of FILE (the relay's
+# log by default) that matches ERE, one a line, in the log's order.
+log_stamps() { grep -E -- "$1" "${2:-$RELAY_LOG}" 2>/dev/null | stamp_ms; }
+# log_ms ERE [FILE]: the time (ms) of the first line matching ERE, or
+# "ERROR: not logged: ERE".
+log_ms() {
+	local t
+	t=$(log_stamps "$1" "${2:-}" | head -1)
+	[ -n "$t" ] && echo "$t" || { echo "ERROR: not logged: $1"; return 1; }
+}
+# log_gap_ms ERE1 ERE2 [FILE]: milliseconds from the first line matching
+# ERE1 to the first line after it (or that line itself) matching ERE2, by
+# the relay's stamps; "ERROR: ..." when either is missing.
+log_gap_ms() {
+	local f=${3:-$RELAY_LOG} n t0 t1
+	n=$(grep -n -m1 -E -- "$1" "$f" 2>/dev/null | cut -d: -f1)
+	[ -n "$n" ] || { echo "ERROR: not logged: $1"; return 1; }
+	t0=$(sed -n "${n}p" "$f" | stamp_ms)
+	t1=$(tail -n +"$n" "$f" | grep -m1 -E -- "$2" | stamp_ms)
+	[ -n "$t0" ] && [ -n "$t1" ] || { echo "ERROR: not logged after [$1]: $2"; return 1; }
+	echo $((t1 - t0))
+}
+# log_ms_after MS ERE [FILE]: the time (ms) of the first line matching ERE
+# stamped at MS or later, or "ERROR: ...".
+log_ms_after() {
+	local t
+	t=$(log_stamps "$2" "${3:-}" | awk -v t="$1" '$1 >= t + 0 { print; exit }')
+	[ -n "$t" ] && echo "$t" || { echo "ERROR: not logged at $1 or later: $2"; return 1; }
+}
+# check_ms NAME MS LOW HIGH: a duration MS (ms, or a helper's "ERROR: ...")
+# is at least LOW and below HIGH.
+check_ms() {
+	if [[ $2 =~ ^-?[0-9]+$ ]] && [ "$2" -ge "$3" ] && [ "$2" -lt "$4" ]; then ok "$1 ($2 ms)"
+	else fail "$1" "[$2] ms, not in [$3, $4)"; fi
+}
+
 # start_relay [ARGS...]: the relay on a free port, configured through the
 # environment (PRODUCERS, SUBSCRIBERS and any TREATY_RELAY_* the caller
 # exported); waits for /healthz 200 unless NO_WAIT=1.
