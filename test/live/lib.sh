@@ -356,6 +356,26 @@ log_ms_after() {
 	t=$(log_stamps "$2" "${3:-}" | awk -v t="$1" '$1 >= t + 0 { print; exit }')
 	[ -n "$t" ] && echo "$t" || { echo "ERROR: not logged at $1 or later: $2"; return 1; }
 }
+# nats_stamps ERE [LOG]: the time (ms) of every line of nats-server's log
+# (the test's server by default) matching ERE: nats-server stamps its lines
+# with its own clock, in local time to the microsecond.
+nats_stamps() {
+	local l
+	grep -E -- "$1" "${2:-$T/$NATS_NAME/nats.log}" 2>/dev/null |
+	    sed -n 's|^\[[0-9]*\] \([0-9/]* [0-9:.]*\) .*|\1|p' |
+	    while read -r l; do date -d "$l" +%s%3N; done
+}
+# nats_gap_ms NATS_ERE RELAY_ERE [LOG]: milliseconds from the last line of
+# nats-server's log matching NATS_ERE to the first line of the relay's log
+# after it matching RELAY_ERE: how long the relay took to react to what
+# nats-server did, by the two processes' own stamps.
+nats_gap_ms() {
+	local t0 t1
+	t0=$(nats_stamps "$1" "${3:-}" | tail -1)
+	[ -n "$t0" ] || { echo "ERROR: nats-server did not log: $1"; return 1; }
+	t1=$(log_ms_after "$t0" "$2") || { echo "$t1"; return 1; }
+	echo $((t1 - t0))
+}
 # check_ms NAME MS LOW HIGH: a duration MS (ms, or a helper's "ERROR: ...")
 # is at least LOW and below HIGH.
 check_ms() {
