@@ -13,17 +13,15 @@ BAD_TOKEN=wrong-token-5be1d0aa
 DESIGN=$ROOT/docs/DESIGN.md
 
 # wait_exit PID SECONDS: wait (bounded) for a child to exit; sets RC (its
-# exit status, or "timeout") and EL (milliseconds waited).
+# exit status, or "timeout").
 wait_exit() {
-	local pid=$1 n=$(($2 * 10)) t0 s
-	t0=$(now_ms)
+	local pid=$1 n=$(($2 * 10)) s
 	while [ $n -gt 0 ]; do
 		s=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)
 		[ -z "$s" ] || [ "$s" = Z ] && break
 		sleep 0.1
 		n=$((n - 1))
 	done
-	EL=$(($(now_ms) - t0))
 	if [ $n -le 0 ]; then
 		RC=timeout
 		return 1
@@ -109,8 +107,10 @@ run_fg TREATY_RELAY_LISTEN=localhost --
 check "TREATY_RELAY_LISTEN=localhost: exit 78" 78 "$RC"
 
 # --- --check-config, --help, --version, usage errors ----------------------
-# A hang is the 10 s timeout's exit 124; "at once" is well under that (it
-# also counts starting timeout, env and the relay on a loaded machine).
+# A hang is the 10 s timeout's exit 124; "at once" is well under that.  A
+# process that logs nothing here has no stamps to time it by: this is the
+# wall clock around starting timeout, env and the relay, and 8 s is room
+# for a sanitizer build on a loaded machine.
 t0=$(now_ms)
 run_fg -- --check-config
 el=$(($(now_ms) - t0))
@@ -158,7 +158,10 @@ check_match "  logs why" 'level=error msg="cannot listen"' "$ERR"
 
 # --- SIGTERM while idle, with some traffic first ---------------------------
 # A grace period of 30 s: waiting it out when idle stays far outside the
-# 10 s bound, which leaves room for the exit's own work (and LSan's scan).
+# 10 s bound, which leaves room for the exit's own work on a loaded
+# machine.  Timed by the relay's stamps, from "shutting down" to "stopped"
+# (its last line, after NATS is drained and nats.c's threads are joined);
+# the wait for the process (LSan's scan) is bounded apart, 12 s.
 export TREATY_RELAY_GRACE_SECONDS=30
 start_relay || { fail start "relay did not start"; finish; }
 unset TREATY_RELAY_GRACE_SECONDS
@@ -181,8 +184,8 @@ check "subject not allowed 403" 403 "$out"
 kill -TERM "$RELAY_PID"
 wait_exit "$RELAY_PID" 12
 check "SIGTERM while idle: exit 0" 0 "$RC"
-if [ "$RC" != timeout ] && [ "$EL" -lt 10000 ]; then ok "SIGTERM while idle: gone well within the grace period (${EL} ms)"
-else fail "SIGTERM while idle: gone well within the grace period" "${EL} ms, RC $RC"; fi
+check_ms "SIGTERM while idle: stopped well within the grace period, by the relay's stamps" \
+    "$(log_gap_ms 'msg="shutting down"' 'msg=stopped')" 0 10000
 check_match "  logs the shutdown" 'msg="shutting down"' "$(cat "$RELAY_LOG")"
 check_match "  logs stopped" 'msg=stopped' "$(cat "$RELAY_LOG")"
 
@@ -213,30 +216,31 @@ metric_inflight() { [ "$(metric treaty_relay_publishes_in_flight)" = 1 ]; }
 if wait_until 5 metric_inflight; then ok "a publish is in flight while NATS is frozen"
 else fail "a publish is in flight while NATS is frozen" "publishes_in_flight never 1"; fi
 kill -TERM "$RELAY_PID"
-t_term=$(now_ms)
 # In the grace period once the relay says it is shutting down (was 0.2 s).
 in_log 'msg="shutting down"' >/dev/null
 st=$(curl_status -m 2 "$RELAY_URL/healthz")
 check_match "during the grace period new connections are refused (or 503)" '^(000|503)$' "$st"
 inflight_done() { [ -e "$T/inflight" ]; }
 if wait_until 10 inflight_done; then
-	el=$(($(now_ms) - t_term))
 	read -r ist _ < "$T/inflight"
 	check "in-flight POST answered 503 at the end of the grace period" 503 "$ist"
 	check_match "  with error publish_failed" '"error":"publish_failed"' "$(tail -n +2 "$T/inflight")"
 	check_match "  with Retry-After" '[Rr]etry-[Aa]fter: [0-9]+' "$(cat "$T/hdr")"
-	if [ "$el" -le 6000 ]; then ok "in-flight POST answered within the grace period + 5 s (${el} ms)"
-	else fail "in-flight POST answered within the grace period + 5 s" "${el} ms after SIGTERM"; fi
+	# By the relay's stamps, from "shutting down" to its 503 (the publish
+	# timeout, 60 s, is the bug's answer).
+	check_ms "in-flight POST answered within the grace period + 5 s, by the relay's stamps" \
+	    "$(log_gap_ms 'msg="shutting down"' 'msg="event rejected" status=503')" 0 6000
 else
 	fail "in-flight POST answered" "no answer within 10 s of SIGTERM"
 fi
-# NATS is frozen: the exit waits for the drain (up to 3 s) and for nats.c's
-# threads (2 s), then LSan's scan; a hang is what this is about.
+# NATS is frozen: the exit waits for the grace period (1 s), the drain (up
+# to 3 s) and nats.c's threads (2 s), then LSan's scan; a hang is what this
+# is about.  Timed by the relay's stamps, "shutting down" to "stopped"; the
+# process's end (LSan) is bounded apart, 20 s.
 wait_exit "$RELAY_PID" 20
 check "SIGTERM with a publish in flight: exit 0" 0 "$RC"
-el=$(($(now_ms) - t_term))
-if [ "$RC" != timeout ] && [ "$el" -le 15000 ]; then ok "SIGTERM with a publish in flight: exits within a few seconds (${el} ms)"
-else fail "SIGTERM with a publish in flight: exits within a few seconds" "${el} ms, RC $RC"; fi
+check_ms "SIGTERM with a publish in flight: stopped within a few seconds, by the relay's stamps" \
+    "$(log_gap_ms 'msg="shutting down"' 'msg=stopped')" 0 15000
 check_match "  logs the grace period end" 'msg="grace period over"' "$(cat "$RELAY_LOG")"
 kill -CONT "$NATS_PID"
 wait "$POSTER" 2>/dev/null
@@ -258,21 +262,23 @@ wait_until 5 metric_inflight
 kill -TERM "$RELAY_PID"
 # The relay says it is shutting down with the publish in flight; an exit
 # without waiting for it has no witness but the process being gone, and
-# would come at its next tick (100 ms): 1 s after that line is plenty.
+# would come at its next tick (100 ms): 1 s after that line is plenty.  (A
+# fixed sleep before a "not yet" check: load can only make the buggy relay
+# slower to go, a pass it does not deserve, never a failure.)
 log_wait 10 'msg="shutting down" signal=15 in_flight=1'
 sleep 1
 if kill -0 "$RELAY_PID" 2>/dev/null && ! inflight_done && grep -q 'msg="shutting down" signal=15 in_flight=1' "$RELAY_LOG"
 then ok "first SIGTERM: waits for the publish in flight (grace 30 s)"
 else fail "first SIGTERM: waits for the publish in flight (grace 30 s)" "already gone or answered, or no shutdown with the publish in flight logged"; fi
 # The rest of the grace period is about 28 s; the exit itself, with NATS
-# frozen, up to 3 s of drain and 2 s for nats.c's threads, and LSan's scan.
-t_term=$(now_ms)
+# frozen, up to 3 s of drain and 2 s for nats.c's threads.  Timed by the
+# relay's stamps, from the second signal to "stopped"; the process's end
+# (LSan's scan) is bounded apart, 25 s.
 kill -TERM "$RELAY_PID"
 wait_exit "$RELAY_PID" 25
-el=$(($(now_ms) - t_term))
 check "second SIGTERM: exit 0" 0 "$RC"
-if [ "$RC" != timeout ] && [ "$el" -le 15000 ]; then ok "second SIGTERM: exits without the rest of the grace period (${el} ms)"
-else fail "second SIGTERM: exits without the rest of the grace period" "${el} ms, RC $RC"; fi
+check_ms "second SIGTERM: stops without the rest of the grace period, by the relay's stamps" \
+    "$(log_gap_ms 'msg="second signal, not waiting"' 'msg=stopped')" 0 15000
 wait_until 5 inflight_done
 check "second SIGTERM: the in-flight POST got 503" 503 "$(cat "$T/inflight" 2>/dev/null)"
 kill -CONT "$NATS_PID"
