@@ -313,23 +313,27 @@ now_rfc3339() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
 # starting curl and python, and the script's own turns, on a loaded
 # machine).  The receiver's arrival times ("t" in receiver.py's lines) are
 # on the same clock (CLOCK_REALTIME), and so is now_ms.
-# stamp_ms: print the time of each line of stdin that begins with
+# stamp_ms [-l]: print the time of each line of stdin that begins with
 # time=<RFC 3339>, in milliseconds since the epoch (by arithmetic: mawk has
-# no mktime, and its printf %d stops at 2^31, hence %.0f).
+# no mktime, and its printf %d stops at 2^31, hence %.0f); with -l, the
+# line itself after it.
 stamp_ms() {
-	awk 'match($0, /^time=[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]/) {
+	awk -v line="${1:-}" 'match($0, /^time=[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]/) {
 		y = substr($0, 6, 4) + 0; mo = substr($0, 11, 2) + 0; d = substr($0, 14, 2) + 0
 		ms = ((substr($0, 17, 2) * 60 + substr($0, 20, 2)) * 60 + substr($0, 23, 2)) * 1000
 		if (substr($0, 25, 1) == ".") ms += substr($0, 26, 3)
 		y -= mo <= 2; era = int(y / 400); yoe = y - era * 400
 		doy = int((153 * ((mo + 9) % 12) + 2) / 5) + d - 1
 		days = era * 146097 + yoe * 365 + int(yoe / 4) - int(yoe / 100) + doy - 719468
-		printf "%.0f\n", days * 86400000 + ms
+		printf "%.0f%s\n", days * 86400000 + ms, line == "-l" ? " " $0 : ""
 	}'
 }
 # log_stamps ERE [FILE]: the time (ms) of every line of FILE (the relay's
 # log by default) that matches ERE, one a line, in the log's order.
 log_stamps() { grep -E -- "$1" "${2:-$RELAY_LOG}" 2>/dev/null | stamp_ms; }
+# log_lines ERE [FILE]: each line of FILE (the relay's log) that matches
+# ERE, its time (ms) first.
+log_lines() { grep -E -- "$1" "${2:-$RELAY_LOG}" 2>/dev/null | stamp_ms -l; }
 # log_ms ERE [FILE]: the time (ms) of the first line matching ERE, or
 # "ERROR: not logged: ERE".
 log_ms() {
