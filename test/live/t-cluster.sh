@@ -25,7 +25,7 @@ for try in \$(seq 1 60); do
 	code=\$(curl -s -m 10 -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/events/evt.acme.shop.order.created" \\
 	    -H "Authorization: Bearer $TOKEN" -H 'ce-specversion: 1.0' -H "ce-id: c-\$1" \\
 	    -H 'ce-source: /test' -H 'ce-type: dev.shop.order.created.v1' --data-binary x)
-	if [ "\$code" = 202 ]; then echo "\$1 \$(date +%s%N)" >> "$T/accepted"; exit 0; fi
+	if [ "\$code" = 202 ]; then echo "\$1" >> "$T/accepted"; exit 0; fi
 	sleep 0.25
 done
 echo "\$1" >> "$T/gave-up"
@@ -36,11 +36,14 @@ prod=$!
 # Stop one server (the one the relay is probably on first) part-way.
 wait_until 60 'test "$(cat "$T/accepted" 2>/dev/null | wc -l)" -ge $((N / 3))'
 kill -TERM ${cpids[0]}
-stopped_at=$(date +%s%N)
 wait $prod
 check "every event accepted in the end (producer retries)" $N "$(wc -l < "$T/accepted")"
-gap=$(sort -k2 -n "$T/accepted" | awk -v s=$stopped_at '$2 > s { if (!f) { print int(($2 - s) / 1000000); f = 1 } }')
-if [ -n "$gap" ] && [ "$gap" -lt 10000 ]; then ok "ingestion resumed ${gap} ms after the server stopped"; else fail "ingestion resumed within seconds" "gap ${gap:-none} ms"; fi
+# From the stopped server's own stamp of its shutdown to the relay's of
+# the first event it stored after it (the producers' curls and their
+# clocks are not in it); a relay that does not recover stores nothing
+# more (the producers give up after 60 tries).
+check_ms "ingestion resumed within seconds of the server's shutdown, by the two logs' stamps" \
+    "$(nats_gap_ms 'Initiating Shutdown' 'msg="event stored"' "$T/c0/nats.log")" 0 10000
 wait_until 60 'test "$(grep -o "\"ce-id\": \"c-[0-9]*\"" "$T/deliveries" | sort -u | wc -l)" -ge $N'
 check "every accepted event delivered at least once" $N "$(grep -o '"ce-id": "c-[0-9]*"' "$T/deliveries" | sort -u | wc -l)"
 finish
