@@ -55,7 +55,10 @@ if case == "idle":
     print(answer(new), closed(held[0]), " ".join(answer(h) for h in held[1:]))
 elif case == "busy":
     # 8 with a request begun, then a 9th: closed at once; the 8 finish
-    # their requests and are answered.
+    # their requests and are answered.  "At once" is the wall clock here
+    # (the relay logs no accept): held open, the 9th would stay so until
+    # one of the 8 finished (never, in this case: "open" after 8 s); 5 s
+    # is room for a sanitizer build on a loaded machine.
     held = [conn() for _ in range(8)]
     for h in held:
         h.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
@@ -121,7 +124,10 @@ check "cap 8, 4 idle and 4 busy, 3 new: the 3 idle longest closed, busy ones ans
 
 # The control listener (a reserve of 64): 100 idle connections do not keep
 # a health check out; each past the reserve closes an idle one, even
-# within one burst of accepts.
+# within one burst of accepts.  Kept out, the check would be refused (no
+# answer) or wait for an idle one's 30 s timeout; the relay logs no
+# accept, so this is the wall clock from the check's connect to its
+# answer, within 5 s (room for a sanitizer build on a loaded machine).
 E0=$(metric treaty_relay_connections_evicted_total)
 R0=$(metric treaty_relay_connections_refused_total)
 r=$(python3 - "$CPORT" <<'PY'
@@ -140,15 +146,17 @@ except (OSError, IndexError):
 print(st, "%.0f" % ((time.time() - t0) * 1000))
 PY
 )
-check "control listener: 100 idle connections, then /healthz: 200 within 1 s" \
-    yes "$(set -- $r; [ "$1" = 200 ] && [ "$2" -lt 1000 ] && echo yes || echo "no: $r")"
+check "control listener: 100 idle connections, then /healthz: 200 within 5 s" \
+    yes "$(set -- $r; [ "$1" = 200 ] && [ "$2" -lt 5000 ] && echo yes || echo "no: $r")"
 check "  each past the reserve closed an idle one (37 evictions), none refused" "37 0" \
     "$(($(metric treaty_relay_connections_evicted_total) - E0)) $(($(metric treaty_relay_connections_refused_total) - R0))"
 
 # A cap of 1,000 and 1,500 idle connections (each one past the cap closes
 # the idle longest), then 100 fresh requests, GETs and POSTs, each on its
-# own connection: every one answered within 1 s of its connect (before,
-# each waited for the 30 s idle timeout of an idle one).
+# own connection: every one answered within 5 s of its connect (before,
+# each waited for the 30 s idle timeout of an idle one).  The wall clock
+# from connect to answer in one process (the relay logs no accept): 5 s is
+# room for a sanitizer build on a loaded machine.
 kill "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
 export TREATY_RELAY_MAX_CONNECTIONS=1000
 start_relay --control-listen 127.0.0.1:$CPORT || { fail start "relay did not start again"; finish; }
@@ -191,7 +199,7 @@ PY
 }
 r=$(fresh 1500)
 check "cap 1,000, 1,500 idle, 100 fresh GETs and POSTs: every one answered" answered "${r% *}"
-check "  each within 1 s of its connect" yes "$([ "${r##* }" -lt 1000 ] && echo yes || echo "no: ${r##* } ms")"
+check "  each within 5 s of its connect" yes "$([ "${r##* }" -lt 5000 ] && echo yes || echo "no: ${r##* } ms")"
 check "  the cap held" yes "$([ "$(metric treaty_relay_connections)" -le 1000 ] && echo yes)"
 
 # A descriptor limit of 1,024 with the default cap of 10,000: the cap is
@@ -209,8 +217,8 @@ eff=$(metric treaty_relay_connections_max)
 check "  the cap in /metrics is the lowered one, below 1,024" yes \
     "$([ "$eff" -gt 0 ] 2>/dev/null && [ "$eff" -lt 1024 ] && echo yes || echo "no: $eff")"
 r=$(fresh 1100)
-check "  1,100 idle, then 100 fresh requests: every one answered within 1 s" "answered yes" \
-    "${r% *} $([ "${r##* }" -lt 1000 ] && echo yes || echo "no: ${r##* } ms")"
+check "  1,100 idle, then 100 fresh requests: every one answered within 5 s" "answered yes" \
+    "${r% *} $([ "${r##* }" -lt 5000 ] && echo yes || echo "no: ${r##* } ms")"
 check "  the control listener answers" 200 "$(curl_status -m 5 http://127.0.0.1:$CPORT/healthz)"
 check "the relay is alive" yes "$(relay_alive && echo yes)"
 check_no_sanitizer_report "no sanitizer report" "$T"/relay.*.log
