@@ -245,7 +245,6 @@ ID=c-future DATA=$d lpost "$(sig_for "$T/new.secret" c-future "$d" $(($(date +%s
 check "a signature 1000 s in the future: 401" "401 bad_signature 0" "$STATUS $(errcode) $(icount c-future)"
 
 # 5. Restart: SIGTERM exits 0; the file is read back.
-t0=$(now_ms)
 stop_listen TERM
 check "SIGTERM: exit status 0 within 10 s" 0 "$LRC"
 check_match "stop logged with its counts" 'msg="listener stopped" recorded=[0-9]+ duplicates=3 refused=[0-9]+' "$(grep 'listener stopped' "$LLOG")"

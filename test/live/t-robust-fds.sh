@@ -30,6 +30,8 @@ done
 log_wait 10 'accept failed'
 c0=$(cpu)
 # CPU used over a window is what is measured: a fixed 3 s is right here.
+# An accept loop spinning on EMFILE takes a whole core (3 s of CPU); a
+# sanitizer build's ticks on a loaded machine stay far below 0.5 s.
 sleep 3
 c1=$(cpu)
 hz=$(getconf CLK_TCK)
