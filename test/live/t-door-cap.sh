@@ -127,7 +127,8 @@ check "cap 8, 4 idle and 4 busy, 3 new: the 3 idle longest closed, busy ones ans
 # within one burst of accepts.  Kept out, the check would be refused (no
 # answer) or wait for an idle one's 30 s timeout; the relay logs no
 # accept, so this is the wall clock from the check's connect to its
-# answer, within 5 s (room for a sanitizer build on a loaded machine).
+# answer: within 1 s (issue 28's bound; measured under 1 ms, and a few ms
+# in a sanitizer build).
 E0=$(metric treaty_relay_connections_evicted_total)
 R0=$(metric treaty_relay_connections_refused_total)
 r=$(python3 - "$CPORT" <<'PY'
@@ -146,17 +147,17 @@ except (OSError, IndexError):
 print(st, "%.0f" % ((time.time() - t0) * 1000))
 PY
 )
-check "control listener: 100 idle connections, then /healthz: 200 within 5 s" \
-    yes "$(set -- $r; [ "$1" = 200 ] && [ "$2" -lt 5000 ] && echo yes || echo "no: $r")"
+check "control listener: 100 idle connections, then /healthz: 200 within 1 s" \
+    yes "$(set -- $r; [ "$1" = 200 ] && [ "$2" -lt 1000 ] && echo yes || echo "no: $r")"
 check "  each past the reserve closed an idle one (37 evictions), none refused" "37 0" \
     "$(($(metric treaty_relay_connections_evicted_total) - E0)) $(($(metric treaty_relay_connections_refused_total) - R0))"
 
 # A cap of 1,000 and 1,500 idle connections (each one past the cap closes
 # the idle longest), then 100 fresh requests, GETs and POSTs, each on its
-# own connection: every one answered within 5 s of its connect (before,
+# own connection: every one answered within 1 s of its connect (before,
 # each waited for the 30 s idle timeout of an idle one).  The wall clock
-# from connect to answer in one process (the relay logs no accept): 5 s is
-# room for a sanitizer build on a loaded machine.
+# from connect to answer in one process (the relay logs no accept): 1 s is
+# issue 28's bound, against 0.7 ms measured at most (bench/door.sh).
 kill "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
 export TREATY_RELAY_MAX_CONNECTIONS=1000
 start_relay --control-listen 127.0.0.1:$CPORT || { fail start "relay did not start again"; finish; }
@@ -199,7 +200,7 @@ PY
 }
 r=$(fresh 1500)
 check "cap 1,000, 1,500 idle, 100 fresh GETs and POSTs: every one answered" answered "${r% *}"
-check "  each within 5 s of its connect" yes "$([ "${r##* }" -lt 5000 ] && echo yes || echo "no: ${r##* } ms")"
+check "  each within 1 s of its connect" yes "$([ "${r##* }" -lt 1000 ] && echo yes || echo "no: ${r##* } ms")"
 check "  the cap held" yes "$([ "$(metric treaty_relay_connections)" -le 1000 ] && echo yes)"
 
 # A descriptor limit of 1,024 with the default cap of 10,000: the cap is
@@ -217,8 +218,8 @@ eff=$(metric treaty_relay_connections_max)
 check "  the cap in /metrics is the lowered one, below 1,024" yes \
     "$([ "$eff" -gt 0 ] 2>/dev/null && [ "$eff" -lt 1024 ] && echo yes || echo "no: $eff")"
 r=$(fresh 1100)
-check "  1,100 idle, then 100 fresh requests: every one answered within 5 s" "answered yes" \
-    "${r% *} $([ "${r##* }" -lt 5000 ] && echo yes || echo "no: ${r##* } ms")"
+check "  1,100 idle, then 100 fresh requests: every one answered within 1 s" "answered yes" \
+    "${r% *} $([ "${r##* }" -lt 1000 ] && echo yes || echo "no: ${r##* } ms")"
 check "  the control listener answers" 200 "$(curl_status -m 5 http://127.0.0.1:$CPORT/healthz)"
 check "the relay is alive" yes "$(relay_alive && echo yes)"
 check_no_sanitizer_report "no sanitizer report" "$T"/relay.*.log
