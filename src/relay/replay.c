@@ -11,11 +11,22 @@
  *   - a pull subscriber's replay that this instance has the inbox of:
  *     its pull consumer becomes one of the inbox's sources, which GETs
  *     draw from (inbox.h), on every instance that has the inbox;
- *   - a replay no longer listed (ended, or cancelled by any instance),
- *     or whose subscriber is no longer here: leave it;
+ *   - a replay whose subscriber is no longer here: leave its group or
+ *     inbox (it stays known, and may still be ended as done here);
+ *   - a replay no longer listed (ended, or cancelled by any instance):
+ *     close it;
  *   - a replay whose consumer has answered everything up to its end, in
- *     two listings in a row: end it as done.  Two, so that every instance
- *     has recorded its last counts (every REPLAY_PROGRESS_MS) by then.
+ *     two listings in a row: end it as done, then close it.  Two, so that
+ *     every instance has recorded its last counts (every
+ *     REPLAY_PROGRESS_MS) by then.
+ *
+ * replay_close is a replay's one teardown, with a reason that decides
+ * what its end does (replay_ends): leave, record the counts once more
+ * when they are not in an end record, close its jobs, note that it
+ * ended, log, free.  At shutdown a replay is not closed but stopped
+ * (replay_stop): it takes no more messages and its jobs are closed, but
+ * it stays to record what its deliveries under way come to, until
+ * replay_free closes it.
  *
  * A replay's message past its end (stored after it started), or, for a
  * redrive, of an event without a drop record, is acknowledged without a
@@ -67,6 +78,22 @@ struct replay {
 	TAILQ_ENTRY(replay)	 entry;
 };
 TAILQ_HEAD(replay_list, replay);
+
+/* Why a replay ends here (replay_close), and what its end does. */
+enum replay_end {
+	REPLAY_DONE,		/* ended here: counts in the end record */
+	REPLAY_UNLISTED,	/* ended or cancelled by any instance */
+	REPLAY_STOPPED		/* the relay stopped: after the loop */
+};
+static const struct {
+	const char	*reason;
+	int		 record;	/* its counts recorded one last time */
+	int		 ended;		/* noted as ended (replay_ended) */
+} replay_ends[] = {
+	[REPLAY_DONE] = { "done", 0, 1 },
+	[REPLAY_UNLISTED] = { "no longer listed", 1, 1 },
+	[REPLAY_STOPPED] = { "relay stopped", 0, 0 }
+};
 
 /* A progress record on its way to AUDIT. */
 struct replay_rec {
@@ -184,37 +211,64 @@ replay_record(struct replay *rp, int detach)
 }
 
 /*
- * Leave rp's delivery group here (its deliveries under way finish), or
- * its inbox (the GETs waiting for its pull go on without it).
+ * Leave rp's delivery group here (its deliveries under way finish, those
+ * waiting for the window go back), or its inbox (the GETs waiting for
+ * its pull go on without it), for reason.  Nothing when it is not taken
+ * up.
  */
 static void
-replay_leave(struct replay *rp)
+replay_leave(struct replay *rp, const char *reason)
 {
-	if (rp->c != NULL) {
-		if (!rp->r.push)
-			inbox_replay_remove(rp->c);
-		store_consumer_remove(rp->c);
-		rp->c = NULL;
-		if (rp->r.push)
-			deliver_replay_left(rp->r.subscriber, rp->r.id);
-	}
+	if (rp->c == NULL)
+		return;
+	log_debug("replay left", "replay=%s sub=%s reason=%s", rp->r.id,
+	    log_q(rp->r.subscriber), log_q(reason));
+	if (!rp->r.push)
+		inbox_replay_remove(rp->c);
+	store_consumer_remove(rp->c);
+	rp->c = NULL;
+	if (rp->r.push)
+		deliver_replay_left(rp->r.subscriber, rp->r.id);
 }
 
 /*
- * Forget rp: its counts recorded one last time (unless the store is
- * gone), its jobs closed.
+ * Close rp's jobs on the worker: one that finishes once the connection
+ * is closing is freed without its callback (store-replay.c), which
+ * would leave its pointer here dangling.
  */
 static void
-replay_forget(struct replay *rp, int record)
+replay_jobs_close(struct replay *rp)
 {
-	replay_leave(rp);
+	store_replay_close(rp->seqs_job);
+	rp->seqs_job = NULL;
+	store_replay_close(rp->end_job);
+	rp->end_job = NULL;
+}
+
+/*
+ * End rp here, the one way, for why (replay_ends): it leaves its group or
+ * inbox, its counts are recorded one last time when no end record has
+ * them (the record's answer no longer comes back to rp), its jobs are
+ * closed, its end is noted when it ended, and the reason is logged.
+ */
+static void
+replay_close(struct replay *rp, enum replay_end why)
+{
+	const char	*reason = replay_ends[why].reason;
+
+	replay_leave(rp, reason);
 	if (rp->rec != NULL)
 		rp->rec->rp = NULL;
-	if (record)
+	if (replay_ends[why].record)
 		replay_record(rp, 1);
-	store_replay_close(rp->seqs_job);
-	store_replay_close(rp->end_job);
+	replay_jobs_close(rp);
 	TAILQ_REMOVE(&rs.list, rp, entry);
+	log_debug("replay closed", "replay=%s sub=%s delivered=%llu "
+	    "dropped=%llu reason=%s", rp->r.id, log_q(rp->r.subscriber),
+	    (unsigned long long)rp->delivered,
+	    (unsigned long long)rp->dropped, log_q(reason));
+	if (replay_ends[why].ended)
+		replay_ended_note(rp->r.id);
 	store_replay_free(&rp->r);
 	free(rp->seqs);
 	free(rp);
@@ -366,11 +420,7 @@ replay_end_cb(void *arg, struct store_replay_answer *a)
 		    (long long)a->replays[0].matched,
 		    (unsigned long long)a->replays[0].delivered,
 		    (unsigned long long)a->replays[0].dropped_n);
-	/* Its counts are in the end record. */
-	replay_ended_note(rp->r.id);
-	rp->rec_delivered = rp->delivered;
-	rp->rec_dropped = rp->dropped;
-	replay_forget(rp, 0);
+	replay_close(rp, REPLAY_DONE);
 }
 
 /*
@@ -399,12 +449,12 @@ replay_update(struct replay *rp)
 	} else
 		rp->done_seen = 0;
 	/* An inbox a reload removed (and maybe added again) let it go. */
-	if (!here || (rp->c != NULL && !rp->r.push &&
-	    !inbox_replay_has(rp->c))) {
-		replay_leave(rp);
-		if (!here)
-			return;
+	if (!here) {
+		replay_leave(rp, "subscriber not here");
+		return;
 	}
+	if (rp->c != NULL && !rp->r.push && !inbox_replay_has(rp->c))
+		replay_leave(rp, "inbox removed");
 	if (rp->c != NULL)
 		return;
 	if (rp->r.dropped && !rp->loaded) {
@@ -447,10 +497,8 @@ replay_list_cb(void *arg, struct store_replay_answer *a)
 		next = TAILQ_NEXT(rp, entry);
 		if (!rp->listed) {
 			/* One counted since this listing started may be new. */
-			if (rp->end_job == NULL && rp->counted_ms < rs.list_ms) {
-				replay_ended_note(rp->r.id);
-				replay_forget(rp, 1);
-			}
+			if (rp->end_job == NULL && rp->counted_ms < rs.list_ms)
+				replay_close(rp, REPLAY_UNLISTED);
 			continue;
 		}
 		replay_update(rp);
@@ -490,6 +538,7 @@ replay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	rs.list_job = store_replay_list(replay_list_cb, NULL);
 }
 
+/* Start the timers. */
 void
 replay_init(struct event_base *base, const struct config *cfg)
 {
@@ -595,11 +644,10 @@ replay_ended(const char *id)
 }
 
 /*
- * Shutdown: leave every delivery group, record the counts, and forget
- * the jobs on the worker: one that finishes once the connection is
- * closing is freed without its callback (store-replay.c), which would
- * leave its pointer here dangling for replay_free.  None starts after
- * this.
+ * Shutdown: every replay stops (not closed: what its deliveries under
+ * way come to is still recorded, until replay_free): it takes no more
+ * messages, its jobs on the worker are closed (none starts after this),
+ * and its counts are recorded.
  */
 void
 replay_stop(void)
@@ -610,16 +658,14 @@ replay_stop(void)
 	store_replay_close(rs.list_job);
 	rs.list_job = NULL;
 	TAILQ_FOREACH(rp, &rs.list, entry) {
-		store_replay_close(rp->seqs_job);
-		rp->seqs_job = NULL;
-		store_replay_close(rp->end_job);
-		rp->end_job = NULL;
+		replay_jobs_close(rp);
 		if (rp->c != NULL)
 			store_consumer_stop(rp->c);
 		replay_record(rp, 0);
 	}
 }
 
+/* Close every replay (after the loop: nothing is recorded any more). */
 void
 replay_free(void)
 {
@@ -628,7 +674,6 @@ replay_free(void)
 	event_del(&rs.tick);
 	event_del(&rs.again);
 	store_replay_close(rs.list_job);
-	/* After the loop: nothing is recorded any more. */
 	while ((rp = TAILQ_FIRST(&rs.list)) != NULL)
-		replay_forget(rp, 0);
+		replay_close(rp, REPLAY_STOPPED);
 }
