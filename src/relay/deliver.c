@@ -1,8 +1,15 @@
 /*
  * deliver.c: push delivery (SPEC 3).  Loop thread only.
  *
- * A JetStream message from a subscriber's consumer becomes one struct
- * delivery, a small state machine (delivery_set_state):
+ * A message comes from a source (source.h): the subscriber's own
+ * consumer, or a replay's, which replay.c hands down with
+ * deliver_source_msg.  It becomes one struct delivery, carrying a copy of
+ * its source (which consumer, its max_deliver), whose outcome goes to
+ * JetStream and, for a replay's, to the ledger (source_outcome).
+ * Nothing here calls up into replay.c: what a replay needs of its
+ * deliveries is in the ledger, below both.
+ *
+ * A delivery is a small state machine (delivery_set_state):
  *
  * [WAITING ->] IDLE -> RESOLVING -> IDLE -> SENDING -> IDLE -> closed
  *                                                      \
@@ -56,10 +63,9 @@
 #include "log.h"
 #include "metrics.h"
 #include "outbound.h"
-#include "replay.h"
 #include "resolve.h"
+#include "source.h"
 #include "store-msg.h"
-#include "store-replay.h"
 #include "store-sub.h"
 #include "util.h"
 
@@ -120,6 +126,7 @@ struct dsub {
 	struct dtarget		*target;
 	int			 allow_private;
 	struct dsign		*sign;
+	struct source		 own;		/* its consumer, as a source */
 	struct delivery_list	 live;
 	struct delivery_list	 waiting;	/* for the window, in order */
 	int			 window;	/* deliveries with a slot */
@@ -143,9 +150,8 @@ struct delivery {
 	char			*id;		/* decoded ce-id */
 	char			*source;	/* decoded ce-source */
 	char			 subject[TREATY_SUBJECT_MAX + 1];
-	char			 replay[STORE_REPLAY_ID_LEN + 1];	/* or "" */
+	struct source		 src;		/* where m came from */
 	uint64_t		 attempt;
-	uint64_t		 max_deliver;	/* its consumer's */
 	int			 slot;		/* in s's window */
 	TAILQ_ENTRY(delivery)	 entry;
 	TAILQ_ENTRY(delivery)	 wentry;	/* in s->waiting */
@@ -272,8 +278,7 @@ deliver_dropped_cb(void *arg, int stored)
 	}
 	store_msg_term(d->m);
 	d->m = NULL;
-	if (d->replay[0] != '\0')
-		replay_counted(d->replay, 0);
+	source_outcome(&d->src, 0);
 	delivery_close(d, "dropped");
 }
 
@@ -296,8 +301,8 @@ delivery_drop(struct delivery *d, enum drop_reason why, int status,
 	metrics_delivery(s->idx, DELIVERY_DROPPED, ms, d->attempt > 1 &&
 	    ms >= 0);
 	delivery_set_state(d, DS_DROPPING);
-	d->op.ad = audit_drop(s->cfg->name, d->replay[0] != '\0' ? d->replay :
-	    NULL, d->m, d->attempt, status, error, deliver_dropped_cb, d);
+	d->op.ad = audit_drop(s->cfg->name, source_id(&d->src), d->m,
+	    d->attempt, status, error, deliver_dropped_cb, d);
 }
 
 /*
@@ -312,7 +317,7 @@ delivery_failed(struct delivery *d, int status, const char *error,
 	long long	 delay, ra;
 	uint32_t	 rnd;
 
-	if (d->attempt >= d->max_deliver) {
+	if (d->attempt >= (uint64_t)d->src.max_deliver) {
 		delivery_drop(d, DROP_EXHAUSTED, status, error != NULL ? error :
 		    "maxDeliver attempts failed", ms);
 		return;
@@ -348,8 +353,7 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 		metrics_delivery(d->s->idx, DELIVERY_OK, r->ms, d->attempt > 1);
 		store_msg_ack(d->m);
 		d->m = NULL;
-		if (d->replay[0] != '\0')
-			replay_counted(d->replay, 1);
+		source_outcome(&d->src, 1);
 		delivery_close(d, "delivered");
 	} else if (r->status >= 400 && r->status < 500 && r->status != 408 &&
 	    r->status != 429)
@@ -455,9 +459,9 @@ delivery_progress_cb(evutil_socket_t fd, short ev, void *arg)
 		store_msg_progress(d->m);
 }
 
-/* Start tracking a message: timer armed, attributes decoded. */
+/* Start tracking a message from src: timer armed, attributes decoded. */
 static struct delivery *
-delivery_new(struct dsub *s, struct store_msg *m)
+delivery_new(struct dsub *s, struct store_msg *m, const struct source *src)
 {
 	struct delivery	*d;
 	struct timeval	 tv = { dl.cfg->progress_seconds, 0 };
@@ -472,7 +476,7 @@ delivery_new(struct dsub *s, struct store_msg *m)
 	d->m = m;
 	d->state = DS_IDLE;
 	d->attempt = store_msg_delivered(m);
-	d->max_deliver = (uint64_t)s->cfg->max_deliver;
+	d->src = *src;
 	if (subj != NULL && strlen(subj) < sizeof(d->subject))
 		memcpy(d->subject, subj, strlen(subj) + 1);
 	/* Every progress_seconds until the delivery ends. */
@@ -488,12 +492,11 @@ delivery_new(struct dsub *s, struct store_msg *m)
 }
 
 /*
- * A message for s, from its consumer or from a replay's (replay: its id;
- * max_deliver: its consumer's, which a reload does not change).
+ * A message for s from src, its own consumer or a replay's (whose
+ * max_deliver, its consumer's, a reload does not change).
  */
 static void
-deliver_start(struct dsub *s, struct store_msg *m, const char *replay,
-    int max_deliver)
+deliver_start(struct dsub *s, struct store_msg *m, const struct source *src)
 {
 	struct delivery	*d;
 	const char	*spec;
@@ -505,14 +508,11 @@ deliver_start(struct dsub *s, struct store_msg *m, const char *replay,
 	 * the grace period instead.
 	 */
 	if ((dl.stopping || s->consumer == NULL) &&
-	    store_msg_delivered(m) < (uint64_t)max_deliver) {
+	    store_msg_delivered(m) < (uint64_t)src->max_deliver) {
 		store_msg_give_back(m);
 		return;
 	}
-	d = delivery_new(s, m);
-	d->max_deliver = (uint64_t)max_deliver;
-	if (replay != NULL)
-		snprintf(d->replay, sizeof(d->replay), "%s", replay);
+	d = delivery_new(s, m, src);
 	spec = store_msg_header(m, "ce-specversion");
 	if (d->id == NULL || d->source == NULL ||
 	    store_msg_header(m, "ce-type") == NULL || spec == NULL ||
@@ -575,21 +575,21 @@ deliver_pump_cb(evutil_socket_t fd, short ev, void *arg)
 
 /*
  * Give back what waits in s's window (the relay stops, the subscriber or
- * a replay left this instance: replay NULL for all), but not a last
- * attempt: JetStream would count the give-back as that attempt, and the
- * event would be dropped untried (as deliver_start).  A removed
- * subscriber is freed with its last delivery: s is not read after that.
+ * a replay left this instance: id NULL for all), but not a last attempt:
+ * JetStream would count the give-back as that attempt, and the event
+ * would be dropped untried (as deliver_start).  A removed subscriber is
+ * freed with its last delivery: s is not read after that.
  */
 static void
-dsub_give_back_waiting(struct dsub *s, const char *replay)
+dsub_give_back_waiting(struct dsub *s, const char *id)
 {
 	struct delivery	*d, *next;
 	int		 last;
 
 	for (d = TAILQ_FIRST(&s->waiting); d != NULL; d = next) {
 		next = TAILQ_NEXT(d, wentry);
-		if (d->attempt >= d->max_deliver ||
-		    (replay != NULL && strcmp(d->replay, replay) != 0))
+		if (d->attempt >= (uint64_t)d->src.max_deliver ||
+		    (id != NULL && strcmp(d->src.id, id) != 0))
 			continue;
 		last = TAILQ_NEXT(d, entry) == NULL &&
 		    TAILQ_FIRST(&s->live) == d;
@@ -607,7 +607,7 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 {
 	struct dsub	*s = arg;
 
-	deliver_start(s, m, NULL, s->cfg->max_deliver);
+	deliver_start(s, m, &s->own);
 }
 
 /*
@@ -619,7 +619,8 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 static void
 deliver_exhausted_cb(void *arg, struct store_msg *m)
 {
-	struct delivery	*d = delivery_new(arg, m);
+	struct dsub	*s = arg;
+	struct delivery	*d = delivery_new(s, m, &s->own);
 
 	delivery_drop(d, DROP_EXHAUSTED, 0,
 	    "last attempt unfinished (relay stopped or lost)", -1);
@@ -644,9 +645,9 @@ deliver_has(const char *name)
 	return !dl.stopping && dsub_find(name) != NULL;
 }
 
-/* A replay's message for push subscriber name; see deliver.h. */
+/* A message of another source for push subscriber name; see deliver.h. */
 int
-deliver_replay_msg(const char *name, const char *replay, int max_deliver,
+deliver_source_msg(const char *name, const struct source *src,
     struct store_msg *m, int exhausted)
 {
 	struct dsub	*s = dsub_find(name);
@@ -655,12 +656,10 @@ deliver_replay_msg(const char *name, const char *replay, int max_deliver,
 	if (s == NULL)
 		return -1;
 	if (!exhausted) {
-		deliver_start(s, m, replay, max_deliver);
+		deliver_start(s, m, src);
 		return 0;
 	}
-	d = delivery_new(s, m);
-	d->max_deliver = (uint64_t)max_deliver;
-	snprintf(d->replay, sizeof(d->replay), "%s", replay);
+	d = delivery_new(s, m, src);
 	delivery_drop(d, DROP_EXHAUSTED, 0,
 	    "last attempt unfinished (relay stopped or lost)", -1);
 	return 0;
@@ -686,6 +685,7 @@ dsub_set(struct dsub *s, const struct subscriber *sc)
 	struct dtarget		*t;
 
 	s->cfg = config_subscriber_dup(sc);
+	source_set(&s->own, NULL, s->cfg->max_deliver);
 	if (old == NULL || strcmp(old->url, sc->url) != 0 ||
 	    old->max_in_flight != sc->max_in_flight) {
 		t = xcalloc(1, sizeof(*t));
@@ -907,14 +907,14 @@ deliver_stop(void)
 	}
 }
 
-/* Replay left this instance: see deliver.h. */
+/* A replay's source left this instance: see deliver.h. */
 void
-deliver_replay_left(const char *name, const char *replay)
+deliver_source_left(const char *name, const char *id)
 {
 	struct dsub	*s = dsub_find(name);
 
 	if (s != NULL)
-		dsub_give_back_waiting(s, replay);
+		dsub_give_back_waiting(s, id);
 }
 
 /*

@@ -26,22 +26,24 @@ void	deliver_reload(struct sub_changes *ch);
 /* 1 when name is a push subscriber of this instance (and it is not stopping). */
 int	deliver_has(const char *name);
 struct store_msg;
+struct source;
 /*
- * A message of replay (its id) for push subscriber name: delivered like
- * one of the subscriber's own (signed, retried, drop records, metrics),
- * with the replay's max_deliver (its consumer's, from its start), its
- * outcome counted with replay_counted.  exhausted: JetStream gave up on
- * it (as the subscriber's consumer's exhausted callback).  -1 when name
- * is not a push subscriber here (m is the caller's still).
+ * A message of src (a replay's consumer: replay.c feeds its source in
+ * here) for push subscriber name: delivered like one of the subscriber's
+ * own (the window, signed, retried, drop records, metrics), with
+ * src's max_deliver (its consumer's, from the replay's start), and its
+ * outcome counted in the ledger (source_outcome).  exhausted: JetStream
+ * gave up on it (as the subscriber's consumer's exhausted callback).  -1
+ * when name is not a push subscriber here (m is the caller's still).
  */
-int	deliver_replay_msg(const char *name, const char *replay,
-	    int max_deliver, struct store_msg *m, int exhausted);
+int	deliver_source_msg(const char *name, const struct source *src,
+	    struct store_msg *m, int exhausted);
 /*
- * Replay (its id) of push subscriber name left this instance: its
- * deliveries waiting for the subscriber's window go back to JetStream
- * (those under way finish).
+ * Replay id's source of push subscriber name left this instance: its
+ * deliveries waiting for the window go back to JetStream (those under
+ * way finish).
  */
-void	deliver_replay_left(const char *name, const char *replay);
+void	deliver_source_left(const char *name, const char *id);
 /* Deliveries under way (with those waiting for their window). */
 int	deliver_in_flight(void);
 /*

@@ -71,7 +71,7 @@
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
-#include "replay.h"
+#include "source.h"
 #include "util.h"
 
 #define PUMP_RETRY_MS		500	/* long-polls, while NATS is away */
@@ -131,8 +131,7 @@ static void
 fetch_add(struct fetch *f, const struct isrc *src, struct store_msg *m)
 {
 	f->msgs[f->n].m = m;
-	memcpy(f->msgs[f->n].replay, src != NULL ? src->replay : "",
-	    src != NULL ? sizeof(src->replay) : 1);
+	f->msgs[f->n].from = src != NULL ? src->from : f->s->own.from;
 	f->n++;
 	f->bytes += store_msg_size(m);
 }
@@ -150,16 +149,16 @@ fetch_full(const struct fetch *f)
  * it (store_pull_return).  A replay's that has left: given back.
  */
 static void
-fetch_return(struct isub *s, const char *replay, struct store_msg *m)
+fetch_return(struct isub *s, const struct source *from, struct store_msg *m)
 {
 	struct isrc	*src;
 
-	if (replay[0] == '\0') {
+	if (source_id(from) == NULL) {
 		store_pull_return(s->own.consumer, m);
 		return;
 	}
 	TAILQ_FOREACH(src, &s->replays, entry)
-		if (strcmp(src->replay, replay) == 0) {
+		if (strcmp(src->from.id, from->id) == 0) {
 			store_pull_return(src->consumer, m);
 			return;
 		}
@@ -281,10 +280,10 @@ gen_envelope(yajl_gen g, struct fetch *f, const struct fetch_msg *fm,
 	json_gen_str(g, id);
 	json_gen_str(g, "receipt");
 	if (f->lease && inbox_receipt_make(s->cfg->name,
-	    f->key, id, fm->replay, l, receipt,
+	    f->key, id, fm->from.id, l, receipt,
 	    sizeof(receipt)) == 0) {
 		json_gen_str(g, receipt);
-		inbox_leases_handout(ib.leases, s->idx, fm->replay, l,
+		inbox_leases_handout(ib.leases, s->idx, fm->from.id, l,
 		    INBOX_LEASE_HELD, now_ms());
 	} else
 		yajl_gen_null(g);
@@ -367,10 +366,9 @@ take_cb(void *arg, struct store_msg *m, int status)
 	}
 	/* Gone: an earlier lease's receipt is 404 from now on. */
 	store_msg_lease(fm->m, &l);
-	inbox_leases_handout(ib.leases, f->s->idx, fm->replay, &l,
+	inbox_leases_handout(ib.leases, f->s->idx, fm->from.id, &l,
 	    INBOX_LEASE_ACKED, now_ms());
-	if (fm->replay[0] != '\0')
-		replay_counted(fm->replay, 1);
+	source_outcome(&fm->from, 1);
 out:
 	if (--f->acks == 0)
 		fetch_answer(f);
@@ -392,7 +390,7 @@ fetch_done(struct fetch *f)
 	if (reply_client_gone(f->req)) {
 		/* The client left: give everything back at once. */
 		for (i = 0; i < f->n; i++) {
-			fetch_return(f->s, f->msgs[i].replay, f->msgs[i].m);
+			fetch_return(f->s, &f->msgs[i].from, f->msgs[i].m);
 			f->msgs[i].m = NULL;
 		}
 		evhttp_send_reply(f->req, 499, "Client gone", NULL);
@@ -409,9 +407,9 @@ fetch_done(struct fetch *f)
 		f->takes[i].f = f;
 		f->takes[i].i = i;
 		store_msg_lease(f->msgs[i].m, &l);
-		if (f->msgs[i].replay[0] != '\0')
+		if (source_id(&f->msgs[i].from) != NULL)
 			f->takes[i].r = store_replay_lease_answer(
-			    f->msgs[i].replay, &l, STORE_ACK, 0, take_cb,
+			    f->msgs[i].from.id, &l, STORE_ACK, 0, take_cb,
 			    &f->takes[i]);
 		else
 			f->takes[i].r = store_lease_answer(f->s->own.consumer,
@@ -483,7 +481,7 @@ src_quiet_on(struct isrc *src)
 {
 	struct timeval	 tv = { 0, REPLAY_QUIET_MS * 1000 };
 
-	if (src->replay[0] != '\0')
+	if (source_id(&src->from) != NULL)
 		evtimer_add(&src->quiet, &tv);
 }
 
@@ -539,7 +537,7 @@ src_quiet_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	log_debug("replay pull unanswered; on to the next source",
-	    "inbox=%s replay=%s", src->s->cfg->name, src->replay);
+	    "inbox=%s replay=%s", src->s->cfg->name, src->from.id);
 	store_req_close(src->req, "unanswered");
 	src->req = NULL;
 	event_active(&src->s->pump, EV_TIMEOUT, 0);
@@ -731,15 +729,15 @@ inbox_fetch_pump_init(struct isub *s, struct store_consumer *c)
 	event_assign(&s->pump, ib.base, -1, 0, fetch_pump_cb, s);
 }
 
-/* Replay id's consumer c becomes a source of s; see inbox_replay_add. */
+/* A replay's consumer c becomes a source of s; see inbox_source_add. */
 void
-inbox_fetch_replay_add(struct isub *s, const char *id,
+inbox_fetch_source_add(struct isub *s, const struct source *from,
     struct store_consumer *c, int (*want)(void *, uint64_t), void *arg)
 {
 	struct isrc	*src = xcalloc(1, sizeof(*src));
 
 	isrc_init(src, s, c);
-	snprintf(src->replay, sizeof(src->replay), "%s", id);
+	src->from = *from;
 	src->want = want;
 	src->want_arg = arg;
 	if (TAILQ_EMPTY(&s->replays))
@@ -752,7 +750,7 @@ inbox_fetch_replay_add(struct isub *s, const char *id,
  * to JetStream) and the GETs queued at it go on to the next source.
  */
 void
-inbox_fetch_replay_remove(struct isub *s, struct isrc *src)
+inbox_fetch_source_remove(struct isub *s, struct isrc *src)
 {
 	struct fetch	*f;
 
@@ -768,9 +766,9 @@ inbox_fetch_replay_remove(struct isub *s, struct isrc *src)
 	inbox_sub_unref(s);
 }
 
-/* Free the replay sources of s, which no fetch uses any more. */
+/* Free the replays' sources of s, which no fetch uses any more. */
 void
-inbox_fetch_replays_free(struct isub *s)
+inbox_fetch_sources_free(struct isub *s)
 {
 	struct isrc	*src;
 

@@ -21,6 +21,7 @@
 #include <event2/event_struct.h>
 
 #include "api.h"
+#include "source.h"
 #include "store-replay.h"
 #include "store-req.h"
 
@@ -35,13 +36,14 @@ TAILQ_HEAD(fetch_list, fetch);
 /*
  * A source of an inbox's events: a JetStream pull consumer, and the GETs
  * queued for its pulls of each kind (one of each kind pending at a time:
- * see store_pull).  The inbox's own consumer, or a replay's taken up here
- * (replay.c), which GETs draw from with "now" pulls only.
+ * see store_pull).  The inbox's own consumer, or a replay's that replay.c
+ * fed in here (inbox_source_add), which GETs draw from with "now" pulls
+ * only.
  */
 struct isrc {
 	struct isub		*s;
 	struct store_consumer	*consumer;
-	char			 replay[STORE_REPLAY_ID_LEN + 1];	/* or "" */
+	struct source		 from;		/* which: own, or a replay */
 	/* A replay's: 1 when it hands out the event of that sequence. */
 	int			(*want)(void *, uint64_t);
 	void			*want_arg;
@@ -64,7 +66,7 @@ struct isub {
 	int			 idx;		/* metrics and leases index */
 	struct subscriber	*cfg;
 	struct isrc		 own;		/* its consumer relay-<name> */
-	struct isrc_list	 replays;	/* replays' consumers */
+	struct isrc_list	 replays;	/* replays' consumers, fed in */
 	unsigned		 turn;		/* GETs since it had replays */
 	struct treaty_keys	*keys;
 	struct event		 pump;		/* send the next pulls */
@@ -76,10 +78,10 @@ struct isub {
 };
 TAILQ_HEAD(isub_list, isub);
 
-/* An event a GET got, and the replay whose consumer lent it (or ""). */
+/* An event a GET got, and the source that lent it (own, or a replay). */
 struct fetch_msg {
 	struct store_msg	*m;		/* NULL: given back */
-	char			 replay[STORE_REPLAY_ID_LEN + 1];
+	struct source		 from;
 };
 
 /* Where a GET is in its round of the inbox's sources (inbox-fetch.c). */
@@ -138,12 +140,12 @@ void	inbox_reject(struct evhttp_request *req, int status, const char *code,
 void	inbox_fetch(struct evhttp_request *req, struct isub *s, int max,
 	    int lease, int peek, long long wait_ms, const char *key);
 void	inbox_fetch_pump_init(struct isub *s, struct store_consumer *c);
-void	inbox_fetch_replay_add(struct isub *s, const char *id,
+void	inbox_fetch_source_add(struct isub *s, const struct source *from,
 	    struct store_consumer *c, int (*want)(void *, uint64_t),
 	    void *arg);
-void	inbox_fetch_replay_remove(struct isub *s, struct isrc *src);
-/* Free the replay sources of an inbox nothing uses. */
-void	inbox_fetch_replays_free(struct isub *s);
+void	inbox_fetch_source_remove(struct isub *s, struct isrc *src);
+/* Free the replays' sources of an inbox nothing uses. */
+void	inbox_fetch_sources_free(struct isub *s);
 void	inbox_fetch_stop(void);
 void	inbox_fetch_close_all(void);
 int	inbox_fetch_count(void);

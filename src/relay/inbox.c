@@ -34,7 +34,7 @@
 #include "inbox-lease.h"
 #include "log.h"
 #include "metrics.h"
-#include "replay.h"
+#include "source.h"
 #include "store.h"
 #include "store-sub.h"
 #include "util.h"
@@ -182,7 +182,7 @@ op_close(struct op *o, const char *reason)
 
 /* The lease is gone with the replay that lent it: 404. */
 static void
-op_replay_gone(struct op *o)
+op_lender_gone(struct op *o)
 {
 	reply_error(o->req, ROUTE_INBOX, 404, "lease_not_held", "the replay "
 	    "that lent it has ended");
@@ -212,7 +212,7 @@ op_info_cb(void *arg, struct store_msg *m, int status)
 	if (m != NULL)
 		store_msg_free(m);
 	if (found == 0)
-		op_replay_gone(o);
+		op_lender_gone(o);
 	else
 		op_unconfirmed(o, status);
 	return 0;
@@ -236,8 +236,8 @@ op_done_cb(void *arg, struct store_msg *m, int status)
 		 * whether the consumer is there, unless this instance saw it
 		 * end.
 		 */
-		if (replay_ended(o->replay))
-			op_replay_gone(o);
+		if (source_ended(o->replay))
+			op_lender_gone(o);
 		else if ((o->sr = store_replay_info(o->replay, op_info_cb,
 		    o)) == NULL)
 			op_unconfirmed(o, status);
@@ -250,7 +250,7 @@ op_done_cb(void *arg, struct store_msg *m, int status)
 		metrics_inbox(o->s->idx, counter[o->kind], 1);
 		/* Any instance counts what it confirmed for a replay. */
 		if (o->kind == OP_ACK && o->replay[0] != '\0')
-			replay_counted(o->replay, 1);
+			source_counted(o->replay, 1);
 		reply_json(o->req, ROUTE_INBOX, 204, NULL);
 		op_close(o, "confirmed");
 	}
@@ -303,7 +303,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		    "ran out; it cannot be extended");
 		return;
 	}
-	if (replay[0] != '\0' && replay_ended(replay)) {
+	if (replay[0] != '\0' && source_ended(replay)) {
 		reply_error(req, ROUTE_INBOX, 404, "lease_not_held", "the "
 		    "replay that lent it has ended");
 		return;
@@ -429,16 +429,17 @@ inbox_dropped_cb(void *arg, int stored)
 
 /*
  * JetStream stopped handing out an event of inbox name (s: the inbox,
- * NULL when a reload removed it) from its own consumer or from replay's:
- * its leases ran out maxDeliver times without an acknowledgement.  Record
- * the drop like a push subscriber's (SPEC 3: no drop is silent), and
- * count it for the replay.
+ * NULL when a reload removed it) from source from, its own consumer or a
+ * replay's: its leases ran out maxDeliver times without an
+ * acknowledgement.  Record the drop like a push subscriber's (SPEC 3: no
+ * drop is silent), and count it for the source.
  */
 static void
-inbox_drop(const char *name, struct isub *s, const char *replay,
+inbox_drop(const char *name, struct isub *s, const struct source *from,
     struct store_msg *m)
 {
-	char	*id = store_msg_header_decoded(m, "ce-id");
+	const char	*replay = source_id(from);
+	char		*id = store_msg_header_decoded(m, "ce-id");
 
 	log_warnx("inbox event dropped", "inbox=%s id=%s subject=%s "
 	    "attempts=%llu%s%s", name, log_q(id), log_q(store_msg_subject(m)),
@@ -447,8 +448,7 @@ inbox_drop(const char *name, struct isub *s, const char *replay,
 	free(id);
 	if (s != NULL)
 		metrics_inbox(s->idx, INBOX_DROPPED, 1);
-	if (replay != NULL)
-		replay_counted(replay, 0);
+	source_outcome(from, 0);
 	audit_drop(name, replay, m, store_msg_delivered(m), 0,
 	    "lease expired maxDeliver times", inbox_dropped_cb, m);
 }
@@ -459,7 +459,7 @@ inbox_exhausted_cb(void *arg, struct store_msg *m)
 {
 	struct isub	*s = arg;
 
-	inbox_drop(s->cfg->name, s, NULL, m);
+	inbox_drop(s->cfg->name, s, &s->own.from, m);
 }
 
 /* Its consumer's settings. */
@@ -477,6 +477,7 @@ isub_set(struct isub *s, const struct subscriber *sc)
 {
 	config_subscriber_free(s->cfg);
 	s->cfg = config_subscriber_dup(sc);
+	source_set(&s->own.from, NULL, s->cfg->max_deliver);
 	treaty_keys_free(s->keys);
 	s->keys = config_keys(s->cfg);
 }
@@ -504,7 +505,7 @@ isub_free(struct isub *s)
 {
 	event_del(&s->pump);
 	event_del(&s->reap);
-	inbox_fetch_replays_free(s);
+	inbox_fetch_sources_free(s);
 	store_consumer_remove(s->own.consumer);
 	treaty_keys_free(s->keys);
 	config_subscriber_free(s->cfg);
@@ -591,7 +592,7 @@ inbox_sync(struct sub_changes *ch)
 		ch->removed++;
 		/* Its replays leave it now (replay.c sees that they left). */
 		while ((src = TAILQ_FIRST(&s->replays)) != NULL)
-			inbox_fetch_replay_remove(s, src);
+			inbox_fetch_source_remove(s, src);
 		TAILQ_REMOVE(&ib.subs, s, entry);
 		metrics_inbox_gone(s->idx);
 		if (s->refs == 0) {
@@ -610,23 +611,23 @@ inbox_has(const char *name)
 	return !ib.stopping && inbox_find(name, strlen(name)) != NULL;
 }
 
-/* Replay id's consumer c joins inbox name's sources; see inbox.h. */
+/* A replay's consumer c joins inbox name's sources; see inbox.h. */
 int
-inbox_replay_add(const char *name, const char *id, struct store_consumer *c,
-    int (*want)(void *, uint64_t), void *arg)
+inbox_source_add(const char *name, const struct source *from,
+    struct store_consumer *c, int (*want)(void *, uint64_t), void *arg)
 {
 	struct isub	*s = inbox_find(name, strlen(name));
 
 	if (s == NULL || ib.stopping)
 		return -1;
-	inbox_fetch_replay_add(s, id, c, want, arg);
+	inbox_fetch_source_add(s, from, c, want, arg);
 	event_active(&s->pump, EV_TIMEOUT, 0);
 	return 0;
 }
 
 /* The source whose consumer is c in one of list's inboxes, or NULL. */
 static struct isrc *
-inbox_replay_find(struct isub_list *list, const struct store_consumer *c,
+inbox_source_find(struct isub_list *list, const struct store_consumer *c,
     struct isub **sp)
 {
 	struct isub	*s;
@@ -643,30 +644,31 @@ inbox_replay_find(struct isub_list *list, const struct store_consumer *c,
 
 /* Whether replay consumer c is a source of an inbox here; see inbox.h. */
 int
-inbox_replay_has(const struct store_consumer *c)
+inbox_source_has(const struct store_consumer *c)
 {
 	struct isub	*s;
 
-	return inbox_replay_find(&ib.subs, c, &s) != NULL;
+	return inbox_source_find(&ib.subs, c, &s) != NULL;
 }
 
 /* Replay consumer c leaves its inbox; see inbox.h. */
 void
-inbox_replay_remove(struct store_consumer *c)
+inbox_source_remove(struct store_consumer *c)
 {
 	struct isub	*s;
 	struct isrc	*src;
 
-	if ((src = inbox_replay_find(&ib.subs, c, &s)) != NULL ||
-	    (src = inbox_replay_find(&ib.gone, c, &s)) != NULL)
-		inbox_fetch_replay_remove(s, src);
+	if ((src = inbox_source_find(&ib.subs, c, &s)) != NULL ||
+	    (src = inbox_source_find(&ib.gone, c, &s)) != NULL)
+		inbox_fetch_source_remove(s, src);
 }
 
-/* A replay's event of inbox name was dropped; see inbox.h. */
+/* An event of source from of inbox name was dropped; see inbox.h. */
 void
-inbox_replay_dropped(const char *name, const char *id, struct store_msg *m)
+inbox_source_dropped(const char *name, const struct source *from,
+    struct store_msg *m)
 {
-	inbox_drop(name, inbox_find(name, strlen(name)), id, m);
+	inbox_drop(name, inbox_find(name, strlen(name)), from, m);
 }
 
 /* Register the pull consumers. */

@@ -12,6 +12,7 @@ struct event_base;
 struct evhttp_request;
 struct config;
 struct sub_changes;
+struct source;
 struct store_consumer;
 struct store_msg;
 
@@ -30,34 +31,35 @@ void	inbox_reload(struct sub_changes *ch);
 /* 1 when name is a pull subscriber here (and the relay is not stopping). */
 int	inbox_has(const char *name);
 /*
- * Replays (SPEC 15), for replay.c.  Replay id of inbox name's events is
- * taken up here: its pull consumer c becomes one of the inbox's sources,
- * which GETs draw from beside the inbox's own consumer (inbox-fetch.c
- * says how).  want(arg, seq) is 1 for the events the replay hands out;
- * the others are acknowledged at once, never seen.  Leases of its events
- * get receipts naming the replay, which any instance answers on its
- * consumer; an acknowledged one is counted with replay_counted.  -1 when
- * name is not an inbox here.
+ * Sources beside the inbox's own consumer (SPEC 15's replays, which
+ * replay.c feeds in here).  Source from's pull consumer c becomes one of
+ * inbox name's sources, which GETs draw from beside the inbox's own
+ * consumer (inbox-fetch.c says how).  want(arg, seq) is 1 for the events
+ * the source hands out; the others are acknowledged at once, never seen.
+ * Leases of its events get receipts naming the replay, which any
+ * instance answers on its consumer; an acknowledged one is counted in
+ * the ledger (source.h).  -1 when name is not an inbox here.
  */
-int	inbox_replay_add(const char *name, const char *id,
+int	inbox_source_add(const char *name, const struct source *from,
 	    struct store_consumer *c, int (*want)(void *, uint64_t),
 	    void *arg);
 /*
  * 1 while c is a source of an inbox here: 0 once a reload removed its
- * inbox (the replay then leaves it, and may be taken up again).
+ * inbox (the replay then leaves it, and may be fed in again).
  */
-int	inbox_replay_has(const struct store_consumer *c);
+int	inbox_source_has(const struct store_consumer *c);
 /*
  * c leaves its inbox (before store_consumer_remove(c)): GETs waiting for
  * its pull go on to the next source.  Nothing when it is no source.
  */
-void	inbox_replay_remove(struct store_consumer *c);
+void	inbox_source_remove(struct store_consumer *c);
 /*
- * JetStream gave up on replay id's event m of inbox name (its leases ran
- * out maxDeliver times): recorded as a drop of the inbox's own (record in
- * AUDIT, log line, metric) and counted for the replay.  Takes m.
+ * JetStream gave up on source from's event m of inbox name (its leases
+ * ran out maxDeliver times): recorded as a drop of the inbox's own
+ * (record in AUDIT, log line, metric) and counted in the ledger.  Takes
+ * m.
  */
-void	inbox_replay_dropped(const char *name, const char *id,
+void	inbox_source_dropped(const char *name, const struct source *from,
 	    struct store_msg *m);
 /* Handle a request whose path is /v1/inbox/<rest>. */
 void	inbox_handle(struct evhttp_request *req, const char *rest);

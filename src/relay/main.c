@@ -37,6 +37,7 @@
 #include "notify.h"
 #include "store.h"
 #include "replay.h"
+#include "source.h"
 #include "substatus.h"
 #include "util.h"
 
@@ -92,8 +93,10 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 		}
 		return;
 	}
+	/* A replay's count is recorded on the turn after it (replay.c). */
 	if ((store_in_flight() > 0 || deliver_in_flight() > 0 ||
-	    inbox_in_flight() > 0) && now_ms() < relay.grace_end)
+	    inbox_in_flight() > 0 || replay_in_flight()) &&
+	    now_ms() < relay.grace_end)
 		return;
 	event_del(&relay.tick);
 	if (store_in_flight() > 0 || deliver_in_flight() > 0 ||
@@ -398,6 +401,7 @@ main(int argc, char **argv)
 	ingest_free();
 	replay_free();
 	deliver_free();
+	source_free();
 	audit_close_all();
 	substatus_free();
 	store_free();

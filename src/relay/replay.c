@@ -1,6 +1,13 @@
 /*
  * replay.c: replays on this instance (replay.h).  Loop thread only.
  *
+ * A replay is a source of the delivery pipeline (docs/DESIGN.md, "The
+ * delivery pipeline"): its consumer's messages are fed down into
+ * deliver.c (deliver_source_msg) or an inbox (inbox_source_add), which
+ * treat them like the subscriber's own, and what they come to is counted
+ * in the ledger (source.h), below both, which this file reads.  Calls go
+ * down only: deliver.c and inbox*.c never call in here.
+ *
  * Every REPLAY_LIST_MS the instance lists the replays in JetStream (a
  * worker job) and brings its part in each up to date:
  *
@@ -22,7 +29,7 @@
  *
  * replay_close is a replay's one teardown, with a reason that decides
  * what its end does (replay_ends): leave, record the counts once more
- * when they are not in an end record, close its jobs, note that it
+ * when they are not in an end record, close its jobs, tell the ledger it
  * ended, log, free.  At shutdown a replay is not closed but stopped
  * (replay_stop): it takes no more messages and its jobs are closed, but
  * it stays to record what its deliveries under way come to, until
@@ -30,11 +37,11 @@
  *
  * A replay's message past its end (stored after it started), or, for a
  * redrive, of an event without a drop record, is acknowledged without a
- * delivery.  The rest go to deliver.c like the subscriber's own, or are
- * handed out by the inbox.  An inbox's lease may be acknowledged through
- * any instance, also one that has not listed the replay yet: its count
- * is kept all the same, and recorded (a listing that started after it
- * and does not have the replay forgets it).
+ * delivery.  An inbox's lease may be acknowledged through any instance,
+ * also one that has not listed the replay yet: the ledger counts it all
+ * the same, this file takes its tally on its next turn (rs.counted) and
+ * records it (a listing that started after the count and does not have
+ * the replay closes it).
  *
  * Each instance records its counts per replay on
  * audit.relay.treaty.replay.<id>.<instance>, the instance being a random
@@ -55,6 +62,7 @@
 #include "inbox.h"
 #include "log.h"
 #include "replay.h"
+#include "source.h"
 #include "store.h"
 #include "store-msg.h"
 #include "store-pub.h"
@@ -63,13 +71,14 @@
 
 struct replay {
 	struct store_replay	 r;		/* as last listed */
+	struct source		 src;		/* its consumer, as a source */
+	struct source_tally	*t;		/* its counts: the ledger's */
 	struct store_consumer	*c;		/* taken up here, or NULL */
 	uint64_t		*seqs;		/* a redrive's, sorted */
 	size_t			 nseqs;
 	int			 loaded;	/* seqs read */
 	struct store_replay_job	*seqs_job;
 	struct store_replay_job	*end_job;
-	uint64_t		 delivered, dropped;	/* by this instance */
 	uint64_t		 rec_delivered, rec_dropped;	/* recorded */
 	struct replay_rec	*rec;		/* a record being stored */
 	int			 done_seen;	/* listings in a row */
@@ -88,7 +97,7 @@ enum replay_end {
 static const struct {
 	const char	*reason;
 	int		 record;	/* its counts recorded one last time */
-	int		 ended;		/* noted as ended (replay_ended) */
+	int		 ended;		/* an end: told to the ledger */
 } replay_ends[] = {
 	[REPLAY_DONE] = { "done", 0, 1 },
 	[REPLAY_UNLISTED] = { "no longer listed", 1, 1 },
@@ -106,13 +115,11 @@ static struct {
 	const struct config	*cfg;
 	struct event		 tick;
 	struct event		 again;		/* stopping: a failed record */
+	struct event		 counted;	/* the ledger counted */
 	struct replay_list	 list;
 	struct store_replay_job	*list_job;
 	long long		 listed_ms;	/* the last listing asked */
 	long long		 list_ms;	/* the one under way, asked */
-	/* The last REPLAY_ENDED_KEEP replays seen ending, a ring. */
-	char			 ended[REPLAY_ENDED_KEEP][STORE_REPLAY_ID_LEN + 1];
-	unsigned		 nended;
 	char			 instance[STORE_INSTANCE_LEN + 1];
 	int			 stopping;
 	unsigned		 recs;		/* Nats-Msg-Id serial */
@@ -131,14 +138,6 @@ replay_find(const char *id)
 		if (strcmp(rp->r.id, id) == 0)
 			return rp;
 	return NULL;
-}
-
-/* Remember that replay id ended (see replay_ended). */
-static void
-replay_ended_note(const char *id)
-{
-	snprintf(rs.ended[rs.nended++ % REPLAY_ENDED_KEEP],
-	    sizeof(rs.ended[0]), "%s", id);
 }
 
 /* JetStream's answer to a progress record. */
@@ -180,16 +179,17 @@ replay_record(struct replay *rp, int detach)
 	struct replay_rec	*rec;
 	char			 subj[STORE_SUBJECT_BUF], msgid[128], *data;
 
-	if ((rp->rec != NULL && !detach) || (rp->delivered == rp->rec_delivered &&
-	    rp->dropped == rp->rec_dropped))
+	if ((rp->rec != NULL && !detach) ||
+	    (rp->t->delivered == rp->rec_delivered &&
+	    rp->t->dropped == rp->rec_dropped))
 		return;
-	if ((data = store_replay_progress(rp->r.id, rs.instance, rp->delivered,
-	    rp->dropped, subj, sizeof(subj))) == NULL)
+	if ((data = store_replay_progress(rp->r.id, rs.instance,
+	    rp->t->delivered, rp->t->dropped, subj, sizeof(subj))) == NULL)
 		return;
 	rec = xcalloc(1, sizeof(*rec));
 	rec->rp = detach ? NULL : rp;
-	rec->delivered = rp->delivered;
-	rec->dropped = rp->dropped;
+	rec->delivered = rp->t->delivered;
+	rec->dropped = rp->t->dropped;
 	snprintf(msgid, sizeof(msgid), "%s%s-%s-%u", STORE_REPLAY_MSGID_PREFIX,
 	    rp->r.id, rs.instance, ++rs.recs);
 	h[0] = (struct store_header){ "ce-specversion", "1.0" };
@@ -224,11 +224,11 @@ replay_leave(struct replay *rp, const char *reason)
 	log_debug("replay left", "replay=%s sub=%s reason=%s", rp->r.id,
 	    log_q(rp->r.subscriber), log_q(reason));
 	if (!rp->r.push)
-		inbox_replay_remove(rp->c);
+		inbox_source_remove(rp->c);
 	store_consumer_remove(rp->c);
 	rp->c = NULL;
 	if (rp->r.push)
-		deliver_replay_left(rp->r.subscriber, rp->r.id);
+		deliver_source_left(rp->r.subscriber, rp->r.id);
 }
 
 /*
@@ -249,7 +249,7 @@ replay_jobs_close(struct replay *rp)
  * End rp here, the one way, for why (replay_ends): it leaves its group or
  * inbox, its counts are recorded one last time when no end record has
  * them (the record's answer no longer comes back to rp), its jobs are
- * closed, its end is noted when it ended, and the reason is logged.
+ * closed, the ledger forgets it when it ended, and the reason is logged.
  */
 static void
 replay_close(struct replay *rp, enum replay_end why)
@@ -265,10 +265,10 @@ replay_close(struct replay *rp, enum replay_end why)
 	TAILQ_REMOVE(&rs.list, rp, entry);
 	log_debug("replay closed", "replay=%s sub=%s delivered=%llu "
 	    "dropped=%llu reason=%s", rp->r.id, log_q(rp->r.subscriber),
-	    (unsigned long long)rp->delivered,
-	    (unsigned long long)rp->dropped, log_q(reason));
+	    (unsigned long long)rp->t->delivered,
+	    (unsigned long long)rp->t->dropped, log_q(reason));
 	if (replay_ends[why].ended)
-		replay_ended_note(rp->r.id);
+		source_end(rp->r.id);	/* frees rp->t */
 	store_replay_free(&rp->r);
 	free(rp->seqs);
 	free(rp);
@@ -306,8 +306,7 @@ replay_msg_cb(void *arg, struct store_msg *m)
 		store_msg_ack(m);
 		return;
 	}
-	if (deliver_replay_msg(rp->r.subscriber, rp->r.id,
-	    rp->r.max_deliver, m, 0) == -1)
+	if (deliver_source_msg(rp->r.subscriber, &rp->src, m, 0) == -1)
 		store_msg_give_back(m);
 }
 
@@ -318,8 +317,7 @@ replay_exhausted_cb(void *arg, struct store_msg *m)
 	struct replay	*rp = arg;
 
 	if (!replay_wants(rp, store_msg_seq(m)) ||
-	    deliver_replay_msg(rp->r.subscriber, rp->r.id,
-	    rp->r.max_deliver, m, 1) == -1)
+	    deliver_source_msg(rp->r.subscriber, &rp->src, m, 1) == -1)
 		store_msg_free(m);
 }
 
@@ -339,7 +337,7 @@ replay_pull_exhausted_cb(void *arg, struct store_msg *m)
 	if (!replay_wants(rp, store_msg_seq(m)))
 		store_msg_free(m);
 	else
-		inbox_replay_dropped(rp->r.subscriber, rp->r.id, m);
+		inbox_source_dropped(rp->r.subscriber, &rp->src, m);
 }
 
 /* 1 when rp's subscriber is here: a push subscriber, or an inbox. */
@@ -350,12 +348,13 @@ replay_here(const struct replay *rp)
 	    inbox_has(rp->r.subscriber));
 }
 
-/* Join rp's delivery group, or its inbox's sources. */
+/* Join rp's delivery group, or its inbox's sources: feed its source in. */
 static void
 replay_join(struct replay *rp)
 {
 	struct store_consumer_spec	 spec;
 
+	source_set(&rp->src, rp->r.id, rp->r.max_deliver);
 	memset(&spec, 0, sizeof(spec));
 	spec.name = rp->r.subscriber;
 	spec.kind = rp->r.push ? STORE_PUSH : STORE_PULL;
@@ -370,7 +369,7 @@ replay_join(struct replay *rp)
 	else {
 		rp->c = store_consumer_add(&spec, NULL,
 		    replay_pull_exhausted_cb, rp);
-		if (inbox_replay_add(rp->r.subscriber, rp->r.id, rp->c,
+		if (inbox_source_add(rp->r.subscriber, &rp->src, rp->c,
 		    replay_want_cb, rp) == -1) {
 			store_consumer_remove(rp->c);
 			rp->c = NULL;
@@ -444,8 +443,8 @@ replay_update(struct replay *rp)
 		if (++rp->done_seen >= 2 && rp->end_job == NULL &&
 		    !rs.stopping)
 			rp->end_job = store_replay_end(rp->r.id,
-			    STORE_REPLAY_DONE, rs.instance, rp->delivered,
-			    rp->dropped, replay_end_cb, rp);
+			    STORE_REPLAY_DONE, rs.instance, rp->t->delivered,
+			    rp->t->dropped, replay_end_cb, rp);
 	} else
 		rp->done_seen = 0;
 	/* An inbox a reload removed (and maybe added again) let it go. */
@@ -453,7 +452,7 @@ replay_update(struct replay *rp)
 		replay_leave(rp, "subscriber not here");
 		return;
 	}
-	if (rp->c != NULL && !rp->r.push && !inbox_replay_has(rp->c))
+	if (rp->c != NULL && !rp->r.push && !inbox_source_has(rp->c))
 		replay_leave(rp, "inbox removed");
 	if (rp->c != NULL)
 		return;
@@ -464,6 +463,27 @@ replay_update(struct replay *rp)
 		return;
 	}
 	replay_join(rp);
+}
+
+/*
+ * Take the tallies the ledger made for replays not known here (a count
+ * came first): each becomes a replay known by its id alone until a
+ * listing has it, or, when one that started after the count does not,
+ * is closed (its counts recorded).
+ */
+static void
+replay_take_counted(void)
+{
+	struct source_tally	*t;
+	struct replay		*rp;
+
+	while ((t = source_tally_new()) != NULL) {
+		rp = xcalloc(1, sizeof(*rp));
+		memcpy(rp->r.id, t->id, STORE_REPLAY_ID_LEN + 1);
+		rp->t = t;
+		rp->counted_ms = t->made_ms;
+		TAILQ_INSERT_TAIL(&rs.list, rp, entry);
+	}
 }
 
 /* The replays in JetStream. */
@@ -479,11 +499,13 @@ replay_list_cb(void *arg, struct store_replay_answer *a)
 		log_warnx("replays not listed", "error=%s", log_q(a->err));
 		return;
 	}
+	replay_take_counted();
 	TAILQ_FOREACH(rp, &rs.list, entry)
 		rp->listed = 0;
 	for (i = 0; i < a->n; i++) {
 		if ((rp = replay_find(a->replays[i].id)) == NULL) {
 			rp = xcalloc(1, sizeof(*rp));
+			rp->t = source_tally_take(a->replays[i].id);
 			TAILQ_INSERT_TAIL(&rs.list, rp, entry);
 		}
 		store_replay_free(&rp->r);
@@ -518,6 +540,27 @@ replay_again_cb(evutil_socket_t fd, short ev, void *arg)
 		replay_record(rp, 0);
 }
 
+/*
+ * The ledger counted an outcome (source_counted made rs.counted active):
+ * a new tally is taken, and while stopping the counts are recorded now,
+ * so that the relay waits for them with its other publishes before it
+ * closes the connection (replay_in_flight until then).
+ */
+static void
+replay_counted_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct replay	*rp;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	replay_take_counted();
+	if (!rs.stopping)
+		return;
+	TAILQ_FOREACH(rp, &rs.list, entry)
+		replay_record(rp, 0);
+}
+
 /* Timer: counts recorded; the replays listed every REPLAY_LIST_MS. */
 static void
 replay_tick_cb(evutil_socket_t fd, short ev, void *arg)
@@ -528,6 +571,7 @@ replay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	(void)arg;
+	replay_take_counted();
 	TAILQ_FOREACH(rp, &rs.list, entry)
 		replay_record(rp, 0);
 	if (rs.stopping || rs.list_job != NULL ||
@@ -538,7 +582,7 @@ replay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	rs.list_job = store_replay_list(replay_list_cb, NULL);
 }
 
-/* Start the timers. */
+/* Start the timers, and watch the ledger's counts. */
 void
 replay_init(struct event_base *base, const struct config *cfg)
 {
@@ -551,6 +595,8 @@ replay_init(struct event_base *base, const struct config *cfg)
 		fatalx("no random bytes for an instance name", NULL);
 	event_assign(&rs.tick, base, -1, EV_PERSIST, replay_tick_cb, NULL);
 	event_assign(&rs.again, base, -1, 0, replay_again_cb, NULL);
+	event_assign(&rs.counted, base, -1, 0, replay_counted_cb, NULL);
+	source_watch(&rs.counted);
 	event_add(&rs.tick, &tv);
 }
 
@@ -588,11 +634,11 @@ replay_start(const struct subscriber *s, int64_t since_ns, int dropped,
 struct store_replay_job *
 replay_cancel(const char *id, store_replay_cb cb, void *arg)
 {
-	struct replay	*rp = replay_find(id);
+	uint64_t	 delivered, dropped;
 
+	source_counts(id, &delivered, &dropped);
 	return store_replay_end(id, STORE_REPLAY_CANCELLED, rs.instance,
-	    rp != NULL ? rp->delivered : 0, rp != NULL ? rp->dropped : 0, cb,
-	    arg);
+	    delivered, dropped, cb, arg);
 }
 
 /* List at the next tick. */
@@ -602,45 +648,11 @@ replay_poke(void)
 	rs.listed_ms = 0;
 }
 
-/*
- * An outcome of one of replay id's deliveries here, or of an inbox lease
- * of it answered here: counted even before a listing has it.
- */
-void
-replay_counted(const char *id, int delivered)
-{
-	struct replay	*rp = replay_find(id);
-
-	if (rp == NULL) {
-		if (strlen(id) != STORE_REPLAY_ID_LEN)
-			return;
-		rp = xcalloc(1, sizeof(*rp));
-		memcpy(rp->r.id, id, STORE_REPLAY_ID_LEN + 1);
-		rp->counted_ms = now_ms();
-		TAILQ_INSERT_TAIL(&rs.list, rp, entry);
-	}
-	if (delivered)
-		rp->delivered++;
-	else
-		rp->dropped++;
-	/*
-	 * Stopping: recorded now, so the relay waits for it with its other
-	 * publishes before it closes the connection.
-	 */
-	if (rs.stopping)
-		replay_record(rp, 0);
-}
-
-/* Whether this instance saw replay id end; see replay.h. */
+/* Counts the ledger has that no record has taken yet; see replay.h. */
 int
-replay_ended(const char *id)
+replay_in_flight(void)
 {
-	unsigned	 i;
-
-	for (i = 0; i < rs.nended && i < REPLAY_ENDED_KEEP; i++)
-		if (strcmp(rs.ended[i], id) == 0)
-			return 1;
-	return 0;
+	return event_pending(&rs.counted, EV_TIMEOUT, NULL) != 0;
 }
 
 /*
@@ -657,6 +669,7 @@ replay_stop(void)
 	rs.stopping = 1;
 	store_replay_close(rs.list_job);
 	rs.list_job = NULL;
+	replay_take_counted();
 	TAILQ_FOREACH(rp, &rs.list, entry) {
 		replay_jobs_close(rp);
 		if (rp->c != NULL)
@@ -673,6 +686,8 @@ replay_free(void)
 
 	event_del(&rs.tick);
 	event_del(&rs.again);
+	event_del(&rs.counted);
+	source_watch(NULL);
 	store_replay_close(rs.list_job);
 	while ((rp = TAILQ_FIRST(&rs.list)) != NULL)
 		replay_close(rp, REPLAY_STOPPED);

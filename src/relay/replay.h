@@ -1,9 +1,10 @@
 /*
  * replay.h: replays and redrives (SPEC 15) on this instance: starting
- * one, finding the ones any instance started, taking part in their
- * delivery, counting what this instance delivered and dropped for each,
- * and ending one when it is done or cancelled.  The replay itself lives
- * in JetStream (store-replay.h).  Loop thread only.
+ * one, finding the ones any instance started, feeding each in as a
+ * source of the delivery pipeline (deliver.h, inbox.h), recording what
+ * this instance delivered and dropped of it (counted in the ledger,
+ * source.h), and ending one when it is done or cancelled.  The replay
+ * itself lives in JetStream (store-replay.h).  Loop thread only.
  */
 #ifndef REPLAY_H
 #define REPLAY_H
@@ -41,20 +42,15 @@ struct store_replay_job *replay_cancel(const char *id, store_replay_cb cb,
 /* Look for replays now instead of at the next listing. */
 void	replay_poke(void);
 /*
- * deliver.c, inbox*.c: one of replay id's events was delivered (1) or
- * dropped (0) here (an inbox lease acknowledged here, whichever instance
- * handed it out).
+ * Shutdown: take no more replay messages here; record the counts, and
+ * what deliveries under way come to as they end.
  */
-void	replay_counted(const char *id, int delivered);
-/*
- * 1 when this instance saw replay id end (it ended it, or its listings
- * stopped having it), among the last REPLAY_ENDED_KEEP it saw end; 0
- * while it runs, or when this instance cannot tell.
- */
-#define REPLAY_ENDED_KEEP	64
-int	replay_ended(const char *id);
-/* Shutdown: take no more replay messages here; record the counts. */
 void	replay_stop(void);
+/*
+ * 1 while the ledger has counts this instance has not recorded yet (they
+ * are, on the loop's next turn): the relay waits before it drains.
+ */
+int	replay_in_flight(void);
 /* Free everything (after the loop). */
 void	replay_free(void);
 
