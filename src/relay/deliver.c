@@ -1,13 +1,20 @@
 /*
  * deliver.c: push delivery (SPEC 3).  Loop thread only.
  *
+ * Delivery is a pipeline (docs/DESIGN.md, "The delivery pipeline"):
+ *
+ *   source --> gates --> delivery (resolve, sign, POST) --> outcome
+ *                                                             |
+ *   the source's ledger <-------------------------------------+
+ *
  * A message comes from a source (source.h): the subscriber's own
  * consumer, or a replay's, which replay.c hands down with
  * deliver_source_msg.  It becomes one struct delivery, carrying a copy of
- * its source (which consumer, its max_deliver), whose outcome goes to
- * JetStream and, for a replay's, to the ledger (source_outcome).
- * Nothing here calls up into replay.c: what a replay needs of its
- * deliveries is in the ledger, below both.
+ * its source (which consumer, its max_deliver), that passes the gates
+ * (gate.h: the window today) in their order before its POST, and whose
+ * outcome goes to JetStream and, for a replay's, to the ledger
+ * (source_outcome).  Nothing here calls up into replay.c: what a replay
+ * needs of its deliveries is in the ledger, below both.
  *
  * A delivery is a small state machine (delivery_set_state):
  *
@@ -15,7 +22,7 @@
  *                                                      \
  *                                             DROPPING -> IDLE -> closed
  *
- * WAITING is a place in the subscriber's queue for its window (below),
+ * WAITING is a place in the queue of a gate (the window, below),
  * RESOLVING waits for resolve.c (bounded DNS, the refusal list, the pin
  * cache), SENDING for outbound.c (the signed POST to the pinned addresses,
  * the next one tried when a connect fails), DROPPING for audit.c (the drop
@@ -40,10 +47,14 @@
  * A replay's consumer has its own MaxAckPending (replay.c), so that new
  * events keep flowing beside it; JetStream alone would then let a
  * subscriber have twice maxInFlight requests at once.  So the instance
- * also keeps a window per subscriber: at most maxInFlight of its
- * deliveries, its own and its replays', between the start and the answer
- * of a POST (d->slot); the others wait in arrival order (s->waiting),
- * telling JetStream every progress_seconds that they are under way.
+ * also keeps a window per subscriber, the first gate (gate-window.c): at
+ * most maxInFlight of its deliveries, its own and its replays', between
+ * the start and the answer of a POST; the others wait in arrival order,
+ * telling JetStream every progress_seconds that they are under way.  A
+ * delivery is admitted by the gates (gate_admit) before its address is
+ * looked up, leaves them (gate_done) at its answer or its end, and one
+ * that waits is resumed from the loop (dl.pump, gate_resume).  A new
+ * gate is a file and a line in gate.c's list, never a case in here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +71,7 @@
 #include "audit.h"
 #include "config.h"
 #include "deliver.h"
+#include "gate.h"
 #include "log.h"
 #include "metrics.h"
 #include "outbound.h"
@@ -75,7 +87,7 @@
 #define SIGN_HEADERS		4	/* ours: the signature, Standard Webhooks' */
 
 enum delivery_state {
-	DS_WAITING,		/* in s->waiting, for a place in the window */
+	DS_WAITING,		/* queued at a gate (gp.at), for its turn */
 	DS_IDLE,		/* nothing pending */
 	DS_RESOLVING,		/* op.rr: the address */
 	DS_SENDING,		/* op.out: the POST */
@@ -128,8 +140,7 @@ struct dsub {
 	struct dsign		*sign;
 	struct source		 own;		/* its consumer, as a source */
 	struct delivery_list	 live;
-	struct delivery_list	 waiting;	/* for the window, in order */
-	int			 window;	/* deliveries with a slot */
+	struct gate_sub		 gates;		/* its place at each gate */
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
 };
@@ -152,9 +163,8 @@ struct delivery {
 	char			 subject[TREATY_SUBJECT_MAX + 1];
 	struct source		 src;		/* where m came from */
 	uint64_t		 attempt;
-	int			 slot;		/* in s's window */
+	struct gate_pass	 gp;		/* its place at the gates */
 	TAILQ_ENTRY(delivery)	 entry;
-	TAILQ_ENTRY(delivery)	 wentry;	/* in s->waiting */
 };
 
 static struct {
@@ -165,7 +175,7 @@ static struct {
 	int			 in_flight;
 	int			 stopping;
 	int			 progress_s;	/* what the timers run at */
-	struct event		 pump;		/* a window has room */
+	struct event		 pump;		/* a gate has opened */
 } dl = {
 	.subs = TAILQ_HEAD_INITIALIZER(dl.subs),
 	.gone = TAILQ_HEAD_INITIALIZER(dl.gone)
@@ -205,21 +215,6 @@ delivery_set_state(struct delivery *d, enum delivery_state s)
 }
 
 /*
- * Give d's place in its subscriber's window to the next waiting, from
- * the loop (dl.pump): this may run inside a delivery's teardown.
- */
-static void
-delivery_release(struct delivery *d)
-{
-	if (!d->slot)
-		return;
-	d->slot = 0;
-	d->s->window--;
-	if (!TAILQ_EMPTY(&d->s->waiting))
-		event_active(&dl.pump, 0, 0);
-}
-
-/*
  * End a delivery, the one way: what its state waits for is cancelled, the
  * timer stopped, a message JetStream was not told about is let go (it is
  * redelivered after the ack wait), the counters and lists updated, and
@@ -238,13 +233,12 @@ delivery_close(struct delivery *d, const char *reason)
 	case DS_DROPPING:
 		audit_drop_close(d->op.ad, reason);
 		break;
-	case DS_WAITING:
-		TAILQ_REMOVE(&d->s->waiting, d, wentry);
-		break;
+	case DS_WAITING:		/* gate_done takes it out */
 	case DS_IDLE:
 		break;
 	}
-	delivery_release(d);
+	/* Out of the gates; one that opens resumes the next from the loop. */
+	gate_done(&d->s->gates, &d->gp, GATE_UNSENT);
 	log_debug("delivery closed", "sub=%s id=%s state=%s reason=%s",
 	    d->s->cfg->name, log_q(d->id), delivery_state_names[d->state],
 	    log_q(reason));
@@ -345,7 +339,7 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 	struct delivery	*d = arg;
 
 	delivery_set_state(d, DS_IDLE);
-	delivery_release(d);
+	gate_done(&d->s->gates, &d->gp, r->status);
 	if (r->status >= 200 && r->status < 300) {
 		log_debug("delivered", "sub=%s id=%s attempt=%llu status=%d "
 		    "ms=%lld", d->s->cfg->name, log_q(d->id),
@@ -477,6 +471,9 @@ delivery_new(struct dsub *s, struct store_msg *m, const struct source *src)
 	d->state = DS_IDLE;
 	d->attempt = store_msg_delivered(m);
 	d->src = *src;
+	d->gp.owner = d;
+	d->gp.src = &d->src;
+	d->gp.attempt = d->attempt;
 	if (subj != NULL && strlen(subj) < sizeof(d->subject))
 		memcpy(d->subject, subj, strlen(subj) + 1);
 	/* Every progress_seconds until the delivery ends. */
@@ -493,7 +490,8 @@ delivery_new(struct dsub *s, struct store_msg *m, const struct source *src)
 
 /*
  * A message for s from src, its own consumer or a replay's (whose
- * max_deliver, its consumer's, a reload does not change).
+ * max_deliver, its consumer's, a reload does not change): through the
+ * gates to its POST, or waiting at one.
  */
 static void
 deliver_start(struct dsub *s, struct store_msg *m, const struct source *src)
@@ -520,20 +518,17 @@ deliver_start(struct dsub *s, struct store_msg *m, const struct source *src)
 		delivery_drop(d, DROP_INVALID, 0, "not a valid stored event", -1);
 		return;
 	}
-	if (s->window >= s->cfg->max_in_flight) {
+	if (gate_admit(&s->gates, &d->gp) == GATE_WAIT) {
 		delivery_set_state(d, DS_WAITING);
-		TAILQ_INSERT_TAIL(&s->waiting, d, wentry);
 		return;
 	}
 	delivery_begin(d);
 }
 
-/* A place in the window: find the address, then send. */
+/* Through the gates: find the address, then send. */
 static void
 delivery_begin(struct delivery *d)
 {
-	d->slot = 1;
-	d->s->window++;
 	delivery_set_state(d, DS_RESOLVING);
 	d->op.rr = resolve_host(outbound_target_host(d->t->t),
 	    outbound_target_port(d->t->t), d->s->allow_private,
@@ -541,24 +536,21 @@ delivery_begin(struct delivery *d)
 }
 
 /*
- * Start what waits while its subscriber's window has room.  resolve_host
- * answers on a later turn of the loop, so no delivery ends in here (and
- * a removed s, freed with its last delivery, stays).
+ * A waiting delivery passed the last gate.  resolve_host answers on a
+ * later turn of the loop, so no delivery ends in here (and a removed
+ * subscriber, freed with its last delivery, stays while gate_resume
+ * runs).
  */
 static void
-dsub_pump(struct dsub *s)
+deliver_through(struct gate_pass *p)
 {
-	struct delivery	*d;
+	struct delivery	*d = p->owner;
 
-	while (s->window < s->cfg->max_in_flight &&
-	    (d = TAILQ_FIRST(&s->waiting)) != NULL) {
-		TAILQ_REMOVE(&s->waiting, d, wentry);
-		delivery_set_state(d, DS_IDLE);
-		delivery_begin(d);
-	}
+	delivery_set_state(d, DS_IDLE);
+	delivery_begin(d);
 }
 
-/* A window has room (delivery_release), or a reload may have widened one. */
+/* A gate opened (gate_done), or a reload may have widened a window. */
 static void
 deliver_pump_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -568,36 +560,31 @@ deliver_pump_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	TAILQ_FOREACH(s, &dl.subs, entry)
-		dsub_pump(s);
+		gate_resume(&s->gates, deliver_through);
 	TAILQ_FOREACH(s, &dl.gone, entry)
-		dsub_pump(s);
+		gate_resume(&s->gates, deliver_through);
 }
 
 /*
- * Give back what waits in s's window (the relay stops, the subscriber or
- * a replay left this instance: id NULL for all), but not a last attempt:
- * JetStream would count the give-back as that attempt, and the event
- * would be dropped untried (as deliver_start).  A removed subscriber is
- * freed with its last delivery: s is not read after that.
+ * Give back what waits at s's gates (the relay stops, the subscriber or
+ * a replay left this instance: id NULL for all), but not a last attempt
+ * (gate_give_back).  A removed subscriber is freed with its last
+ * delivery: s is not read once they are taken out.
  */
 static void
 dsub_give_back_waiting(struct dsub *s, const char *id)
 {
-	struct delivery	*d, *next;
-	int		 last;
+	struct gate_queue	 back;
+	struct gate_pass	*p;
+	struct delivery		*d;
 
-	for (d = TAILQ_FIRST(&s->waiting); d != NULL; d = next) {
-		next = TAILQ_NEXT(d, wentry);
-		if (d->attempt >= (uint64_t)d->src.max_deliver ||
-		    (id != NULL && strcmp(d->src.id, id) != 0))
-			continue;
-		last = TAILQ_NEXT(d, entry) == NULL &&
-		    TAILQ_FIRST(&s->live) == d;
+	gate_give_back(&s->gates, id, &back);
+	while ((p = TAILQ_FIRST(&back)) != NULL) {
+		TAILQ_REMOVE(&back, p, wentry);
+		d = p->owner;
 		store_msg_give_back(d->m);
 		d->m = NULL;
 		delivery_close(d, "given back before its turn");
-		if (last)
-			return;
 	}
 }
 
@@ -685,6 +672,7 @@ dsub_set(struct dsub *s, const struct subscriber *sc)
 	struct dtarget		*t;
 
 	s->cfg = config_subscriber_dup(sc);
+	s->gates.cfg = s->cfg;
 	source_set(&s->own, NULL, s->cfg->max_deliver);
 	if (old == NULL || strcmp(old->url, sc->url) != 0 ||
 	    old->max_in_flight != sc->max_in_flight) {
@@ -722,7 +710,7 @@ dsub_new(const struct subscriber *sc)
 	struct store_consumer_spec	 spec;
 
 	TAILQ_INIT(&s->live);
-	TAILQ_INIT(&s->waiting);
+	gate_sub_init(&s->gates, &dl.pump);
 	dsub_set(s, sc);
 	s->idx = metrics_subscriber_add(sc->name);
 	s->seen = 1;
@@ -736,6 +724,7 @@ dsub_new(const struct subscriber *sc)
 static void
 dsub_free(struct dsub *s)
 {
+	gate_sub_free(&s->gates);
 	dtarget_release(s->target);
 	dsign_release(s->sign);
 	config_subscriber_free(s->cfg);
@@ -744,7 +733,7 @@ dsub_free(struct dsub *s)
 
 /*
  * A reload removed it: no new messages here (what nats.c queued and what
- * waits for the window go back), its deliveries under way finish, its
+ * waits at a gate go back), its deliveries under way finish, its
  * JetStream consumer stays.
  */
 static void
@@ -888,8 +877,8 @@ deliver_in_flight(void)
 }
 
 /*
- * Take no new messages: what is queued is given back (also what waits for
- * a window), the groups left.
+ * Take no new messages: what is queued is given back (also what waits at
+ * a gate), the groups left.
  */
 void
 deliver_stop(void)

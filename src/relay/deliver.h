@@ -30,7 +30,7 @@ struct source;
 /*
  * A message of src (a replay's consumer: replay.c feeds its source in
  * here) for push subscriber name: delivered like one of the subscriber's
- * own (the window, signed, retried, drop records, metrics), with
+ * own (through the gates, signed, retried, drop records, metrics), with
  * src's max_deliver (its consumer's, from the replay's start), and its
  * outcome counted in the ledger (source_outcome).  exhausted: JetStream
  * gave up on it (as the subscriber's consumer's exhausted callback).  -1
@@ -40,11 +40,11 @@ int	deliver_source_msg(const char *name, const struct source *src,
 	    struct store_msg *m, int exhausted);
 /*
  * Replay id's source of push subscriber name left this instance: its
- * deliveries waiting for the window go back to JetStream (those under
- * way finish).
+ * deliveries waiting at a gate go back to JetStream (those under way
+ * finish).
  */
 void	deliver_source_left(const char *name, const char *id);
-/* Deliveries under way (with those waiting for their window). */
+/* Deliveries under way (with those waiting at a gate). */
 int	deliver_in_flight(void);
 /*
  * Shutdown: take no new messages (leave the delivery groups, so JetStream

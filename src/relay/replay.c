@@ -212,9 +212,8 @@ replay_record(struct replay *rp, int detach)
 
 /*
  * Leave rp's delivery group here (its deliveries under way finish, those
- * waiting for the window go back), or its inbox (the GETs waiting for
- * its pull go on without it), for reason.  Nothing when it is not taken
- * up.
+ * waiting at a gate go back), or its inbox (the GETs waiting for its
+ * pull go on without it), for reason.  Nothing when it is not taken up.
  */
 static void
 replay_leave(struct replay *rp, const char *reason)

@@ -1,0 +1,224 @@
+/*
+ * t-gate: the chain of gates (src/relay/gate.c) with its one gate, the
+ * window (gate-window.c): at most maxInFlight admitted, the rest waiting
+ * in arrival order; a place freed wakes the subscriber from the loop and
+ * the next in order is resumed; a new arrival takes a free place at
+ * once; a wider window admits more; give-back takes what waits (of one
+ * replay, or all) but never a last attempt.
+ */
+#include <string.h>
+
+#include <event2/event.h>
+#include <event2/event_struct.h>
+
+#include "harness.h"
+#include "../../src/relay/config.h"
+#include "../../src/relay/gate.h"
+
+#define RID	"0123456789abcdef01234567"
+#define N	6
+
+static struct gate_pass	*through[N];
+static int		 nthrough, woken;
+
+/* A delivery that passed the last gate. */
+static void
+through_cb(struct gate_pass *p)
+{
+	through[nthrough++] = p;
+}
+
+/* The subscriber's wake event. */
+static void
+wake_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	woken++;
+}
+
+/* A gate_sub with a window of max, its wake event on base. */
+static void
+setup(struct event_base **base, struct event *wake, struct gate_sub *gs,
+    struct subscriber *cfg, int max)
+{
+	*base = event_base_new();
+	event_assign(wake, *base, -1, 0, wake_cb, NULL);
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->max_in_flight = max;
+	memset(gs, 0, sizeof(*gs));
+	gate_sub_init(gs, wake);
+	gs->cfg = cfg;
+	nthrough = woken = 0;
+}
+
+/* Passes of n deliveries from src, each on attempt 1. */
+static void
+passes(struct gate_pass *p, int n, const struct source *src)
+{
+	int	 i;
+
+	memset(p, 0, sizeof(*p) * (size_t)n);
+	for (i = 0; i < n; i++) {
+		p[i].src = src;
+		p[i].attempt = 1;
+	}
+}
+
+/* maxInFlight pass, the next wait; a place freed wakes, in order. */
+static void
+window_order(void)
+{
+	struct event_base	*base;
+	struct event		 wake;
+	struct gate_sub		 gs;
+	struct subscriber	 cfg;
+	struct source		 own;
+	struct gate_pass	 p[N];
+	int			 i;
+
+	setup(&base, &wake, &gs, &cfg, 2);
+	source_set(&own, NULL, 10);
+	passes(p, N, &own);
+	for (i = 0; i < 5; i++)
+		T_EQ_INT(gate_admit(&gs, &p[i]), i < 2 ? GATE_PASS : GATE_WAIT);
+	T_ASSERT(p[2].waiting && p[4].waiting && !p[0].waiting);
+	/* Resuming with the window full admits nobody. */
+	gate_resume(&gs, through_cb);
+	T_EQ_INT(nthrough, 0);
+	/* A place freed: woken from the loop, not at once. */
+	gate_done(&gs, &p[0], 200);
+	T_EQ_INT(woken, 0);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	T_EQ_INT(woken, 1);
+	gate_resume(&gs, through_cb);
+	T_EQ_INT(nthrough, 1);
+	T_ASSERT(through[0] == &p[2]);
+	/* Leaving twice gives back nothing twice. */
+	gate_done(&gs, &p[0], GATE_UNSENT);
+	gate_resume(&gs, through_cb);
+	T_EQ_INT(nthrough, 1);
+	/* A waiting one that ends leaves the queue, and frees no place. */
+	gate_done(&gs, &p[3], GATE_UNSENT);
+	T_ASSERT(!p[3].waiting);
+	gate_done(&gs, &p[1], 503);
+	gate_resume(&gs, through_cb);
+	T_EQ_INT(nthrough, 2);
+	T_ASSERT(through[1] == &p[4]);
+	gate_sub_free(&gs);
+	event_base_free(base);
+}
+
+/* A new arrival takes a free place even while others wait to resume. */
+static void
+window_new_arrival(void)
+{
+	struct event_base	*base;
+	struct event		 wake;
+	struct gate_sub		 gs;
+	struct subscriber	 cfg;
+	struct source		 own;
+	struct gate_pass	 p[N];
+
+	setup(&base, &wake, &gs, &cfg, 1);
+	source_set(&own, NULL, 10);
+	passes(p, N, &own);
+	T_EQ_INT(gate_admit(&gs, &p[0]), GATE_PASS);
+	T_EQ_INT(gate_admit(&gs, &p[1]), GATE_WAIT);
+	gate_done(&gs, &p[0], 200);
+	T_EQ_INT(gate_admit(&gs, &p[2]), GATE_PASS);
+	gate_resume(&gs, through_cb);
+	T_EQ_INT(nthrough, 0);
+	T_ASSERT(p[1].waiting);
+	gate_done(&gs, &p[2], 200);
+	gate_done(&gs, &p[1], GATE_UNSENT);
+	gate_sub_free(&gs);
+	event_base_free(base);
+}
+
+/* A reload that widens the window: the next resume admits more. */
+static void
+window_widened(void)
+{
+	struct event_base	*base;
+	struct event		 wake;
+	struct gate_sub		 gs;
+	struct subscriber	 cfg;
+	struct source		 own;
+	struct gate_pass	 p[N];
+	int			 i;
+
+	setup(&base, &wake, &gs, &cfg, 1);
+	source_set(&own, NULL, 10);
+	passes(p, N, &own);
+	for (i = 0; i < 4; i++)
+		gate_admit(&gs, &p[i]);
+	cfg.max_in_flight = 3;
+	gate_resume(&gs, through_cb);
+	T_EQ_INT(nthrough, 2);
+	T_ASSERT(through[0] == &p[1] && through[1] == &p[2]);
+	T_ASSERT(p[3].waiting);
+	for (i = 0; i < 4; i++)
+		gate_done(&gs, &p[i], GATE_UNSENT);
+	gate_sub_free(&gs);
+	event_base_free(base);
+}
+
+/* Give-back: one replay's or all, in order, never a last attempt. */
+static void
+give_back(void)
+{
+	struct event_base	*base;
+	struct event		 wake;
+	struct gate_sub		 gs;
+	struct subscriber	 cfg;
+	struct source		 own, rp;
+	struct gate_pass	 p[N], *q;
+	struct gate_queue	 back;
+	int			 i, n;
+
+	setup(&base, &wake, &gs, &cfg, 1);
+	source_set(&own, NULL, 3);
+	source_set(&rp, RID, 3);
+	passes(p, N, &own);
+	p[1].src = p[3].src = p[4].src = &rp;
+	p[4].attempt = 3;		/* its last */
+	for (i = 0; i < N; i++)
+		gate_admit(&gs, &p[i]);
+	gate_give_back(&gs, RID, &back);
+	n = 0;
+	TAILQ_FOREACH(q, &back, wentry) {
+		T_ASSERT(!q->waiting);
+		T_ASSERT(q == (n == 0 ? &p[1] : &p[3]));
+		n++;
+	}
+	T_EQ_INT(n, 2);
+	T_ASSERT(p[4].waiting && p[2].waiting);
+	gate_give_back(&gs, NULL, &back);
+	n = 0;
+	TAILQ_FOREACH(q, &back, wentry)
+		T_ASSERT(q == (n++ == 0 ? &p[2] : &p[5]));
+	T_EQ_INT(n, 2);
+	/* The last attempt still waits for its turn. */
+	gate_done(&gs, &p[0], 200);
+	gate_resume(&gs, through_cb);
+	T_EQ_INT(nthrough, 1);
+	T_ASSERT(through[0] == &p[4]);
+	gate_done(&gs, &p[4], 200);
+	gate_sub_free(&gs);
+	event_base_free(base);
+}
+
+static const struct t_case cases[] = {
+	{ "window: maxInFlight pass, the rest resumed in order", window_order },
+	{ "window: a new arrival takes a free place", window_new_arrival },
+	{ "window: widened by a reload", window_widened },
+	{ "give-back: a replay's or all, never a last attempt", give_back },
+};
+
+int
+main(void)
+{
+	return t_run("gate", cases, T_NCASES(cases)) ? 1 : 0;
+}
