@@ -238,7 +238,7 @@ delivery_close(struct delivery *d, const char *reason)
 		break;
 	}
 	/* Out of the gates; one that opens resumes the next from the loop. */
-	gate_done(&d->s->gates, &d->gp, GATE_UNSENT);
+	gate_done(&d->s->gates, &d->gp, GATE_ENDED);
 	log_debug("delivery closed", "sub=%s id=%s state=%s reason=%s",
 	    d->s->cfg->name, log_q(d->id), delivery_state_names[d->state],
 	    log_q(reason));

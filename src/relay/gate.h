@@ -33,9 +33,14 @@ enum gate_verdict {
 	GATE_WAIT		/* queued at this gate until it opens */
 };
 
-/* How a delivery left the gates (gate_done's status). */
-#define GATE_UNSENT	(-1)	/* ended before an answer */
-#define GATE_NO_ANSWER	0	/* network failure, timeout, refused */
+/*
+ * How a delivery left the gates (gate_done's status): its answer's HTTP
+ * status; GATE_NO_ANSWER when its POST got none (network failure,
+ * timeout); GATE_ENDED when it ended without one (never sent: no
+ * address, a refused one; or closed: given back, shutdown).
+ */
+#define GATE_ENDED	(-1)
+#define GATE_NO_ANSWER	0
 
 /* A delivery as the gates see it; deliver.c embeds one in each. */
 struct gate_pass {
@@ -59,7 +64,7 @@ struct gate {
 			    const struct gate_pass *p);
 	/*
 	 * p, which this gate admitted, left with status (an HTTP status,
-	 * GATE_NO_ANSWER or GATE_UNSENT): 1 when that opened the gate.
+	 * GATE_NO_ANSWER or GATE_ENDED): 1 when that opened the gate.
 	 * NULL when the gate holds nothing of what it admits.
 	 */
 	int		 (*done)(void *st, const struct subscriber *cfg,

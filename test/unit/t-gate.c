@@ -96,11 +96,11 @@ window_order(void)
 	T_EQ_INT(nthrough, 1);
 	T_ASSERT(through[0] == &p[2]);
 	/* Leaving twice gives back nothing twice. */
-	gate_done(&gs, &p[0], GATE_UNSENT);
+	gate_done(&gs, &p[0], GATE_ENDED);
 	gate_resume(&gs, through_cb);
 	T_EQ_INT(nthrough, 1);
 	/* A waiting one that ends leaves the queue, and frees no place. */
-	gate_done(&gs, &p[3], GATE_UNSENT);
+	gate_done(&gs, &p[3], GATE_ENDED);
 	T_ASSERT(!p[3].waiting);
 	gate_done(&gs, &p[1], 503);
 	gate_resume(&gs, through_cb);
@@ -132,7 +132,7 @@ window_new_arrival(void)
 	T_EQ_INT(nthrough, 0);
 	T_ASSERT(p[1].waiting);
 	gate_done(&gs, &p[2], 200);
-	gate_done(&gs, &p[1], GATE_UNSENT);
+	gate_done(&gs, &p[1], GATE_ENDED);
 	gate_sub_free(&gs);
 	event_base_free(base);
 }
@@ -160,7 +160,7 @@ window_widened(void)
 	T_ASSERT(through[0] == &p[1] && through[1] == &p[2]);
 	T_ASSERT(p[3].waiting);
 	for (i = 0; i < 4; i++)
-		gate_done(&gs, &p[i], GATE_UNSENT);
+		gate_done(&gs, &p[i], GATE_ENDED);
 	gate_sub_free(&gs);
 	event_base_free(base);
 }
