@@ -16,6 +16,7 @@
  * from a zero timer, never inside evhttp's own callbacks.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,16 @@ struct ob_conn {
 	int			 buried;	/* on ob.graves */
 	int			 idle;		/* kept for reuse: at the head */
 	int			 answered;	/* requests it finished */
+	/*
+	 * While it connects: evhttp's event callback, which ob_connect_cb
+	 * wraps, and why the connect or the TLS handshake failed (see
+	 * struct outbound_result).
+	 */
+	bufferevent_event_cb	 evcb;
+	void			*evarg;
+	int			 sys_errno;
+	long			 cert_error;
+	unsigned long		 tls_error;
 	TAILQ_ENTRY(ob_conn)	 entry;
 };
 TAILQ_HEAD(ob_conn_list, ob_conn);
@@ -364,6 +375,90 @@ ob_conn_new(struct outbound_target *t, const struct sockaddr *addr,
 	return c;
 }
 
+/*
+ * An errno that says why a connect or a handshake's read or write failed.
+ * After a BEV_EVENT_EOF (a TLS connection closed under its handshake)
+ * the socket error may be a leftover of anything: only these count.
+ */
+static int
+ob_connect_errno(int e)
+{
+	switch (e) {
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case ECONNABORTED:
+	case EHOSTUNREACH:
+	case EHOSTDOWN:
+	case ENETUNREACH:
+	case ENETDOWN:
+	case ETIMEDOUT:
+	case EADDRNOTAVAIL:
+	case EACCES:
+	case EPERM:
+	case EPIPE:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The event callback of a connection that connects: note why the connect
+ * or the TLS handshake failed, which evhttp does not pass on (the request
+ * fails with no error, or "connection closed"), then evhttp's own.
+ * libevent sets the socket error for the event (and keeps it across
+ * deferred callbacks); evhttp reads it too (ECONNREFUSED), so it is left
+ * as it was.  Once connected, evhttp sets callbacks of its own.
+ */
+static void
+ob_connect_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct ob_conn	*c = arg;
+	int		 e = EVUTIL_SOCKET_ERROR();
+	unsigned long	 te;
+	SSL		*ssl;
+
+	if (!(what & BEV_EVENT_CONNECTED)) {
+		if ((what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) &&
+		    ob_connect_errno(e))
+			c->sys_errno = e;
+		/* X509_V_OK (0) unless the peer's certificate was refused. */
+		if ((ssl = bufferevent_openssl_get_ssl(bev)) != NULL)
+			c->cert_error = SSL_get_verify_result(ssl);
+		/*
+		 * bufferevent_openssl queues SSL_get_error's code first (a
+		 * small number, no library), then OpenSSL's errors.
+		 */
+		while ((te = bufferevent_get_openssl_error(bev)) != 0)
+			if (c->tls_error == 0 && ERR_GET_LIB(te) != 0)
+				c->tls_error = te;
+		EVUTIL_SET_SOCKET_ERROR(e);
+	}
+	c->evcb(bev, what, c->evarg);
+}
+
+/*
+ * A new connection that evhttp has begun to connect: wrap its event
+ * callback.  While connecting, evhttp has set that one alone
+ * (evhttp_connection_connect_); otherwise nothing is changed.
+ */
+static void
+ob_conn_watch(struct ob_conn *c)
+{
+	struct bufferevent	*bev;
+	bufferevent_data_cb	 rd, wr;
+	bufferevent_event_cb	 ev;
+	void			*arg;
+
+	if ((bev = evhttp_connection_get_bufferevent(c->evcon)) == NULL)
+		return;
+	bufferevent_getcb(bev, &rd, &wr, &ev, &arg);
+	if (rd != NULL || wr != NULL || ev == NULL || ev == ob_connect_cb)
+		return;
+	c->evcb = ev;
+	c->evarg = arg;
+	bufferevent_setcb(bev, NULL, NULL, ob_connect_cb, c);
+}
+
 /* Bytes the peer sent that no request of ours has read. */
 static size_t
 ob_conn_unread(struct ob_conn *c)
@@ -560,6 +655,9 @@ ob_done_cb(struct evhttp_request *req, void *arg)
 		res.error = r->have_err ? ob_error_name(r->err) :
 		    "connection failed";
 		res.timed_out = r->have_err && r->err == EVREQ_HTTP_TIMEOUT;
+		res.sys_errno = r->conn->sys_errno;
+		res.cert_error = r->conn->cert_error;
+		res.tls_error = r->conn->tls_error;
 		reusable = 0;
 	}
 	ob_conn_release(r->conn, reusable);
@@ -671,6 +769,9 @@ ob_attempt(struct outbound_req *r, const struct outbound_msg *m)
 	    m->path != NULL ? m->path : t->target) == -1)
 		r->not_started = 1;
 	r->in_send = 0;
+	/* A connection of its own (none answered on it): it connects now. */
+	if (!r->not_started && r->conn->answered == 0)
+		ob_conn_watch(r->conn);
 	if (r->not_started) {
 		event_del(&r->deadline);
 		tv.tv_sec = 0;
@@ -743,6 +844,30 @@ outbound_send(struct outbound_target *t, const struct resolve_result *to,
 		return NULL;
 	}
 	return r;
+}
+
+/* Why r has no answer, in words; see outbound.h. */
+const char *
+outbound_why(const struct outbound_result *r, char *buf, size_t len)
+{
+	char		 tmp[128];
+	const char	*s;
+
+	if (r->cert_error != X509_V_OK)
+		snprintf(buf, len, "certificate verify failed: %s",
+		    X509_verify_cert_error_string(r->cert_error));
+	else if (r->sys_errno != 0) {
+		/* strerror's "Connection refused", as messages write it. */
+		s = strerror_r(r->sys_errno, tmp, sizeof(tmp));
+		snprintf(buf, len, "%c%s", tolower((unsigned char)s[0]),
+		    s[0] != '\0' ? s + 1 : "");
+	} else if (r->tls_error != 0 &&
+	    (s = ERR_reason_error_string(r->tls_error)) != NULL)
+		snprintf(buf, len, "TLS handshake failed: %s", s);
+	else
+		snprintf(buf, len, "%s", r->error != NULL ? r->error :
+		    "no answer");
+	return buf;
 }
 
 /* Abandon a request and its connection. */

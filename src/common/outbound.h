@@ -60,6 +60,16 @@ struct outbound_result {
 					   was lost before any answer, and
 					   the first copy may have arrived */
 	int		 timed_out;	/* the deadline or the idle timeout */
+	/*
+	 * Without an answer, what the new connection's failure was, when
+	 * known: the socket's errno (ECONNREFUSED, ...), the certificate's
+	 * verification result (an X509_V_ERR_*: the peer is not trusted),
+	 * or OpenSSL's error of a handshake that failed otherwise; 0 when
+	 * not known.  outbound_why says it in words.
+	 */
+	int		 sys_errno;
+	long		 cert_error;
+	unsigned long	 tls_error;
 	const char	*body;		/* response body (valid in the callback) */
 	size_t		 bodylen;
 };
@@ -99,6 +109,13 @@ void		 outbound_target_free(struct outbound_target *t);
 struct outbound_req *outbound_send(struct outbound_target *t,
 	    const struct resolve_result *to, const struct outbound_msg *m,
 	    outbound_cb cb, void *arg);
+/*
+ * Why r has no answer, in words, into buf: "certificate verify failed:
+ * self-signed certificate", "connection refused", "TLS handshake failed:
+ * wrong version number", or r->error when nothing more is known.
+ */
+const char *outbound_why(const struct outbound_result *r, char *buf,
+	    size_t len);
 /* Abandon a request: its connection is closed, cb does not run. */
 void	outbound_cancel(struct outbound_req *req);
 /* Free the TLS context. */

@@ -7,6 +7,7 @@
  *   outbound-check SERVER_CERT SERVER_KEY CA_CERT OTHER_CA_CERT
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ server_new(int tls)
 struct got {
 	int			 n;
 	struct outbound_result	 r;
-	char			 ra[16], err[64];
+	char			 ra[16], err[64], why[160];
 };
 
 /* The module's callback. */
@@ -125,6 +126,7 @@ done(void *arg, const struct outbound_result *r)
 	snprintf(g->ra, sizeof(g->ra), "%s", r->retry_after ? r->retry_after :
 	    "");
 	snprintf(g->err, sizeof(g->err), "%s", r->error ? r->error : "");
+	outbound_why(r, g->why, sizeof(g->why));
 	g->r.retry_after = NULL;
 	g->r.error = NULL;
 	event_base_loopbreak(base);
@@ -258,6 +260,10 @@ main(int argc, char **argv)
 	CHECK("connection refused: no status, an error, nothing sent",
 	    g.n == 1 && g.r.status == 0 && g.err[0] != '\0' && g.r.not_sent,
 	    "status=%d err=%s not_sent=%d", g.r.status, g.err, g.r.not_sent);
+	CHECK("connection refused: the errno, said as such",
+	    g.r.sys_errno == ECONNREFUSED && g.r.cert_error == 0 &&
+	    strcmp(g.why, "connection refused") == 0,
+	    "errno=%d cert=%ld why=%s", g.r.sys_errno, g.r.cert_error, g.why);
 	outbound_target_free(t);
 
 	/* Several addresses: refused ones, then the next, in one request. */
@@ -275,9 +281,10 @@ main(int argc, char **argv)
 		    g.err, last_hdr, last_body);
 		g = post_to(t, port, three, 3, "x");
 		CHECK("every address refuses: one failure, nothing sent",
-		    g.n == 1 && g.r.status == 0 && g.r.not_sent,
-		    "n=%d status=%d err=%s not_sent=%d", g.n, g.r.status,
-		    g.err, g.r.not_sent);
+		    g.n == 1 && g.r.status == 0 && g.r.not_sent &&
+		    g.r.sys_errno == ECONNREFUSED,
+		    "n=%d status=%d err=%s not_sent=%d errno=%d", g.n,
+		    g.r.status, g.err, g.r.not_sent, g.r.sys_errno);
 	}
 	outbound_target_free(t);
 
@@ -299,6 +306,10 @@ main(int argc, char **argv)
 	CHECK("https: wrong host name fails, no status", g.n == 1 &&
 	    g.r.status == 0 && g.err[0] != '\0', "status=%d err=%s",
 	    g.r.status, g.err);
+	CHECK("https: wrong host name: the verification's reason",
+	    g.r.cert_error == X509_V_ERR_HOSTNAME_MISMATCH &&
+	    strcmp(g.why, "certificate verify failed: hostname mismatch") == 0,
+	    "cert=%ld why=%s", g.r.cert_error, g.why);
 	outbound_target_free(t);
 	outbound_free();
 
@@ -313,6 +324,11 @@ main(int argc, char **argv)
 	CHECK("https: untrusted certificate fails, no status", g.n == 1 &&
 	    g.r.status == 0 && g.err[0] != '\0', "status=%d err=%s",
 	    g.r.status, g.err);
+	CHECK("https: untrusted certificate: the verification's reason",
+	    g.r.cert_error == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY &&
+	    strcmp(g.why, "certificate verify failed: unable to get local "
+	    "issuer certificate") == 0, "cert=%ld why=%s", g.r.cert_error,
+	    g.why);
 	outbound_target_free(t);
 	outbound_free();
 
