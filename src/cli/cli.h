@@ -174,7 +174,8 @@ int	client_stopping(void);
 struct client_result {
 	int		 status;	/* HTTP status, 0 when none */
 	const char	*error;		/* why there is none ("ETIMEDOUT", ...) */
-	int		 permanent;	/* no answer and never will be (bad name) */
+	int		 permanent;	/* no answer and never will be (a bad
+					   name, an untrusted certificate) */
 	int		 not_sent;	/* no answer: the request never left */
 	int		 resent;	/* sent twice (outbound.h): the
 					   first may have arrived */
@@ -200,6 +201,14 @@ int	client_transient(const struct client_result *r);
 const char *client_what(const struct client_result *r, char *buf, size_t len);
 /* The relay's "detail" from a JSON error body, or "". */
 const char *client_detail(const struct client_result *r, char *buf,
+	    size_t len);
+/*
+ * Why a request failed, for the message a command ends with: the status
+ * and the relay's detail ("503: JetStream is not available; ..."), or,
+ * without an answer, the error and where the relay was looked for
+ * ("connection refused at http://127.0.0.1:8080 (the default: ...)").
+ */
+const char *client_why(const struct client_result *r, char *buf,
 	    size_t len);
 
 /*

@@ -3,12 +3,17 @@
  * relay and the backoff between retries.
  *
  * Requests use the relay's own network code (src/common): the host is
- * resolved by evdns within a bound (never the blocking getaddrinfo) and
- * pinned, the connection goes to those addresses (the next one when a
+ * resolved by evdns within a bound (never the blocking getaddrinfo; the
+ * servers of /etc/resolv.conf, or TREATY_DNS_SERVER) and pinned, the
+ * connection goes to those addresses (the next one when a
  * connect fails, up to four), and every request has an overall deadline
  * and an idle timeout (--deadline, --idle-timeout: 45 s and 35 s, the
  * seed's, as for the relay's deliveries: outbound.h).  A timeout, of the
- * lookup or of the request, is reported as ETIMEDOUT.
+ * lookup or of the request, is reported as ETIMEDOUT; another failure
+ * without an answer by what the connection found (outbound_why: the
+ * errno, the certificate's refusal), and a message about it names the
+ * URL and where it came from (client_why), since the usual cause is a
+ * relay that is not where the client looks.
  * The relay's address is the operator's choice, so private and loopback
  * addresses are allowed (the refusal list protects the relay's
  * deliveries, not this client).
@@ -22,6 +27,7 @@
 #include <time.h>
 
 #include <event2/event.h>
+#include <event2/util.h>
 #include <openssl/rand.h>
 #include <yajl/yajl_tree.h>
 
@@ -72,6 +78,8 @@ TAILQ_HEAD(client_req_list, client_req);
 static struct {
 	struct event_base	*base;
 	const char		*url;
+	char			*shown;		/* the URL without userinfo */
+	const char		*url_from;	/* "--url", "TREATY_URL", "default" */
 	const char		*token_file;
 	const char		*ca_file;
 	char			*token;
@@ -174,18 +182,54 @@ client_loop_init(void)
 	return 0;
 }
 
+/*
+ * url as messages show it: without a userinfo part (user:password@),
+ * which could hold a secret.
+ */
+static char *
+url_shown(const char *url)
+{
+	const char	*auth = strstr(url, "://") + 3, *at, *end;
+	char		*s;
+
+	end = auth + strcspn(auth, "/?#");
+	for (at = end; at > auth && at[-1] != '@'; at--)
+		;
+	if (at == auth)
+		return xstrdup(url);
+	s = xmalloc(strlen(url) + 1);
+	memcpy(s, url, (size_t)(auth - url));
+	strcpy(s + (auth - url), at);
+	return s;
+}
+
 /* The loop, the resolver, the HTTP client, the relay's URL and token. */
 int
 client_init(void)
 {
-	const char	*url = cl.url, *path;
+	const char	*url = cl.url, *path, *dns;
+	struct sockaddr_storage ss;
+	int		 sl = sizeof(ss);
 	char		*buf;
 	size_t		 n;
 
-	if (url == NULL && (url = getenv("TREATY_URL")) == NULL)
+	cl.url_from = "--url";
+	if (url == NULL && (url = getenv("TREATY_URL")) != NULL)
+		cl.url_from = "TREATY_URL";
+	if (url == NULL) {
 		url = DEFAULT_URL;
+		cl.url_from = "default";
+	}
 	if (cl.ca_file == NULL)
 		cl.ca_file = getenv("TREATY_CA_FILE");
+	/* As the relay's TREATY_RELAY_DNS_SERVER: ip[:port]. */
+	if ((dns = getenv("TREATY_DNS_SERVER")) != NULL && dns[0] == '\0')
+		dns = NULL;
+	if (dns != NULL && evutil_parse_sockaddr_port(dns,
+	    (struct sockaddr *)&ss, &sl) == -1) {
+		cli_err("TREATY_DNS_SERVER: must be ip[:port]");
+		return -1;
+	}
 	if (cl.retry_cap < cl.retry_base) {
 		cli_err("--retry-cap is below --retry-base");
 		return -2;
@@ -199,6 +243,7 @@ client_init(void)
 		return -1;
 	}
 	outbound_target_set_max_body(cl.target, MAX_RESPONSE);
+	cl.shown = url_shown(url);
 	/* The URL's path, if any, is a prefix of every request's. */
 	path = strstr(url, "://") + 3;
 	path = strchr(path, '/');
@@ -211,7 +256,7 @@ client_init(void)
 	cl.prefix = buf;
 	if (client_loop_init() == -1)
 		return -1;
-	resolve_init(cl.base, NULL, RESOLVE_TIMEOUT_MS_DEFAULT, PIN_CACHE_MS);
+	resolve_init(cl.base, dns, RESOLVE_TIMEOUT_MS_DEFAULT, PIN_CACHE_MS);
 	if (outbound_init(cl.base, cl.ca_file, cl.deadline_s * 1000,
 	    cl.idle_s * 1000,
 	    "treaty/" TREATY_VERSION) == -1) {
@@ -280,6 +325,7 @@ client_free(void)
 	free(cl.token);
 	free(cl.auth);
 	free(cl.prefix);
+	free(cl.shown);
 	memset(&cl, 0, sizeof(cl));
 	cl.retry_base = RETRY_BASE_MS;
 	cl.retry_cap = RETRY_CAP_MS;
@@ -334,11 +380,18 @@ client_sent_cb(void *arg, const struct outbound_result *o)
 	struct client_result	 res;
 	void			 (*cb)(void *, const struct client_result *) = r->cb;
 	void			*cbarg = r->arg;
+	char			 why[160];
 
 	r->out = NULL;
 	memset(&res, 0, sizeof(res));
 	res.status = o->status;
-	res.error = o->timed_out ? "ETIMEDOUT" : o->error;
+	res.error = o->timed_out ? "ETIMEDOUT" : o->status == 0 ?
+	    outbound_why(o, why, sizeof(why)) : o->error;
+	/*
+	 * A certificate this client does not trust (or of another name)
+	 * stays so however often it is asked: a wrong --url or --ca-file.
+	 */
+	res.permanent = o->status == 0 && o->cert_error != 0;
 	res.retry_after = o->retry_after;
 	res.not_sent = o->not_sent;
 	res.resent = o->resent;
@@ -386,6 +439,12 @@ client_resolved_cb(void *arg, const struct resolve_result *rr)
 	struct outbound_msg	 m;
 
 	r->rr = NULL;
+	/* The host is in the URL that messages show (client_why). */
+	if (rr->status == RESOLVE_NOTFOUND) {
+		creq_fail(r, strstr(rr->why, "no address") != NULL ?
+		    "name has no address" : "name not found", 1);
+		return;
+	}
 	if (rr->status != RESOLVE_OK) {
 		creq_fail(r, strstr(rr->why, "timed out") != NULL ?
 		    "ETIMEDOUT" : rr->why, rr->status != RESOLVE_TEMPORARY);
@@ -473,6 +532,43 @@ client_what(const struct client_result *r, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s", r->error != NULL ? r->error :
 		    "no answer");
+	return buf;
+}
+
+/*
+ * Where messages say the relay is: the URL, and where it came from when
+ * that was not --url (the default is the usual surprise).
+ */
+static const char *
+client_where(char *buf, size_t len)
+{
+	if (strcmp(cl.url_from, "default") == 0)
+		snprintf(buf, len, "%s (the default: no --url, and TREATY_URL "
+		    "is not set)", cl.shown);
+	else if (strcmp(cl.url_from, "TREATY_URL") == 0)
+		snprintf(buf, len, "%s (TREATY_URL)", cl.shown);
+	else
+		snprintf(buf, len, "%s", cl.shown);
+	return buf;
+}
+
+/*
+ * Why a request failed, for a message: "503: <the relay's detail>", or
+ * without an answer "connection refused at <URL> (the default: ...)".
+ */
+const char *
+client_why(const struct client_result *r, char *buf, size_t len)
+{
+	char	 d[200], w[512];
+
+	if (r->status != 0) {
+		client_detail(r, d, sizeof(d));
+		snprintf(buf, len, "%d%s%s", r->status, d[0] != '\0' ? ": " :
+		    "", d);
+	} else
+		snprintf(buf, len, "%s at %s", r->error != NULL ? r->error :
+		    "no answer", cl.shown != NULL ? client_where(w,
+		    sizeof(w)) : "the relay");
 	return buf;
 }
 
@@ -570,10 +666,20 @@ retry_later(struct retry *r, const struct client_result *res)
 
 	r->attempt++;
 	d = retry_delay_ms(r->attempt, res->retry_after);
-	/* Metadata only: never the body, the token or the event. */
-	log_warnx("attempt failed; retrying", "request=%s attempt=%u "
-	    "result=%s delay_ms=%lld", r->what, r->attempt,
-	    log_q(client_what(res, what, sizeof(what))), (long long)d);
+	/*
+	 * Metadata only: never the body, the token or the event.  Without
+	 * an answer, where the client looked (the URL shows no userinfo).
+	 */
+	if (res->status == 0 && cl.shown != NULL)
+		log_warnx("attempt failed; retrying", "request=%s attempt=%u "
+		    "result=%s url=%s url_from=%s delay_ms=%lld", r->what,
+		    r->attempt, log_q(client_what(res, what, sizeof(what))),
+		    log_q(cl.shown), cl.url_from, (long long)d);
+	else
+		log_warnx("attempt failed; retrying", "request=%s attempt=%u "
+		    "result=%s delay_ms=%lld", r->what, r->attempt,
+		    log_q(client_what(res, what, sizeof(what))),
+		    (long long)d);
 	tv.tv_sec = d / 1000;
 	tv.tv_usec = d % 1000 * 1000;
 	evtimer_add(&r->timer, &tv);

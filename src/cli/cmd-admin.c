@@ -256,11 +256,9 @@ print_drops(const char *body, size_t len)
 void
 admin_refused(const char *what, const struct client_result *r)
 {
-	char	 st[96], detail[200];
+	char	 why[768];
 
-	client_detail(r, detail, sizeof(detail));
-	cli_err("%s: %s%s%s%s", what, client_what(r, st, sizeof(st)),
-	    detail[0] != '\0' ? ": " : "", detail,
+	cli_err("%s: %s%s", what, client_why(r, why, sizeof(why)),
 	    r->status == 401 || r->status == 403 ? " (the token of "
 	    "--token-file or TREATY_TOKEN)" : "");
 }
@@ -271,7 +269,7 @@ static void	admin_send(void *arg);
 static void
 admin_answer_cb(void *arg, const struct client_result *r)
 {
-	char	 what[96];
+	char	 why[768];
 	int	 c;
 
 	(void)arg;
@@ -297,7 +295,7 @@ admin_answer_cb(void *arg, const struct client_result *r)
 			return;
 		}
 		cli_err("admin: still failing after %d attempts: %s", ad.attempts,
-		    client_what(r, what, sizeof(what)));
+		    client_why(r, why, sizeof(why)));
 		client_exit(EXIT_TEMPFAIL);
 		return;
 	}

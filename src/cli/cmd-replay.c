@@ -351,28 +351,11 @@ reported(const char *body, size_t len)
 	return EXIT_OK;
 }
 
-/*
- * What a request that keeps failing got: the status and the relay's
- * detail (a 429 too_many_replays says how many replays may run), or the
- * error without an answer.
- */
-static const char *
-failed_what(const struct client_result *r, char *buf, size_t len)
-{
-	char	 st[96], detail[200];
-
-	client_what(r, st, sizeof(st));
-	client_detail(r, detail, sizeof(detail));
-	snprintf(buf, len, "%s%s%s", st, detail[0] != '\0' ? ": " : "",
-	    detail);
-	return buf;
-}
-
 /* The answer to the request of this step. */
 static void
 replay_answer_cb(void *arg, const struct client_result *r)
 {
-	char	 what[320], who[ID_MAX + 32];
+	char	 what[768], who[ID_MAX + 32];
 	int	 rc = -1;
 
 	(void)arg;
@@ -407,7 +390,8 @@ replay_answer_cb(void *arg, const struct client_result *r)
 			retry_later(&rp.retry, r);
 			return;
 		}
-		failed_what(r, what, sizeof(what));
+		/* A 429 too_many_replays says how many replays may run. */
+		client_why(r, what, sizeof(what));
 		if (rp.step == STEP_START)
 			cli_err("admin replay: still failing after %d attempts: "
 			    "%s; %s%s%s", rp.attempts, what, rp.perhaps ?

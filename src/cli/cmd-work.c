@@ -118,10 +118,9 @@ job_free(struct job *j)
 static void
 work_fatal(const char *what, const struct client_result *r)
 {
-	char	 s[96], d[200];
+	char	 why[768];
 
-	cli_err("%s: %s %s", what, client_what(r, s, sizeof(s)),
-	    client_detail(r, d, sizeof(d)));
+	cli_err("%s: %s", what, client_why(r, why, sizeof(why)));
 	wk.rc = EXIT_FAILED;
 	client_exit(EXIT_FAILED);
 }
@@ -519,11 +518,14 @@ work_envelope(yajl_val e)
 static void
 work_poll_failed(const struct client_result *r)
 {
+	char	 why[768];
+
 	if (client_transient(r) && !client_stopping() && wk.once &&
 	    wk.poll_retry.attempt + 1 >= ADMIN_ATTEMPTS) {
 		wk.rc = EXIT_TEMPFAIL;
-		log_warnx("poll failed; giving up (--once)", "attempts=%u",
-		    wk.poll_retry.attempt + 1);
+		log_warnx("poll failed; giving up (--once)", "attempts=%u "
+		    "result=%s", wk.poll_retry.attempt + 1,
+		    log_q(client_why(r, why, sizeof(why))));
 		wk.polled = 1;
 		work_maybe_done();
 		return;

@@ -308,7 +308,7 @@ sendq_reject(const struct qev *e)
 static void
 sendq_answer_cb(void *arg, const struct client_result *r)
 {
-	char		 what[96], detail[200], at[48] = "", where[300];
+	char		 why[768], detail[200], at[48] = "", where[300];
 	char		 more[48];
 	const struct qev *e;
 	long long	 idx;
@@ -332,7 +332,7 @@ sendq_answer_cb(void *arg, const struct client_result *r)
 		snprintf(more, sizeof(more), " and %zu other file%s", others,
 		    others == 1 ? "" : "s");
 		cli_err("publish %s: still failing after %d attempts: %s%s%s%s",
-		    sendq.subject, sendq.attempts, client_what(r, what, sizeof(what)),
+		    sendq.subject, sendq.attempts, client_why(r, why, sizeof(why)),
 		    e->file >= 0 ? "; kept in " : "",
 		    e->file >= 0 ? sendq.f[e->file].path : "",
 		    others > 0 ? more : "");
@@ -342,12 +342,12 @@ sendq_answer_cb(void *arg, const struct client_result *r)
 	if (r->status != 400 && r->status != 413 && r->status != 422) {
 		/*
 		 * The relay refuses us, not the event (a bad token, URL or
-		 * relay: 401, 403, 404, 5xx, no such host): no reason to
-		 * give up the outbox, whose files stay for a later flush.
+		 * relay: 401, 403, 404, 5xx, no such host, a certificate not
+		 * trusted): no reason to give up the outbox, whose files stay
+		 * for a later flush.
 		 */
-		cli_err("publish %s refused: %s %s", sendq.subject,
-		    client_what(r, what, sizeof(what)),
-		    client_detail(r, detail, sizeof(detail)));
+		cli_err("publish %s%s: %s", sendq.subject, r->status != 0 ?
+		    " refused" : "", client_why(r, why, sizeof(why)));
 		if (e->file >= 0)
 			cli_err("kept in %s", sendq.f[e->file].path);
 		sendq_end(EXIT_FAILED);
@@ -374,10 +374,10 @@ sendq_answer_cb(void *arg, const struct client_result *r)
 	e = &sendq.ev[sendq.req[idx]];
 	if (sendq.batch)
 		snprintf(at, sizeof(at), " (the batch's event %lld)", idx);
-	cli_err("publish %s refused: %s%s %s%s", sendq.subject,
-	    client_what(r, what, sizeof(what)), at,
-	    client_detail(r, detail, sizeof(detail)),
-	    sendq_where(e, where, sizeof(where)));
+	client_detail(r, detail, sizeof(detail));
+	cli_err("publish %s refused: %d%s%s%s%s", sendq.subject, r->status, at,
+	    detail[0] != '\0' ? ": " : "", detail, sendq_where(e, where,
+	    sizeof(where)));
 	sendq.rc = EXIT_FAILED;
 	/*
 	 * An outbox file holding it is set aside; flush goes on with the

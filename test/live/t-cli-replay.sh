@@ -157,10 +157,11 @@ check_match "  its started line" '^replay rp-fullonce-[0-9]+ started: 10 events 
 check "  two POSTs of the same id, the second after the Retry-After (>= 950 ms, not the 10 ms backoff)" "2 1 yes" \
     "$(awk -F'\t' '$1 == "POST" && $4 == "fullonce" { n++; if (n == 1) t = $3; else d = $3 - t; sub(/.*&id=/, "", $2); ids[$2] = 1 }
         END { print n, length(ids), (d >= 950 ? "yes" : "no: " d " ms") }' "$T/rp.log")"
+NOBODY=http://127.0.0.1:$(free_port)
 check "no relay (connection refused): exit 75" 75 \
-    "$(rr b2 -- --subscriber steady --since "$SINCE" --attempts 2 "${FAST[@]}" --url "http://127.0.0.1:$(free_port)")"
-check_match "connection refused: nothing was sent, said" "still failing after 2 attempts: connection failed; no replay started" \
-    "$(cat "$T/b2.err")"
+    "$(rr b2 -- --subscriber steady --since "$SINCE" --attempts 2 "${FAST[@]}" --url "$NOBODY")"
+check_match "connection refused: nothing was sent, said, and where" \
+    "still failing after 2 attempts: connection refused at $NOBODY; no replay started" "$(cat "$T/b2.err")"
 check "polls failing (503) after the start: exit 75" 75 \
     "$(rr b3 -- --subscriber gone503 --since "$SINCE" --wait --attempts 2 "${FAST[@]}")"
 id=$(id_of b3)

@@ -314,7 +314,7 @@ check "two 1 s deadlines, not more" "1 1" \
 wpid=$!
 PIDS+=($wpid)
 wait_until 5 'grep -q "request=poll attempt=1 result=ETIMEDOUT" "$T/w11.err"'
-check_match "the worker's poll timed out too" 'request=poll attempt=1 result=ETIMEDOUT delay_ms=1[0-9]{4}' "$(cat "$T/w11.err")"
+check_match "the worker's poll timed out too" 'request=poll attempt=1 result=ETIMEDOUT url=[^ ]+ url_from=[^ ]+ delay_ms=1[0-9]{4}' "$(cat "$T/w11.err")"
 t0=$(now_ms)
 kill -TERM $wpid; wait $wpid
 rc=$? t1=$(now_ms)

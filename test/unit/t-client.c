@@ -1,7 +1,8 @@
 /*
  * t-client: what the client takes from a relay's answer (src/cli/client.c):
  * the detail of a JSON error body, with the server's control characters
- * made harmless before they reach a terminal or a log line.
+ * made harmless before they reach a terminal or a log line, and the
+ * reason a command ends with.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,12 +64,40 @@ t_controls(void)
 	    sizeof(b)), "a?b??1mc??d");
 }
 
+/*
+ * What a command ends with: the status and the relay's detail; without
+ * an answer, the error (the URL, unknown before client_init, left out).
+ */
+static void
+t_why(void)
+{
+	struct client_result	 r;
+	const char		*body = "{\"error\":\"publish_failed\","
+	    "\"detail\":\"JetStream is not available\"}";
+	char			 b[256];
+
+	memset(&r, 0, sizeof(r));
+	r.status = 503;
+	r.body = body;
+	r.bodylen = strlen(body);
+	T_EQ_STR(client_why(&r, b, sizeof(b)),
+	    "503: JetStream is not available");
+	r.body = "<html>";
+	r.bodylen = 6;
+	T_EQ_STR(client_why(&r, b, sizeof(b)), "503");
+	memset(&r, 0, sizeof(r));
+	r.error = "connection refused";
+	T_EQ_STR(client_why(&r, b, sizeof(b)),
+	    "connection refused at the relay");
+}
+
 int
 main(void)
 {
 	static const struct t_case cases[] = {
 		{ "the detail of an error body", t_detail },
 		{ "the server's control characters become '?'", t_controls },
+		{ "why a request failed: status and detail", t_why },
 	};
 
 	return t_run("client", cases, T_NCASES(cases)) ? 1 : 0;
