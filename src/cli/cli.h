@@ -129,6 +129,15 @@ char	*read_token(const char *path);
 char	*read_token_stdin(void);
 /* A non-negative decimal number, or -1. */
 long long num_arg(const char *s);
+/*
+ * A --since value as RFC 3339 into buf (TREATY_RFC3339_MAX bytes): an RFC
+ * 3339 date-time as it is, or a time that long before now, by this
+ * machine's clock: a number and s, m, h or d ("30m", "2h", "7d"), not
+ * before 1970.  0, or -1 when it is neither.
+ */
+#define SINCE_FORMS	"an RFC 3339 date-time (2026-12-01T00:00:00Z) or " \
+	"a time before now (30m, 2h, 7d)"
+int	 since_arg(const char *arg, char *buf, size_t len);
 
 /*
  * client.c: the loop, the relay and retries.

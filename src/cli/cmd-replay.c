@@ -529,6 +529,7 @@ int
 cmd_admin_replay(int argc, char **argv)
 {
 	const char	*status = NULL, *cancel = NULL;
+	char		 sincebuf[TREATY_RFC3339_MAX];
 	int		 c, rc;
 
 	memset(&rp, 0, sizeof(rp));
@@ -576,11 +577,16 @@ cmd_admin_replay(int argc, char **argv)
 			    "--subscriber");
 		if (rp.subscriber[0] == '\0')
 			return replay_usage("--subscriber: a name");
-		if (!treaty_rfc3339_valid(rp.since)) {
-			cli_err("admin replay: --since must be an RFC 3339 "
-			    "date-time, e.g. 2026-12-01T00:00:00Z");
+		/*
+		 * A relative time is read once, here: a start sent again
+		 * carries the same since with the same id.
+		 */
+		if (since_arg(rp.since, sincebuf, sizeof(sincebuf)) == -1) {
+			cli_err("admin replay: --since must be "
+			    SINCE_FORMS);
 			return EXIT_USAGE;
 		}
+		rp.since = sincebuf;
 		rp.step = STEP_START;
 		start_path();
 	} else {

@@ -1,6 +1,6 @@
 /*
  * input.c: what the commands read besides their flags: bodies and tokens
- * from standard input or files, secret files, numbers.  Secrets and
+ * from standard input or files, secret files; numbers and times.  Secrets and
  * tokens never come from the command line (ps shows it to every user).
  */
 #include <errno.h>
@@ -115,6 +115,40 @@ num_arg(const char *s)
 	return *end != '\0' || errno != 0 ? -1 : v;
 }
 
+/* A --since value as RFC 3339; see cli.h. */
+int
+since_arg(const char *arg, char *buf, size_t len)
+{
+	static const struct { char unit; long long s; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+	};
+	struct timespec	 now;
+	long long	 n, secs = -1;
+	size_t		 i, digits = strspn(arg, "0123456789");
+
+	if (treaty_rfc3339_valid(arg)) {
+		if (strlen(arg) >= len)
+			return -1;
+		memcpy(buf, arg, strlen(arg) + 1);
+		return 0;
+	}
+	/*
+	 * Digits, one unit, nothing else.  Twelve digits of days fit a long
+	 * long in seconds; the time must not be before 1970.
+	 */
+	if (digits == 0 || digits > 12 || arg[digits] == '\0' ||
+	    arg[digits + 1] != '\0')
+		return -1;
+	n = strtoll(arg, NULL, 10);
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (arg[digits] == units[i].unit)
+			secs = n * units[i].s;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (secs < 0 || secs > (long long)now.tv_sec)
+		return -1;
+	return treaty_rfc3339_format((int64_t)now.tv_sec - secs, now.tv_nsec,
+	    9, buf, len) < 0 ? -1 : 0;
+}
 
 /* Strip one trailing newline (echo, an editor) from a token. */
 static void

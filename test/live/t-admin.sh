@@ -121,7 +121,7 @@ check "gauge for the inbox" 3 "$(metric 'treaty_relay_subscriber_pending{subscri
 
 # The client: the same figures as a table, or the JSON.
 check "treaty admin status: exit 0" 0 "$(tr_run st TREATY_TOKEN=$AT -- admin status --url "$RELAY_URL")"
-check "treaty admin status: a header, then a line per subscriber" "NAME KIND PENDING IN-FLIGHT REDELIVERED DROPPED FILTER|stall push 3 2 0 0 evt.*.shop.stall.>|box pull 3 1 0 0 evt.*.shop.box.>" \
+check "treaty admin status: a header (the drops counted since the start), then a line per subscriber" "NAME KIND PENDING IN-FLIGHT REDELIVERED DROPPED-SINCE-START FILTER|stall push 3 2 0 0 evt.*.shop.stall.>|box pull 3 1 0 0 evt.*.shop.box.>" \
     "$(tr -s ' ' < "$T/st.out" | grep -E '^(NAME|stall|box) ' | tr '\n' '|' | sed 's/|$//')"
 check "treaty admin status --json: the relay's answer" "0 3" \
     "$(tr_run stj TREATY_TOKEN=$AT -- admin status --json --url "$RELAY_URL") $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["subscribers"]))' "$T/stj.out" 2>&1)"
@@ -192,7 +192,7 @@ check "drops: an offset, written %2B in a query" "reject-1,reject-2,reject-3 Non
 
 # treaty admin drops: every page, as a table or as JSON lines.
 check "treaty admin drops: exit 0" 0 "$(tr_run dr TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --url "$RELAY_URL")"
-check "treaty admin drops: a header and one line per record, oldest first" "TIME SEQUENCE ATTEMPTS STATUS EVENT-ID ERROR|1 400 reject-1 -|1 400 reject-2 -|1 400 reject-3 -" \
+check "treaty admin drops: a header and one line per record, oldest first, with subject and source" "TIME SEQUENCE ATTEMPTS STATUS EVENT-ID SUBJECT SOURCE ERROR|1 400 reject-1 evt.acme.shop.hook.created /test -|1 400 reject-2 evt.acme.shop.hook.created /test -|1 400 reject-3 evt.acme.shop.hook.created /test -" \
     "$(tr -s ' ' < "$T/dr.out" | sed -E 's/^[0-9T:.Z-]+ [0-9]+ //' | tr '\n' '|' | sed 's/|$//')"
 check "treaty admin drops --page 1 --json: every page followed, one JSON object a line" "0 reject-1 reject-2 reject-3" \
     "$(tr_run drj TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --page 1 --json --url "$RELAY_URL") $(python3 -c '
@@ -201,6 +201,14 @@ print(" ".join(json.loads(l)["eventId"] for l in open(sys.argv[1])))' "$T/drj.ou
 check "treaty admin drops --limit 2" "0 2" "$(tr_run drl TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --limit 2 --json --url "$RELAY_URL") $(wc -l < "$T/drl.out")"
 check "treaty admin drops: an unknown subscriber is 1" 1 "$(tr_run dru TREATY_TOKEN=$AT -- admin drops --subscriber nobody --since "$T0" --url "$RELAY_URL")"
 check "treaty admin drops: --since not RFC 3339 is 2" 2 "$(tr_run drs TREATY_TOKEN=$AT -- admin drops --subscriber hook --since yesterday --url "$RELAY_URL")"
+# A relative --since: 1h takes in the three records, 0s (now) none, so it
+# is counted back from now (an hour after the epoch would take them all).
+check "treaty admin drops --since 1h: the three records" "0 reject-1 reject-2 reject-3" \
+    "$(tr_run drh TREATY_TOKEN=$AT -- admin drops --subscriber hook --since 1h --json --url "$RELAY_URL") $(python3 -c '
+import json, sys
+print(" ".join(json.loads(l)["eventId"] for l in open(sys.argv[1])))' "$T/drh.out" 2>&1)"
+check "treaty admin drops --since 0s: none (the header alone)" "0 1 0" \
+    "$(tr_run dr0 TREATY_TOKEN=$AT -- admin drops --subscriber hook --since 0s --url "$RELAY_URL") $(grep -c '^TIME ' "$T/dr0.out") $(grep -c reject "$T/dr0.out")"
 check "treaty admin drops: none since then: the header alone" "0 1" \
     "$(tr_run dre TREATY_TOKEN=$AT -- admin drops --subscriber stall --since "$T0" --url "$RELAY_URL") $(grep -c '^TIME ' "$T/dre.out")"
 # An answer that is not what the relay writes: 1, not 0.
@@ -225,4 +233,7 @@ check "JetStream gone: no gauge (/metrics answers, without it)" "0" \
     "$([[ $m == *"ERROR: "* ]] && echo "$m" || printf '%s\n' "$m" | grep -c '^treaty_relay_subscriber_pending{subscriber="stall"}')"
 check "still answering" 200 "$(aget subscribers "$AT")"
 check "drops with JetStream gone: 503" "503 unavailable" "$(aget "drops?subscriber=hook&since=$T0" "$AT") $(aerr)"
+check "treaty admin drops with JetStream gone: 75, the relay's detail after the attempts" \
+    "75 treaty: admin: still failing after 2 attempts: 503: JetStream is not available; try again" \
+    "$(tr_run dr503 TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --attempts 2 --retry-base 1 --retry-cap 2 --url "$RELAY_URL") $(grep '^treaty: ' "$T/dr503.err")"
 finish

@@ -151,6 +151,23 @@ check "429 every time: 3 attempts, 2 notices" "3 2" \
     "$(reqs POST full) $(grep -c 'msg="attempt failed; retrying" request=replay attempt=[12] result=429' "$T/f1.err")"
 check_match "429 every time: the relay's detail, no replay started" \
     "still failing after 3 attempts: 429: at most 2 replays run at once \(scripted\); no replay started" "$(cat "$T/f1.err")"
+# A relative --since: read once, so every attempt asks for the same
+# replay (its id and since alike), 2 h before now by this machine's clock.
+check "--since 2h, 429 every time: exit 75 after the attempts" 75 \
+    "$(rr rel -- --subscriber full --since 2h --attempts 3 "${FAST[@]}")"
+check "  three POSTs, one since, 2 h before now, one id" "3 1 yes 1" \
+    "$(python3 -c '
+import datetime, sys, time
+posts = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+posts = [p for p in posts if p[0] == "POST" and p[3] == "full" and p[4] != sys.argv[2]]
+since = {p[4] for p in posts}
+t = datetime.datetime.fromisoformat(posts[-1][4][:26].replace("Z", "") + "+00:00").timestamp() if posts else 0
+ids = {p[1].split("&id=")[-1] for p in posts}
+print(len(posts), len(since), "yes" if abs(time.time() - 7200 - t) < 60 else "no: %s" % posts[-1][4], len(ids))
+' "$T/rp.log" "$SINCE" 2>&1)"
+check_match "--since that is neither RFC 3339 nor a time before now: exit 2, both forms said" \
+    '^2 .*--since must be an RFC 3339 date-time .* or a time before now \(30m, 2h, 7d\)' \
+    "$(rr relbad -- --subscriber steady --since 2weeks) $(cat "$T/relbad.err")"
 check "429 once (Retry-After: 1), then started: exit 0" 0 \
     "$(rr f2 -- --subscriber fullonce --since "$SINCE" --retry-base 10 --retry-cap 5000)"
 check_match "  its started line" '^replay rp-fullonce-[0-9]+ started: 10 events matched$' "$(cat "$T/f2.out")"

@@ -2,12 +2,14 @@
  * t-client: what the client takes from a relay's answer (src/cli/client.c):
  * the detail of a JSON error body, with the server's control characters
  * made harmless before they reach a terminal or a log line, and the
- * reason a command ends with.
+ * reason a command ends with; the admin commands' --since.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "treaty.h"
 #include "harness.h"
 #include "../../src/cli/cli.h"
 
@@ -91,6 +93,57 @@ t_why(void)
 	    "connection refused at the relay");
 }
 
+/* seconds before now that since_arg's answer for arg is, or -1. */
+static long long
+since_ago(const char *arg)
+{
+	char		 b[TREATY_RFC3339_MAX];
+	int64_t		 sec;
+	long		 ns;
+
+	if (since_arg(arg, b, sizeof(b)) == -1 ||
+	    treaty_rfc3339_parse(b, &sec, &ns) != TREATY_OK)
+		return -1;
+	return (long long)time(NULL) - sec;
+}
+
+/* --since: RFC 3339 as it is, or a number and a unit before now. */
+static void
+t_since(void)
+{
+	char	 b[TREATY_RFC3339_MAX];
+	long long ago;
+
+	T_EQ_INT(since_arg("2026-12-01T03:00:00+01:00", b, sizeof(b)), 0);
+	T_EQ_STR(b, "2026-12-01T03:00:00+01:00");
+	/* Within a second of the clock read here (the call reads it too). */
+	ago = since_ago("30m");
+	T_ASSERT(ago >= 1800 && ago <= 1801);
+	ago = since_ago("2h");
+	T_ASSERT(ago >= 7200 && ago <= 7201);
+	ago = since_ago("7d");
+	T_ASSERT(ago >= 7 * 86400 && ago <= 7 * 86400 + 1);
+	ago = since_ago("90s");
+	T_ASSERT(ago >= 90 && ago <= 91);
+	T_EQ_INT(since_arg("2h", b, sizeof(b)), 0);
+	T_ASSERT(treaty_rfc3339_valid(b));
+	T_EQ_INT(since_arg("yesterday", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("2", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("h", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("2w", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("2hh", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("1h30m", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("-2h", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg(" 2h", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("", b, sizeof(b)), -1);
+	/* Not before 1970; more digits than it takes to get there. */
+	T_EQ_INT(since_arg("20000d", b, sizeof(b)), 0);
+	T_EQ_INT(since_arg("30000d", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("999999999999d", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("0000000000001h", b, sizeof(b)), -1);
+	T_EQ_INT(since_arg("99999999999999999999s", b, sizeof(b)), -1);
+}
+
 int
 main(void)
 {
@@ -98,6 +151,7 @@ main(void)
 		{ "the detail of an error body", t_detail },
 		{ "the server's control characters become '?'", t_controls },
 		{ "why a request failed: status and detail", t_why },
+		{ "--since: RFC 3339, or a time before now", t_since },
 	};
 
 	return t_run("client", cases, T_NCASES(cases)) ? 1 : 0;
