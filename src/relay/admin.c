@@ -5,7 +5,9 @@
  * without the variable there is no such route (404, whose detail names
  * the variable, and nothing else is shown).  The figures come from
  * substatus.c's copy of JetStream's consumer info, never from a request
- * to JetStream per HTTP request.
+ * to JetStream per HTTP request.  Drop listings, replays and the
+ * consumers no subscriber owns ask JetStream through worker jobs (the
+ * store's), and the request waits on the list of pending ones.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,7 @@
 #include "metrics.h"
 #include "replay.h"
 #include "store-drops.h"
+#include "store-leftover.h"
 #include "store-replay.h"
 #include "substatus.h"
 #include "util.h"
@@ -58,11 +61,22 @@
  */
 #define REPLAYS_RETRY_AFTER	"5"
 
-/* A request waiting for the worker: a drop listing, or a replay's. */
+/*
+ * Listings and deletions of leftover consumers waiting for the worker at
+ * once (a listing asks for each leftover's info).
+ */
+#define LEFTOVER_PENDING_MAX	4
+
+/*
+ * A request waiting for the worker: a drop listing, a replay's, or one
+ * about leftover consumers.
+ */
 struct pending {
 	struct evhttp_request	*req;
 	struct store_drops	*drops;
 	struct store_replay_job	*rj;
+	struct store_leftover_job *lo;
+	char			*consumer;	/* a deletion's */
 	TAILQ_ENTRY(pending)	 entry;
 };
 
@@ -560,6 +574,205 @@ admin_replay(struct evhttp_request *req, const char *id)
 		    p));
 }
 
+/*
+ * Consumers no subscriber owns (issue 30): a subscriber removed from the
+ * configuration leaves its consumer relay-<name> in JetStream, by design;
+ * an operator lists them and deletes one when it is gone for good.
+ */
+
+/* This instance's subscribers' names (the array is the caller's). */
+static const char **
+admin_sub_names(int *n)
+{
+	const char	**names = xcalloc(admin_cfg->nsubscribers + 1,
+			    sizeof(*names));
+	size_t		 i;
+
+	for (i = 0; i < admin_cfg->nsubscribers; i++)
+		names[i] = admin_cfg->subscribers[i].name;
+	*n = (int)admin_cfg->nsubscribers;
+	return names;
+}
+
+/* A pending request about leftovers, or NULL after answering 503. */
+static struct pending *
+leftover_pending(struct evhttp_request *req)
+{
+	struct pending	*p;
+	int		 n = 0;
+
+	TAILQ_FOREACH(p, &admin_pending, entry)
+		n += p->lo != NULL;
+	if (n >= LEFTOVER_PENDING_MAX) {
+		admin_reject(req, 503, "unavailable", "too many consumer "
+		    "requests at once; try again");
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->req = req;
+	return p;
+}
+
+/* The request a leftover job answers, taken off the list and freed. */
+static struct evhttp_request *
+leftover_answered(struct pending *p, char **consumer)
+{
+	struct evhttp_request	*req = p->req;
+
+	TAILQ_REMOVE(&admin_pending, p, entry);
+	*consumer = p->consumer;
+	free(p);
+	return req;
+}
+
+/* The worker's answer to GET /v1/admin/consumers. */
+static void
+admin_consumers_listed(void *arg, enum store_leftover_result res,
+    const struct store_leftover *c, int n, int more)
+{
+	struct evhttp_request	*req;
+	yajl_gen		 g;
+	char			 t[TREATY_RFC3339_MAX], *consumer;
+	int			 i;
+
+	req = leftover_answered(arg, &consumer);
+	free(consumer);
+	if (res != STORE_LEFTOVER_OK) {
+		admin_reject(req, 503, "unavailable", "JetStream did not "
+		    "answer; try again");
+		return;
+	}
+	g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	json_gen_str(g, "consumers");
+	yajl_gen_array_open(g);
+	for (i = 0; i < n; i++) {
+		yajl_gen_map_open(g);
+		json_gen_str(g, "name");
+		json_gen_str(g, c[i].name);
+		json_gen_str(g, "subscriber");
+		json_gen_str(g, c[i].subscriber);
+		json_gen_str(g, "kind");
+		json_gen_str(g, c[i].push ? "push" : "pull");
+		json_gen_str(g, "filter");
+		json_gen_str(g, c[i].filter);
+		gen_figure(g, "pending", 1, c[i].pending);
+		gen_figure(g, "inFlight", 1, c[i].in_flight);
+		json_gen_str(g, "created");
+		json_gen_str(g, time_text(c[i].created_ns, t, sizeof(t)));
+		json_gen_str(g, "lastDelivered");
+		json_gen_str_or_null(g, c[i].last_ns > 0 ?
+		    time_text(c[i].last_ns, t, sizeof(t)) : NULL);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	json_gen_str(g, "more");
+	yajl_gen_bool(g, more);
+	yajl_gen_map_close(g);
+	admin_reply_gen(req, 200, g);
+}
+
+/* GET /v1/admin/consumers */
+static void
+admin_consumers(struct evhttp_request *req)
+{
+	struct pending	*p;
+	const char	**names;
+	int		 n;
+
+	if ((p = leftover_pending(req)) == NULL)
+		return;
+	names = admin_sub_names(&n);
+	p->lo = store_leftover_list(names, n, admin_consumers_listed, p);
+	free(names);
+	if (p->lo == NULL) {
+		free(p);
+		admin_reject(req, 503, "unavailable", "JetStream is not "
+		    "available; try again");
+		return;
+	}
+	TAILQ_INSERT_TAIL(&admin_pending, p, entry);
+}
+
+/* The worker's answer to DELETE /v1/admin/consumers/<name>. */
+static void
+admin_consumer_deleted(void *arg, enum store_leftover_result res,
+    const struct store_leftover *c, int n, int more)
+{
+	struct evhttp_request	*req;
+	char			*consumer;
+
+	(void)c;
+	(void)n;
+	(void)more;
+	req = leftover_answered(arg, &consumer);
+	if (res == STORE_LEFTOVER_OK) {
+		log_info("leftover consumer deleted", "consumer=%s",
+		    log_q(consumer));
+		reply_json(req, ROUTE_ADMIN, 204, NULL);
+	} else if (res == STORE_LEFTOVER_NONE)
+		admin_reject(req, 404, "unknown_consumer", "no consumer of "
+		    "that name on WORK");
+	else
+		admin_reject(req, 503, "unavailable", "JetStream did not "
+		    "answer; the consumer may or may not be deleted: try "
+		    "again");
+	free(consumer);
+}
+
+/*
+ * DELETE /v1/admin/consumers/<name>: only a consumer no subscriber here
+ * owns; a subscriber's, or a running replay's, is 409.
+ */
+static void
+admin_consumer_delete(struct evhttp_request *req, const char *name)
+{
+	struct pending	*p;
+	const char	**names, *tail;
+	int		 n;
+	enum store_leftover_owner owner;
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_DELETE) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "DELETE");
+		admin_reject(req, 405, "method_not_allowed", "use DELETE");
+		return;
+	}
+	names = admin_sub_names(&n);
+	owner = store_leftover_owner(name, names, n, &tail);
+	free(names);
+	if (owner == STORE_OWNER_SUBSCRIBER) {
+		admin_reject(req, 409, "consumer_in_use", "a subscriber of "
+		    "this instance's configuration delivers from it; remove "
+		    "the subscriber (and reload) first");
+		return;
+	}
+	if (owner == STORE_OWNER_REPLAY) {
+		admin_reject(req, 409, "consumer_in_use", "a replay's "
+		    "consumer; cancel the replay (DELETE "
+		    "/v1/admin/replays/<id>), which deletes it");
+		return;
+	}
+	if (owner == STORE_OWNER_OTHER) {
+		admin_reject(req, 409, "not_relay_consumer", "not a "
+		    "subscriber's consumer (relay-<name>); the relay deletes "
+		    "no other");
+		return;
+	}
+	if ((p = leftover_pending(req)) == NULL)
+		return;
+	p->consumer = xstrdup(name);
+	if ((p->lo = store_leftover_delete(name, admin_consumer_deleted,
+	    p)) == NULL) {
+		free(p->consumer);
+		free(p);
+		admin_reject(req, 503, "unavailable", "JetStream is not "
+		    "available; try again");
+		return;
+	}
+	TAILQ_INSERT_TAIL(&admin_pending, p, entry);
+}
+
 /* Shutdown: answer what still waits for the worker. */
 void
 admin_fail_all(void)
@@ -570,6 +783,8 @@ admin_fail_all(void)
 		TAILQ_REMOVE(&admin_pending, p, entry);
 		if (p->drops != NULL)
 			store_drops_close(p->drops);
+		store_leftover_close(p->lo);
+		free(p->consumer);
 		store_replay_close(p->rj);
 		reply_error(p->req, ROUTE_ADMIN, 503, "unavailable", "the "
 		    "relay is shutting down");
@@ -642,6 +857,13 @@ admin_handle(struct evhttp_request *req, const char *rest)
 	} else if (strcmp(rest, "drops") == 0) {
 		if (admin_get_only(req))
 			admin_drops(req, &q);
+	} else if (strcmp(rest, "consumers") == 0) {
+		if (admin_get_only(req))
+			admin_consumers(req);
+	} else if (strncmp(rest, "consumers/", 10) == 0 &&
+	    (name = admin_path_name(rest + 10, "")) != NULL) {
+		admin_consumer_delete(req, name);
+		evmem_free_returned(name);
 	} else if (strncmp(rest, "replays/", 8) == 0)
 		admin_replay(req, rest + 8);
 	else if (strncmp(rest, "subscribers/", 12) == 0 &&

@@ -1,7 +1,9 @@
 /*
  * store-admin.c: the JetStream API calls that wait for a reply: streams
  * and consumers made or brought up to date, a message read from WORK by
- * sequence, a peek's direct gets.
+ * sequence, a peek's direct gets, the subscribers' figures, drop records
+ * read from AUDIT, and the consumers no subscriber owns listed and
+ * deleted.
  *
  * WORKER THREAD ONLY.  These calls block until JetStream answers, and the
  * loop is what reads the answer, so they never run on the loop: each is
@@ -489,4 +491,110 @@ store_admin_drops(struct bridge_job *job)
 		d->failed = 1;
 	else if (d->next_ns == 0)
 		d->next_ns = resume;
+}
+
+/* 1 when name is one of the n names of owned. */
+static int
+leftover_owned(char *const *owned, int n, const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(owned[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Why a leftover job failed, into its err. */
+static void
+leftover_fail(struct store_leftover_job *j, natsStatus s, jsErrCode code,
+    const char *what)
+{
+	const char	*e = nats_GetLastError(NULL);
+
+	j->result = STORE_LEFTOVER_FAILED;
+	snprintf(j->err, sizeof(j->err), "%s: %s (code %d)", what,
+	    e != NULL && e[0] != '\0' ? e : natsStatus_GetText(s), (int)code);
+}
+
+/*
+ * WORK's consumers named relay-<name> that are none of the job's owned
+ * names, with their figures, at most STORE_LEFTOVER_MAX.  The names
+ * first, then the info of the leftovers alone, as replays are listed: a
+ * listing with every consumer's info has nats-server work out every
+ * subscriber's pending count.
+ */
+void
+store_admin_leftover_list(struct bridge_job *job)
+{
+	struct store_leftover_job *j = BRIDGE_CONTAINER(job,
+	    struct store_leftover_job, job);
+	const size_t		 plen = strlen(STORE_CONSUMER_PREFIX);
+	jsConsumerNamesList	*names = NULL;
+	jsConsumerInfo		*ci;
+	jsErrCode		 code = 0;
+	natsStatus		 s;
+	int			 i;
+
+	s = js_ConsumerNames(&names, store_conn.js, STORE_WORK, NULL, &code);
+	if (s == NATS_NOT_FOUND)
+		return;			/* no consumers at all */
+	if (s != NATS_OK) {
+		leftover_fail(j, s, code, "consumers listed");
+		return;
+	}
+	j->list = xcalloc(names->Count < STORE_LEFTOVER_MAX ?
+	    (size_t)names->Count + 1 : STORE_LEFTOVER_MAX, sizeof(*j->list));
+	for (i = 0; i < names->Count; i++) {
+		struct store_leftover	*c;
+
+		if (strncmp(names->List[i], STORE_CONSUMER_PREFIX, plen) != 0 ||
+		    leftover_owned(j->owned, j->nowned, names->List[i]))
+			continue;
+		if (j->n == STORE_LEFTOVER_MAX) {
+			j->more = 1;
+			break;
+		}
+		c = &j->list[j->n];
+		ci = NULL;
+		code = 0;
+		s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK,
+		    names->List[i], NULL, &code);
+		if (s == NATS_NOT_FOUND || code == JSConsumerNotFoundErr)
+			continue;	/* deleted since the names were read */
+		if (s != NATS_OK) {
+			leftover_fail(j, s, code, names->List[i]);
+			break;
+		}
+		c->name = xstrdup(names->List[i]);
+		c->subscriber = c->name + plen;
+		c->push = ci->Config != NULL && ci->Config->DeliverSubject !=
+		    NULL && ci->Config->DeliverSubject[0] != '\0';
+		c->filter = xstrdup(ci->Config != NULL &&
+		    ci->Config->FilterSubject != NULL ?
+		    ci->Config->FilterSubject : "");
+		c->pending = ci->NumPending;
+		c->in_flight = (uint64_t)ci->NumAckPending;
+		c->created_ns = ci->Created;
+		c->last_ns = ci->Delivered.Last;
+		j->n++;
+		jsConsumerInfo_Destroy(ci);
+	}
+	jsConsumerNamesList_Destroy(names);
+}
+
+/* Delete the job's consumer from WORK. */
+void
+store_admin_leftover_delete(struct bridge_job *job)
+{
+	struct store_leftover_job *j = BRIDGE_CONTAINER(job,
+	    struct store_leftover_job, job);
+	jsErrCode		 code = 0;
+	natsStatus		 s;
+
+	s = js_DeleteConsumer(store_conn.js, STORE_WORK, j->name, NULL, &code);
+	if (s == NATS_NOT_FOUND || code == JSConsumerNotFoundErr)
+		j->result = STORE_LEFTOVER_NONE;
+	else if (s != NATS_OK)
+		leftover_fail(j, s, code, "delete");
 }

@@ -31,6 +31,9 @@
  *   store-req.c    request/reply, pulls, peeks, lease answers: loop thread
  *   store-drops.c  drop records read back from AUDIT: loop thread asks,
  *                  a worker job (store-admin.c) reads
+ *   store-leftover.c  consumers no subscriber of this instance owns,
+ *                  listed and deleted: loop thread asks, worker jobs
+ *                  (store-admin.c) call JetStream
  *   store-replay.c replays in JetStream: consumers made, listed, reported
  *                  and ended, records in AUDIT, a redrive's sequences:
  *                  loop thread asks, its jobs run on the worker thread
@@ -50,6 +53,7 @@
 #include "bridge.h"
 #include "store.h"
 #include "store-drops.h"
+#include "store-leftover.h"
 #include "store-msg.h"
 #include "store-pub.h"
 #include "store-replay.h"
@@ -216,6 +220,25 @@ struct store_drops {
 	int			 closed;
 };
 
+/* A listing or a deletion of leftover consumers (store-leftover.h). */
+struct store_leftover_job {
+	struct bridge_job	 job;
+	/* In. */
+	char			**owned;	/* a listing: consumer names */
+	int			 nowned;
+	char			*name;		/* a deletion */
+	/* Out. */
+	enum store_leftover_result result;
+	struct store_leftover	*list;
+	int			 n;
+	int			 more;
+	char			 err[128];
+	/* Loop thread only. */
+	store_leftover_cb	 cb;
+	void			*arg;
+	int			 closed;
+};
+
 struct store_getmsg_job {
 	struct bridge_job	 job;
 	char			 consumer[128];
@@ -315,6 +338,8 @@ void	 store_admin_getmsg(struct bridge_job *job);
 void	 store_admin_peek(struct bridge_job *job);
 void	 store_admin_figures(struct bridge_job *job);
 void	 store_admin_drops(struct bridge_job *job);
+void	 store_admin_leftover_list(struct bridge_job *job);
+void	 store_admin_leftover_delete(struct bridge_job *job);
 /*
  * Read AUDIT's drop subject from since_ns on, oldest first, calling
  * visit with each message and its metadata until it returns 1, the

@@ -18,6 +18,8 @@
  *   store-req.h     store-req.c: requests answered on the loop: pulls,
  *                   peeks, lease answers, a replay's consumer asked about
  *   store-drops.h   store-drops.c: drop records read back from AUDIT
+ *   store-leftover.h  store-leftover.c: consumers that no subscriber
+ *                   owns, listed and deleted
  *   store-replay.h  store-replay.c: replays in JetStream
  *
  * store-int.h is the store's private header, store-wire.h its wire
