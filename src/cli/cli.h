@@ -78,7 +78,9 @@ int	cmd_listen(int argc, char **argv);
 	"       treaty admin replay --subscriber NAME --since TIME [--dropped]\n" \
 	"         [--wait] [--json] [--attempts N]\n"			\
 	"       treaty admin replay --status ID [--wait] [--json] [--attempts N]\n" \
-	"       treaty admin replay --cancel ID [--attempts N]\n" CLIENT_USAGE
+	"       treaty admin replay --cancel ID [--attempts N]\n"	\
+	"       treaty admin consumers [--json] [--attempts N]\n"	\
+	"       treaty admin consumers --delete NAME [--attempts N]\n" CLIENT_USAGE
 struct yajl_val_s;
 int	cmd_admin(int argc, char **argv);
 /* The value of --attempts (1 to ADMIN_ATTEMPTS_MAX), or -1 after a message. */

@@ -8,6 +8,10 @@
  *                          every page (or up to --limit), as a table (or
  *                          one JSON object a line with --json)
  *   treaty admin replay    start, follow or cancel a replay: cmd-replay.c
+ *   treaty admin consumers the consumers that no subscriber owns (a
+ *                          subscriber removed from the configuration
+ *                          leaves its own), as a table or the JSON;
+ *                          with --delete NAME, that one deleted
  *
  * One GET, retried like every client request on what is worth retrying
  * (no answer, 429, 502-504) up to --attempts times: exit 0 with the
@@ -49,6 +53,9 @@ static struct {
 	long long	 page;		/* records asked for at once */
 	int64_t		 since_ns;	/* of the page asked for */
 	int		 header;	/* the table's header is out */
+	/* consumers --delete */
+	const char	*consumer;
+	int		 perhaps;	/* an earlier attempt may have arrived */
 } ad;
 
 /* One figure of a subscriber, or "-" when the relay does not know it. */
@@ -166,6 +173,47 @@ print_record_line(yajl_val r)
 	    *str_of(r, "error") != '\0' ? str_of(r, "error") : "-");
 }
 
+/* GET /v1/admin/consumers as a table, one consumer per line. */
+static int
+print_consumers(const char *body, size_t len)
+{
+	const char	*path[] = { "consumers", NULL };
+	const char	*p_more[] = { "more", NULL };
+	yajl_val	 root, list, c, more;
+	size_t		 i;
+	int		 w = 4;
+
+	if (ad.json) {
+		printf("%.*s\n", (int)len, body);
+		return 0;
+	}
+	root = admin_parse(body, len);
+	if ((list = yajl_tree_get(root, path, yajl_t_array)) == NULL) {
+		cli_err("admin consumers: the relay's answer is not a list of "
+		    "consumers");
+		yajl_tree_free(root);
+		return -1;
+	}
+	for (i = 0; i < list->u.array.len; i++)
+		if ((int)strlen(str_of(list->u.array.values[i], "name")) > w)
+			w = (int)strlen(str_of(list->u.array.values[i], "name"));
+	printf("%-*s %-4s %10s %10s  %-30s  %s\n", w, "NAME", "KIND",
+	    "PENDING", "IN-FLIGHT", "LAST-DELIVERED", "FILTER");
+	for (i = 0; i < list->u.array.len; i++) {
+		c = list->u.array.values[i];
+		printf("%-*s %-4s", w, str_of(c, "name"), str_of(c, "kind"));
+		print_figure(c, "pending", 10);
+		print_figure(c, "inFlight", 10);
+		printf("  %-30s  %s\n", *str_of(c, "lastDelivered") != '\0' ?
+		    str_of(c, "lastDelivered") : "-", str_of(c, "filter"));
+	}
+	if ((more = yajl_tree_get(root, p_more, yajl_t_true)) != NULL)
+		cli_err("admin consumers: the relay listed the first %zu; "
+		    "there are more", list->u.array.len);
+	yajl_tree_free(root);
+	return 0;
+}
+
 /*
  * s percent-encoded for a path segment or a query value: everything but
  * RFC 3986's unreserved characters, so a '+' of a time's offset is %2B
@@ -206,6 +254,24 @@ drops_path(const char *since)
 	free(t);
 	treaty_rfc3339_parse(since, &sec, &ns);
 	ad.since_ns = sec * NS_PER_S + ns;
+}
+
+/* The path of GET /v1/admin/consumers, or of DELETE .../consumers/NAME. */
+static void
+consumers_path(void)
+{
+	char	*name;
+	size_t	 len;
+
+	if (ad.consumer == NULL) {
+		ad.path = xstrdup(API_ADMIN_PATH "consumers");
+		return;
+	}
+	name = admin_encode(ad.consumer);
+	len = strlen(API_ADMIN_PATH) + strlen(name) + 16;
+	ad.path = xmalloc(len);
+	snprintf(ad.path, len, "%sconsumers/%s", API_ADMIN_PATH, name);
+	free(name);
 }
 
 /* A page of GET /v1/admin/drops: printed; 1 when there is another. */
@@ -282,7 +348,21 @@ admin_answer_cb(void *arg, const struct client_result *r)
 
 	(void)arg;
 	ad.req = NULL;
-	if (r->status == 200) {
+	if (ad.consumer != NULL && (r->status == 204 || (r->status == 404 &&
+	    ad.perhaps))) {
+		/*
+		 * A 404 after an attempt that may have reached the relay (no
+		 * answer, or a 503 from JetStream's side) is that attempt's
+		 * doing, or another's: either way the consumer is gone.
+		 */
+		printf("consumer %s %s\n", ad.consumer, r->status == 204 ?
+		    "deleted" : "is gone (perhaps deleted by an earlier "
+		    "attempt)");
+		fflush(stdout);
+		client_exit(EXIT_OK);
+		return;
+	}
+	if (r->status == 200 && ad.consumer == NULL) {
 		if ((c = ad.print(r->body, r->bodylen)) == -1) {
 			client_exit(EXIT_FAILED);
 			return;
@@ -298,6 +378,8 @@ admin_answer_cb(void *arg, const struct client_result *r)
 		return;
 	}
 	if (client_transient(r)) {
+		if (!r->not_sent)
+			ad.perhaps = 1;
 		if ((int)ad.retry.attempt + 1 < ad.attempts) {
 			retry_later(&ad.retry, r);
 			return;
@@ -316,8 +398,8 @@ static void
 admin_send(void *arg)
 {
 	(void)arg;
-	ad.req = client_request(OUTBOUND_GET, ad.path, NULL, 0, NULL, 0,
-	    admin_answer_cb, NULL);
+	ad.req = client_request(ad.consumer != NULL ? OUTBOUND_DELETE :
+	    OUTBOUND_GET, ad.path, NULL, 0, NULL, 0, admin_answer_cb, NULL);
 }
 
 /* SIGINT or SIGTERM: stop waiting; not done, as after the attempts. */
@@ -353,6 +435,7 @@ static const struct option admin_opts[] = {
 	{ "since", required_argument, NULL, 'S' },
 	{ "limit", required_argument, NULL, 'l' },
 	{ "page", required_argument, NULL, 'p' },
+	{ "delete", required_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -375,7 +458,7 @@ cmd_admin(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc < 2 || argv[1][0] == '-') {
-		cli_err("admin: which? status, drops or replay\n%s",
+		cli_err("admin: which? status, drops, replay or consumers\n%s",
 		    ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
@@ -386,6 +469,8 @@ cmd_admin(int argc, char **argv)
 		ad.print = print_status;
 	else if (strcmp(what, "drops") == 0)
 		ad.print = print_drops;
+	else if (strcmp(what, "consumers") == 0)
+		ad.print = print_consumers;
 	else {
 		cli_err("admin: unknown command %s\n%s", what, ADMIN_USAGE);
 		return EXIT_USAGE;
@@ -420,6 +505,9 @@ cmd_admin(int argc, char **argv)
 			}
 			ad.page = v;
 			break;
+		case 'D':
+			ad.consumer = optarg;
+			break;
 		case 'h':
 			puts(ADMIN_USAGE);
 			return EXIT_OK;
@@ -431,6 +519,12 @@ cmd_admin(int argc, char **argv)
 	if (optind < argc - 1) {
 		cli_err("admin %s: unexpected argument %s\n%s", what,
 		    argv[optind + 1], ADMIN_USAGE);
+		return EXIT_USAGE;
+	}
+	if (ad.consumer != NULL && (ad.print != print_consumers || ad.json ||
+	    ad.consumer[0] == '\0')) {
+		cli_err("admin %s: --delete NAME is for consumers, without "
+		    "--json\n%s", what, ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
 	if (ad.print == print_drops) {
@@ -450,7 +544,9 @@ cmd_admin(int argc, char **argv)
 		cli_err("admin %s: --subscriber, --since, --limit and --page "
 		    "are for drops\n%s", what, ADMIN_USAGE);
 		return EXIT_USAGE;
-	} else
+	} else if (ad.print == print_consumers)
+		consumers_path();
+	else
 		ad.path = xstrdup(API_ADMIN_PATH "subscribers");
 	if ((c = client_init()) != 0) {
 		client_free();

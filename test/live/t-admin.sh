@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The operations API (SPEC 15): admin tokens on both listeners, what each
 # subscriber is owed (JetStream's consumer info, compared here with
-# JetStream's own answer), the gauges, and the drop record's WORK sequence.
+# JetStream's own answer), the gauges, the drop record's WORK sequence,
+# and the consumers no subscriber owns, listed and deleted (issue 30).
 . "$(dirname "$0")/lib.sh"
 S=test-secret-0123456789
 IT=inbox-token-0123456789
@@ -15,10 +16,15 @@ start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish
 # stall: the receiver holds slow-* requests for 60 s, longer than this
 # test, so two stay in flight (maxInFlight 2) and the rest wait in
 # JetStream.  hook: answers by id (reject-* 400, a drop).  box: an inbox.
-export TREATY_RELAY_SUBSCRIBERS='[
+SUBS='[
  {"name":"stall","url":"http://127.0.0.1:'$RPORT'/s","secret":"'$S'","filter":"evt.*.shop.stall.>","maxInFlight":2},
  {"name":"hook","url":"http://127.0.0.1:'$RPORT'/h","secret":"'$S'","filter":"evt.*.shop.hook.>"},
- {"name":"box","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.box.>"}]'
+ {"name":"box","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.box.>"}'
+# The first relay also has gone (push) and gonebox (pull), which the
+# restart below leaves out: their consumers stay in JetStream, leftovers.
+export TREATY_RELAY_SUBSCRIBERS="$SUBS"',
+ {"name":"gone","url":"http://127.0.0.1:'$RPORT'/g","secret":"'$S'","filter":"evt.*.shop.gone.>"},
+ {"name":"gonebox","tokenSha256":"'$(sha256hex gonebox-token-0123456789)'","secret":"'$S'","filter":"evt.*.shop.gonebox.>"}]'
 export TREATY_RELAY_DELIVERY_TIMEOUT_MS=60000
 CPORT=$(free_port)
 # alpha may also publish on the drop records' subject: a forged record
@@ -56,8 +62,11 @@ check "no admin token configured: 404 on the control listener too" "404" "$(aget
 check "treaty admin status: 1 when the relay has no admin token, and says so" "1 yes" \
     "$(tr_run st404 TREATY_TOKEN=$AT -- admin status --url "$RELAY_URL") $(grep -q TREATY_RELAY_ADMIN_TOKEN_SHA256 "$T/st404.err" && echo yes)"
 
-# With two admin hashes (a rotation), restarted.
+# With two admin hashes (a rotation), restarted, without gone and gonebox.
+wait_until 15 '[[ $(consumer_state relay-gone) != ERROR* && $(consumer_state relay-gonebox) != ERROR* ]]' ||
+    fail "the first relay's consumers" "relay-gone or relay-gonebox not made"
 kill -TERM $RELAY_PID; wait $RELAY_PID 2>/dev/null
+export TREATY_RELAY_SUBSCRIBERS="$SUBS]"
 export TREATY_RELAY_ADMIN_TOKEN_SHA256="$ASHA, $ASHA2"
 start_relay --control-listen 127.0.0.1:$CPORT || { fail start "relay did not restart"; finish; }
 
@@ -224,6 +233,70 @@ check "treaty admin status: an answer that is not a list of subscribers is 1" 1 
 check "treaty admin drops: an answer that is not a list of drops is 1" 1 \
     "$(tr_run fk2 TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --url "http://127.0.0.1:$FPORT")"
 
+# Consumers no subscriber owns (issue 30): gone's and gonebox's, left by
+# the first relay, are listed with JetStream's figures; one is deleted;
+# a configured subscriber's, a running replay's and another program's are
+# refused (409) and stay.
+post evt.acme.shop.gone.created gone-1 x
+check "an event for the removed subscriber: stored" 202 "$STATUS"
+python3 "$ROOT/test/live/jsapi.py" "$NATS_PORT" raw '$JS.API.CONSUMER.DURABLE.CREATE.WORK.other-app' \
+    '{"stream_name":"WORK","config":{"durable_name":"other-app","ack_policy":"explicit","filter_subject":"evt.>"}}' > /dev/null
+check "another program's consumer on WORK (the witness of what is not listed)" "ack_pending=0" \
+    "$(consumer_state other-app | cut -d' ' -f1)"
+check "POST replay of stall (it stays running: stall's window is held)" 202 "$(areq POST "subscribers/stall/replay?since=$T0")"
+RID=$(afield replay)
+# leftovers: "name kind filter pending inFlight lastDelivered subscriber,..." of
+# GET /v1/admin/consumers, or "ERROR: ...".
+leftovers() {
+	local st
+	st=$(aget consumers "$AT")
+	[ "$st" = 200 ] || { echo "ERROR: GET consumers: $st $(abody)"; return 1; }
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" | ".join(" ".join(str(c[k]) for k in ("name", "subscriber", "kind", "filter", "pending", "inFlight", "lastDelivered"))
+      + (" created" if c["created"].endswith("Z") else " " + c["created"]) for c in d["consumers"]), "more=%s" % d["more"])
+' "$T/abody" 2>&1 || echo "ERROR: not JSON: $(abody)"
+}
+wait_until 10 '[[ $(leftovers) == *"relay-gone gone push evt.*.shop.gone.> 1 "* ]]'
+check "GET consumers: the two left behind, with JetStream's figures; no configured one, no replay's, no other program's" \
+    "relay-gone gone push evt.*.shop.gone.> 1 0 None created | relay-gonebox gonebox pull evt.*.shop.gonebox.> 0 0 None created more=False" \
+    "$(leftovers)"
+check "treaty admin consumers: a header, then a line per consumer" \
+    "0 NAME KIND PENDING IN-FLIGHT LAST-DELIVERED FILTER|relay-gone push 1 0 - evt.*.shop.gone.>|relay-gonebox pull 0 0 - evt.*.shop.gonebox.>" \
+    "$(tr_run co TREATY_TOKEN=$AT -- admin consumers --url "$RELAY_URL") $(tr -s ' ' < "$T/co.out" | tr '\n' '|' | sed 's/|$//')"
+check "treaty admin consumers --json: the relay's answer" "0 2" \
+    "$(tr_run coj TREATY_TOKEN=$AT -- admin consumers --json --url "$RELAY_URL") $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["consumers"]))' "$T/coj.out" 2>&1)"
+check "DELETE a configured subscriber's consumer: 409 consumer_in_use" "409 consumer_in_use" \
+    "$(areq DELETE consumers/relay-stall) $(BODY=$(abody); errcode)"
+check "DELETE a running replay's consumer: 409 consumer_in_use" "409 consumer_in_use running" \
+    "$(areq DELETE "consumers/replay-$RID") $(BODY=$(abody); errcode) $(report "$RID" | cut -d' ' -f1)"
+check "DELETE another program's consumer: 409 not_relay_consumer" "409 not_relay_consumer" \
+    "$(areq DELETE consumers/other-app) $(BODY=$(abody); errcode)"
+check "  all three still in JetStream" "ok ok ok" "$(for c in relay-stall "replay-$RID" other-app; do
+	[[ $(consumer_state "$c") == ack_pending=* ]] && printf 'ok ' || printf '%s ' "$c"; done | sed 's/ $//')"
+check "treaty admin consumers --delete of a configured subscriber's: 1, the relay's reason" \
+    "1 treaty: admin: 409: a subscriber of this instance's configuration delivers from it; remove the subscriber (and reload) first" \
+    "$(tr_run cod1 TREATY_TOKEN=$AT -- admin consumers --delete relay-hook --url "$RELAY_URL") $(cat "$T/cod1.err")"
+check "GET on a consumer: 405 with Allow: DELETE" "405 DELETE" \
+    "$(areq GET consumers/relay-gone) $(sed -n 's/^Allow: //Ip' "$T/ahdr" | tr -d '\r')"
+check "POST on the list: 405" 405 "$(areq POST consumers)"
+check "DELETE without a token: 401" 401 \
+    "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$RELAY_URL/v1/admin/consumers/relay-gone")"
+check "treaty admin consumers --delete relay-gone: exit 0, said" "0 consumer relay-gone deleted" \
+    "$(tr_run cod TREATY_TOKEN=$AT -- admin consumers --delete relay-gone --url "$RELAY_URL") $(cat "$T/cod.out")"
+check "  gone from JetStream (its answer: consumer not found, 10014)" 1 \
+    "$(consumer_state relay-gone | grep -c '"err_code": 10014')"
+check "  logged" "logged" "$(in_log 'msg="leftover consumer deleted" consumer=relay-gone')"
+check "  the list holds gonebox's alone" "relay-gonebox gonebox pull evt.*.shop.gonebox.> 0 0 None created more=False" "$(leftovers)"
+check "DELETE it again: 404 unknown_consumer" "404 unknown_consumer" "$(areq DELETE consumers/relay-gone) $(BODY=$(abody); errcode)"
+check "treaty admin consumers --delete of no consumer: 1" "1" \
+    "$(tr_run cod2 TREATY_TOKEN=$AT -- admin consumers --delete relay-gone --url "$RELAY_URL")"
+check "treaty admin status --delete: usage, 2" 2 "$(tr_run cou TREATY_TOKEN=$AT -- admin status --delete relay-x --url "$RELAY_URL")"
+check "the replay still runs, stall's consumer still delivers its figures" "running 1" \
+    "$(report "$RID" | cut -d' ' -f1) $([[ $(figures stall) =~ ^[0-9]+\ [0-9]+ ]] && echo 1)"
+areq DELETE "replays/$RID" > /dev/null
+
 # NATS gone: the figures become unknown (null) within 5 s, not stale.
 stop_nats
 wait_until 15 '[ "$(figures stall | cut -d" " -f1-3)" = "None None None" ]'
@@ -233,6 +306,7 @@ check "JetStream gone: no gauge (/metrics answers, without it)" "0" \
     "$([[ $m == *"ERROR: "* ]] && echo "$m" || printf '%s\n' "$m" | grep -c '^treaty_relay_subscriber_pending{subscriber="stall"}')"
 check "still answering" 200 "$(aget subscribers "$AT")"
 check "drops with JetStream gone: 503" "503 unavailable" "$(aget "drops?subscriber=hook&since=$T0" "$AT") $(aerr)"
+check "consumers with JetStream gone: 503" "503 unavailable" "$(aget consumers "$AT") $(aerr)"
 check "treaty admin drops with JetStream gone: 75, the relay's detail after the attempts" \
     "75 treaty: admin: still failing after 2 attempts: 503: JetStream is not available; try again" \
     "$(tr_run dr503 TREATY_TOKEN=$AT -- admin drops --subscriber hook --since "$T0" --attempts 2 --retry-base 1 --retry-cap 2 --url "$RELAY_URL") $(grep '^treaty: ' "$T/dr503.err")"

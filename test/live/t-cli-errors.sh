@@ -5,7 +5,7 @@
 # refused) or the name that does not exist, in each retry notice and in
 # the last message; a certificate it does not trust is no transient
 # failure (OpenSSL's reason, exit 1, one attempt); after its retries, the
-# relay's detail beside the status.  Against a real relay and nats-server,
+# relay's detail beside the status; a consumer's deletion retried.  Against a real relay and nats-server,
 # the relay serving HTTPS with a self-signed certificate made here, and
 # test/live/dns.py for the names (TREATY_DNS_SERVER).
 . "$(dirname "$0")/lib.sh"
@@ -107,6 +107,24 @@ check "NATS down: exit 75, the relay's 503 with its detail" \
     "rc=75 treaty: publish $S: still failing after 2 attempts: 503: JetStream is not available; send it again with the same id" \
     "rc=$RC $(grep '^treaty: ' "$T/det.err")"
 restart_nats || fail "nats-server" "did not restart"
+
+# --- a deletion retried (test/live/status.py answers by a script) -------
+: > "$T/st.log"
+python3 "$ROOT/test/live/status.py" "$T/st.port" "$T/st.log" 2> "$T/st.stderr" &
+PIDS+=($!)
+wait_until 10 '[ -s "$T/st.port" ]' || { fail start "status.py did not start"; finish; }
+SURL=http://127.0.0.1:$(cat "$T/st.port")
+# dels KEY: the DELETEs status.py got for KEY.
+dels() { awk -F'\t' -v k="$1" '$1 == k && $4 == "DELETE"' "$T/st.log" | wc -l; }
+run del1 admin consumers --delete relay-old --url "$SURL/del1/503.404" "${FAST[@]}"
+check "consumers --delete: 503, then 404: gone (the first may have deleted it), exit 0" \
+    "rc=0 2 consumer relay-old is gone (perhaps deleted by an earlier attempt)" "rc=$RC $(dels del1) $OUT"
+run del2 admin consumers --delete relay-old --url "$SURL/del2/404" "${FAST[@]}"
+check "consumers --delete: 404 at the first attempt: exit 1, the relay's reason" \
+    "rc=1 1 treaty: admin: 404: scripted 404" "rc=$RC $(dels del2) $ERR"
+run del3 admin consumers --delete relay-old --url "$SURL/del3/503" --attempts 2 "${FAST[@]}"
+check "consumers --delete: 503 every time: exit 75, the detail after the attempts" \
+    "rc=75 2 treaty: admin: still failing after 2 attempts: 503: scripted 503" "rc=$RC $(dels del3) $(grep '^treaty: ' "$T/del3.err")"
 
 # --- HTTPS with a certificate the client does not trust -----------------
 kill -TERM "$PLAIN_PID"; wait "$PLAIN_PID" 2>/dev/null
