@@ -5,6 +5,7 @@
  * thread, called by config_load.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,6 +401,32 @@ url_allowed(const char *url, const char **why)
 	return ok;
 }
 
+/*
+ * deliverFrom; see config.h.  A time before 1970 starts where all does;
+ * one still to come starts, when the consumer is made, at the next event
+ * (JetStream looks the time up then).
+ */
+int
+config_deliver_from(const char *s, struct subscriber *sc)
+{
+	int64_t		 sec;
+	long		 nsec;
+
+	if (strcmp(s, "all") == 0) {
+		sc->from = SUB_FROM_ALL;
+		sc->from_ns = 0;
+	} else if (strcmp(s, "new") == 0) {
+		sc->from = SUB_FROM_NEW;
+		sc->from_ns = 0;
+	} else if (treaty_rfc3339_parse(s, &sec, &nsec) == TREATY_OK &&
+	    sec < INT64_MAX / NS_PER_S) {	/* in nanoseconds: before 2262 */
+		sc->from = SUB_FROM_TIME;
+		sc->from_ns = sec < 0 ? 0 : sec * NS_PER_S + nsec;
+	} else
+		return -1;
+	return 0;
+}
+
 /* Parse TREATY_RELAY_SUBSCRIBERS (push and pull subscribers). */
 int
 config_parse_subscribers(struct config *cfg, const char *text, const char *var,
@@ -407,7 +434,7 @@ config_parse_subscribers(struct config *cfg, const char *text, const char *var,
 {
 	static const char *const keys[] = { "name", "url", "secret",
 	    "secrets", "filter", "maxDeliver", "maxInFlight",
-	    "standardWebhooks", "tokenSha256", NULL };
+	    "standardWebhooks", "tokenSha256", "deliverFrom", NULL };
 	yajl_val	 list, o, v;
 	size_t		 i, j;
 	long		 bad;
@@ -554,6 +581,15 @@ config_parse_subscribers(struct config *cfg, const char *text, const char *var,
 				goto out;
 			}
 			s->standard_webhooks = YAJL_IS_TRUE(v);
+		}
+		s->from = SUB_FROM_CONFIG_DEFAULT;
+		snprintf(field, sizeof(field), "[%zu].deliverFrom", i);
+		if ((v = obj_get(o, "deliverFrom")) != NULL &&
+		    (!YAJL_IS_STRING(v) ||
+		    config_deliver_from(v->u.string, s) == -1)) {
+			config_err(err, var, field, "must be all, new or an RFC "
+			    "3339 time such as 2026-01-02T03:04:05Z");
+			goto out;
 		}
 		if (s->standard_webhooks && (bad = sub_whsec_bad(s)) >= 0) {
 			if (obj_get(o, "secrets") != NULL)

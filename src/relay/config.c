@@ -847,7 +847,8 @@ config_subscriber_equal(const struct subscriber *a, const struct subscriber *b)
 	    a->nsecrets != b->nsecrets || a->tokens.n != b->tokens.n ||
 	    a->max_deliver != b->max_deliver ||
 	    a->max_in_flight != b->max_in_flight ||
-	    a->standard_webhooks != b->standard_webhooks)
+	    a->standard_webhooks != b->standard_webhooks ||
+	    a->from != b->from || a->from_ns != b->from_ns)
 		return 0;
 	for (j = 0; j < a->nsecrets; j++)
 		if (strcmp(a->secrets[j], b->secrets[j]) != 0)

@@ -9,6 +9,7 @@
 #define CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "treaty.h"
 
@@ -53,6 +54,20 @@ enum subscriber_kind {
 	SUB_PULL
 };
 
+/*
+ * Where a subscriber's consumer starts when it is made (deliverFrom,
+ * SPEC 3): every event WORK holds, only those stored after it is made, or
+ * those stored from a time on.  Read only then: JetStream cannot move an
+ * existing consumer, so a later change leaves it where it is.
+ */
+enum sub_from {
+	SUB_FROM_ALL,
+	SUB_FROM_NEW,
+	SUB_FROM_TIME
+};
+/* The configuration's default; subscribers the API makes get new (SPEC 16). */
+#define SUB_FROM_CONFIG_DEFAULT	SUB_FROM_ALL
+
 struct subscriber {
 	char		  name[NAME_MAX_LEN + 1];
 	enum subscriber_kind kind;
@@ -64,6 +79,8 @@ struct subscriber {
 	int		  max_deliver;
 	int		  max_in_flight;
 	int		  standard_webhooks;
+	enum sub_from	  from;			/* deliverFrom */
+	int64_t		  from_ns;		/* SUB_FROM_TIME: Unix ns */
 };
 
 /* What a reload did to the subscribers. */
@@ -164,6 +181,13 @@ int			 config_reload_prepare(struct config *next,
 			    const struct config *run,
 			    void (*warn)(const char *var),
 			    struct config_error *err);
+/*
+ * A deliverFrom value into sc's from and from_ns: "all", "new" or an RFC
+ * 3339 time.  0, or -1 when it is none of them.  The caller gives the
+ * default when the key is absent (SUB_FROM_CONFIG_DEFAULT here).
+ */
+int			 config_deliver_from(const char *s,
+			    struct subscriber *sc);
 /* A subscriber's settings, copied to outlive its configuration. */
 struct subscriber	*config_subscriber_dup(const struct subscriber *sc);
 void			 config_subscriber_free(struct subscriber *sc);

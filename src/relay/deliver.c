@@ -658,7 +658,7 @@ dsub_spec(const struct dsub *s)
 {
 	return (struct store_consumer_spec){ s->cfg->name, STORE_PUSH,
 	    s->cfg->filter, s->cfg->max_deliver, s->cfg->max_in_flight,
-	    dl.cfg->ack_wait_seconds, NULL };
+	    dl.cfg->ack_wait_seconds, NULL, s->cfg->from, s->cfg->from_ns };
 }
 
 /*

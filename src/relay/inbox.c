@@ -468,7 +468,7 @@ isub_spec(const struct isub *s)
 {
 	return (struct store_consumer_spec){ s->cfg->name, STORE_PULL,
 	    s->cfg->filter, s->cfg->max_deliver, s->cfg->max_in_flight,
-	    ib.cfg->lease_seconds, NULL };
+	    ib.cfg->lease_seconds, NULL, s->cfg->from, s->cfg->from_ns };
 }
 
 /* Take sc's settings (a copy). */

@@ -139,10 +139,55 @@ consumer_differs(const jsConsumerConfig *have, const jsConsumerConfig *want)
 }
 
 /*
+ * Where a consumer about to be made starts (deliverFrom, SPEC 3), into
+ * want: all is JetStream's deliver all; new and a time become a start
+ * sequence, WORK's next one or the first stored at that time (as
+ * JetStream reads a start time: store_replay_seq_at).  A start sequence
+ * rather than deliver new or by start time, because nats-server 2.9
+ * refuses every later update of a consumer made with a start time (even
+ * to the same time), and a start sequence stays in the consumer's
+ * configuration for anyone to read.  0, or -1 with detail.
+ */
+static int
+consumer_start(const struct store_consumer_copy *c, jsConsumerConfig *want,
+    char *detail, size_t dlen)
+{
+	jsStreamInfo	*si = NULL;
+	jsErrCode	 code = 0;
+	uint64_t	 seq = 0;
+	natsStatus	 s;
+	char		 err[128];
+
+	if (c->from == SUB_FROM_ALL ||
+	    (c->from == SUB_FROM_TIME && c->from_ns <= 0)) {
+		want->DeliverPolicy = js_DeliverAll;
+		return 0;
+	}
+	if (c->from == SUB_FROM_NEW) {
+		s = js_GetStreamInfo(&si, store_conn.js, STORE_WORK, NULL, &code);
+		if (s == NATS_OK)
+			seq = si->State.LastSeq + 1;
+		jsStreamInfo_Destroy(si);
+		if (s != NATS_OK) {
+			api_result(s, code, "start of", c->name, detail, dlen);
+			return -1;
+		}
+	} else if (store_replay_seq_at(c->from_ns, c->filter, &seq, err,
+	    sizeof(err)) != NATS_OK) {
+		snprintf(detail, dlen, "start of %s: %s", c->name, err);
+		return -1;
+	}
+	want->DeliverPolicy = js_DeliverByStartSequence;
+	want->OptStartSeq = seq;
+	return 0;
+}
+
+/*
  * Create one consumer on WORK, or update it when its settings differ.
  * One of the other kind (the subscriber was push and is pull now, or the
  * reverse, across a restart) cannot be updated, and is not deleted: its
  * events would be delivered again from the start.  c->wrong_kind says so.
+ * Where a consumer JetStream has starts is its own: an update keeps it.
  */
 static int
 consumer_ensure(struct store_consumer_copy *c, char *detail, size_t dlen)
@@ -158,7 +203,6 @@ consumer_ensure(struct store_consumer_copy *c, char *detail, size_t dlen)
 	want.DeliverSubject = c->deliver;	/* NULL: a pull consumer */
 	/* The delivery group is the consumer: one instance gets each. */
 	want.DeliverGroup = c->deliver != NULL ? c->name : NULL;
-	want.DeliverPolicy = js_DeliverAll;
 	want.AckPolicy = js_AckExplicit;
 	want.AckWait = (int64_t)c->ack_wait_s * NS_PER_S;
 	want.MaxDeliver = c->max_deliver;
@@ -177,11 +221,22 @@ consumer_ensure(struct store_consumer_copy *c, char *detail, size_t dlen)
 		jsConsumerInfo_Destroy(ci);
 		return -1;
 	}
+	if (s == NATS_OK && ci->Config != NULL) {
+		/* Where it started cannot change: an update says the same. */
+		want.DeliverPolicy = ci->Config->DeliverPolicy;
+		want.OptStartSeq = ci->Config->OptStartSeq;
+		want.OptStartTime = ci->Config->OptStartTime;
+	}
 	if (s == NATS_NOT_FOUND || code == JSConsumerNotFoundErr) {
 		what = "create";
+		if (consumer_start(c, &want, detail, dlen) != 0)
+			return -1;
 		s = js_AddConsumer(&ci, store_conn.js, STORE_WORK, &want, NULL,
 		    &code);
-		if (s == NATS_OK)
+		if (s == NATS_OK && want.OptStartSeq > 0)
+			snprintf(detail, dlen, "created %s from sequence %llu",
+			    c->name, (unsigned long long)want.OptStartSeq);
+		else if (s == NATS_OK)
 			snprintf(detail, dlen, "created %s", c->name);
 	} else if (s == NATS_OK && consumer_differs(ci->Config, &want)) {
 		jsConsumerInfo_Destroy(ci);

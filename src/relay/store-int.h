@@ -118,6 +118,8 @@ struct store_consumer {
 	int			 max_deliver;
 	int			 max_ack_pending;
 	int			 ack_wait_s;
+	enum sub_from		 from;		/* where it starts when made */
+	int64_t			 from_ns;
 	int			 wrong_kind;	/* JetStream's: other kind */
 	store_msg_cb		 cb;
 	store_msg_cb		 exhausted_cb;
@@ -162,6 +164,8 @@ struct store_consumer_copy {
 	int			 max_deliver;
 	int			 max_ack_pending;
 	int			 ack_wait_s;
+	enum sub_from		 from;		/* when it is made */
+	int64_t			 from_ns;
 	int			 wrong_kind;	/* out: see consumer_ensure */
 };
 
@@ -330,6 +334,10 @@ void	 store_req_fail_all(void);
 void	 store_req_strays_free(struct store_consumer *c);
 void	 store_req_unsubscribe(void);
 void	 store_req_destroy(void);
+
+/* store-replay.c, worker thread: see there. */
+natsStatus store_replay_seq_at(int64_t since_ns, const char *filter,
+	    uint64_t *seq, char *err, size_t errlen);
 
 /* store-admin.c: the work of each job, on the worker thread. */
 void	 store_admin_check(struct bridge_job *job);

@@ -471,6 +471,46 @@ end_record(const struct store_replay *r, enum store_replay_state st,
 
 static int	replay_find(struct store_replay_job *);
 
+/*
+ * The first sequence of WORK stored at or after since_ns, as JetStream
+ * reads a start time: a probe (see consumer_put) with that start, whose
+ * delivered sequence before it hands anything out is the one before its
+ * first; WORK's last + 1 when nothing is that recent.  A subscriber's
+ * deliverFrom time becomes the consumer's start sequence this way
+ * (store-admin.c): nats-server 2.9 refuses every later update of a
+ * consumer made with a start time, even to the same time.  Worker thread
+ * only; NATS_OK or the failure in err.
+ */
+natsStatus
+store_replay_seq_at(int64_t since_ns, const char *filter, uint64_t *seq,
+    char *err, size_t errlen)
+{
+	struct store_replay	 r;
+	jsConsumerInfo		*ci = NULL;
+	jsErrCode		 code = 0;
+	char			 probe[64];
+	natsStatus		 s;
+	int			 refused;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.id, sizeof(r.id), "start");
+	r.filter = xstrdup(filter);
+	r.since_ns = since_ns;
+	s = consumer_put(&r, probe, sizeof(probe), err, errlen, &refused);
+	free(r.filter);
+	if (s != NATS_OK)
+		return s;
+	if ((s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK, probe,
+	    NULL, &code)) == NATS_OK)
+		*seq = ci->Delivered.Stream + 1;
+	else
+		snprintf(err, errlen, "start time: %s (code %d)",
+		    natsStatus_GetText(s), (int)code);
+	jsConsumerInfo_Destroy(ci);
+	js_DeleteConsumer(store_conn.js, STORE_WORK, probe, NULL, &code);
+	return s;
+}
+
 /* The probe's num_pending. */
 static natsStatus
 probe_pending(const char *probe, uint64_t *pending, jsErrCode *code)

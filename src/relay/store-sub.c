@@ -42,6 +42,8 @@ consumer_set(struct store_consumer *c, const struct store_consumer_spec *spec)
 	c->max_deliver = spec->max_deliver;
 	c->max_ack_pending = spec->max_ack_pending;
 	c->ack_wait_s = spec->ack_wait_s;
+	c->from = spec->from;
+	c->from_ns = spec->from_ns;
 }
 
 /* Register a consumer; see store-sub.h. */
@@ -90,10 +92,21 @@ void
 store_consumer_update(struct store_consumer *c,
     const struct store_consumer_spec *spec)
 {
+	/*
+	 * JetStream cannot move a consumer it has (nor would moving it be
+	 * harmless: events skipped, or delivered again), so deliverFrom is
+	 * read only when the consumer is made.  Say so rather than seem to
+	 * have applied it.
+	 */
+	if (c->from != spec->from || c->from_ns != spec->from_ns)
+		log_warnx("deliverFrom changed: it is read only when a "
+		    "consumer is made, and one JetStream has keeps its "
+		    "position", "consumer=%s", c->name);
 	if (strcmp(c->filter, spec->filter) == 0 &&
 	    c->max_deliver == spec->max_deliver &&
 	    c->max_ack_pending == spec->max_ack_pending &&
-	    c->ack_wait_s == spec->ack_wait_s)
+	    c->ack_wait_s == spec->ack_wait_s && c->from == spec->from &&
+	    c->from_ns == spec->from_ns)
 		return;
 	consumer_set(c, spec);
 	store_check_consumers();
@@ -150,6 +163,8 @@ store_consumer_copies(struct store_consumer_copy **out)
 		(*out)[n].max_deliver = c->max_deliver;
 		(*out)[n].max_ack_pending = c->max_ack_pending;
 		(*out)[n].ack_wait_s = c->ack_wait_s;
+		(*out)[n].from = c->from;
+		(*out)[n].from_ns = c->from_ns;
 		n++;
 	}
 	return n;

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "config.h"
 #include "store-msg.h"
 
 enum store_consumer_kind {
@@ -33,6 +34,12 @@ struct store_consumer_spec {
 	 * store_replay_start, and the stream check leaves it alone.
 	 */
 	const char		*replay;
+	/*
+	 * Where it starts when this relay makes it (deliverFrom); not read
+	 * for a replay's.  JetStream cannot move a consumer it has.
+	 */
+	enum sub_from		 from;
+	int64_t			 from_ns;
 };
 struct store_consumer;
 /*
@@ -51,7 +58,8 @@ struct store_consumer *store_consumer_add(
 /*
  * A reload changed the subscriber: c's JetStream consumer is updated by a
  * stream check (nothing happens when nothing differs; name and kind are
- * fixed).
+ * fixed, and so is where it started: a changed deliverFrom is logged and
+ * applies only if the consumer has to be made again).
  */
 void		 store_consumer_update(struct store_consumer *c,
 		    const struct store_consumer_spec *spec);

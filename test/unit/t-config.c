@@ -792,6 +792,75 @@ subscribers_bad(void)
 }
 
 /*
+ * deliverFrom (SPEC 3): all by default for a configured subscriber, new,
+ * or an RFC 3339 time to the nanosecond, push and pull alike; anything
+ * else is refused naming the field.  A changed value makes the
+ * subscriber "changed" (the reload logs that it is kept).
+ */
+static void
+deliver_from(void)
+{
+	static const char *const bad[] = { "\"yesterday\"", "\"ALL\"",
+	    "\"\"", "\"2026-13-01T00:00:00Z\"", "\"2026-01-02\"",
+	    "\"2026-01-02T03:04:05\"", "\"9999-01-01T00:00:00Z\"", "5",
+	    "null", "[\"new\"]" };
+	struct config	 cfg;
+	struct subscriber a, b;
+	char		 buf[512];
+	size_t		 i;
+
+	if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_SUBSCRIBERS",
+	    "[{\"name\":\"d\",\"url\":\"https://e.example/\",\"secret\":\""
+	    SECRET "\",\"filter\":\"evt.>\"},"
+	    "{\"name\":\"n\",\"url\":\"https://e.example/\",\"secret\":\""
+	    SECRET "\",\"filter\":\"evt.>\",\"deliverFrom\":\"new\"},"
+	    "{\"name\":\"t\",\"tokenSha256\":\"" HASH_A "\",\"secret\":\""
+	    SECRET "\",\"filter\":\"evt.>\","
+	    "\"deliverFrom\":\"2026-01-02T03:04:05.000000006+01:00\"},"
+	    "{\"name\":\"a\",\"url\":\"https://e.example/\",\"secret\":\""
+	    SECRET "\",\"filter\":\"evt.>\",\"deliverFrom\":\"all\"}]")) {
+		if (T_EQ_INT(cfg.nsubscribers, 4)) {
+			T_EQ_INT(cfg.subscribers[0].from, SUB_FROM_ALL);
+			T_EQ_INT(cfg.subscribers[1].from, SUB_FROM_NEW);
+			T_EQ_INT(cfg.subscribers[2].kind, SUB_PULL);
+			T_EQ_INT(cfg.subscribers[2].from, SUB_FROM_TIME);
+			/* 2026-01-02T02:04:05Z, and 6 ns. */
+			T_ASSERT(cfg.subscribers[2].from_ns ==
+			    1767319445LL * 1000000000LL + 6);
+			T_EQ_INT(cfg.subscribers[3].from, SUB_FROM_ALL);
+			a = cfg.subscribers[0];
+			b = a;
+			T_EQ_INT(config_subscriber_equal(&a, &b), 1);
+			b.from = SUB_FROM_NEW;
+			T_EQ_INT(config_subscriber_equal(&a, &b), 0);
+			b = cfg.subscribers[2];
+			a = b;
+			a.from_ns++;
+			T_EQ_INT(config_subscriber_equal(&a, &b), 0);
+		}
+		config_free(&cfg);
+	}
+	/* The configuration's default; the API's (SPEC 16) will be new. */
+	T_EQ_INT(SUB_FROM_CONFIG_DEFAULT, SUB_FROM_ALL);
+	/* Before 1970: from the start, as all. */
+	memset(&a, 0, sizeof(a));
+	T_EQ_INT(config_deliver_from("1969-12-31T23:59:59Z", &a), 0);
+	T_EQ_INT(a.from, SUB_FROM_TIME);
+	T_ASSERT(a.from_ns == 0);
+	T_EQ_INT(config_deliver_from("new", &a), 0);
+	T_EQ_INT(a.from, SUB_FROM_NEW);
+	T_EQ_INT(config_deliver_from("now", &a), -1);
+
+	for (i = 0; i < T_NCASES(bad); i++) {
+		snprintf(buf, sizeof(buf), SUB("\"url\":\"https://e.example/\","
+		    "\"deliverFrom\":%s"), bad[i]);
+		EXPECT_BAD_ENV("TREATY_RELAY_SUBSCRIBERS", buf,
+		    "[0].deliverFrom");
+	}
+	env_clear();
+}
+
+/*
  * A key given twice in any object of a JSON setting is refused naming
  * the variable, the key's field and the key (SPEC 13): the first would
  * be read and the second, maybe a short secret, pass unchecked.
@@ -1497,6 +1566,7 @@ static const struct t_case cases[] = {
 	{ "config_find_producer", find_producer },
 	{ "valid push and pull subscribers, defaults", subscribers_ok },
 	{ "bad subscribers name var and field", subscribers_bad },
+	{ "deliverFrom: all, new or a time", deliver_from },
 	{ "a key given twice in a JSON setting", duplicate_keys },
 	{ "pull tokens are never a producer's or another inbox's",
 	  pull_token_roles },
