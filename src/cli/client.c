@@ -499,7 +499,8 @@ creq_start(struct client_req *r)
 {
 	cl.inflight++;
 	r->rr = resolve_host(outbound_target_host(cl.target),
-	    outbound_target_port(cl.target), 1, client_resolved_cb, r);
+	    outbound_target_port(cl.target), RESOLVE_ANY, client_resolved_cb,
+	    r);
 }
 
 /* Abandon a request. */

@@ -274,6 +274,13 @@ outbound_target_port(const struct outbound_target *t)
 	return t->port;
 }
 
+/* https or plain http. */
+int
+outbound_target_tls(const struct outbound_target *t)
+{
+	return t->tls;
+}
+
 /* Open connections. */
 int
 outbound_target_conns(const struct outbound_target *t)

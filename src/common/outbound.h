@@ -94,6 +94,8 @@ void		 outbound_target_set_max_body(struct outbound_target *t,
 /* The URL's host (for resolve_host) and port. */
 const char	*outbound_target_host(const struct outbound_target *t);
 int		 outbound_target_port(const struct outbound_target *t);
+/* 1 when t is an https URL. */
+int		 outbound_target_tls(const struct outbound_target *t);
 /* Connections open for t (busy and idle). */
 int		 outbound_target_conns(const struct outbound_target *t);
 /* Close t's connections and free it; its requests must be finished. */

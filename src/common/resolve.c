@@ -53,7 +53,7 @@ TAILQ_HEAD(req_list, resolve_req);
 /* One cached name (per validation mode). */
 struct pin {
 	char			*host;
-	int			 allow_private;
+	enum resolve_accept	 accept;
 	int			 have;		/* result holds a cached answer */
 	struct resolve_result	 result;	/* ports are 0 */
 	long long		 expires;
@@ -122,17 +122,19 @@ resolve_complete(struct resolve_req *req, const struct resolve_result *r)
  */
 static enum resolve_status
 resolve_validate(struct resolve_result *r, const char *host,
-    int allow_private)
+    enum resolve_accept accept)
 {
 	int	 i;
 
-	for (i = 0; i < r->naddrs && !allow_private; i++) {
+	for (i = 0; i < r->naddrs && accept != RESOLVE_ANY; i++) {
 		enum net_class c = netcheck_classify(
 		    (struct sockaddr *)&r->addrs[i]);
 
-		if (c != NET_PUBLIC) {
+		if ((c == NET_PUBLIC) != (accept == RESOLVE_PUBLIC)) {
 			snprintf(r->why, sizeof(r->why), "%.40s has a %s "
-			    "address", host, netcheck_class_name(c));
+			    "address%s", host, netcheck_class_name(c),
+			    accept == RESOLVE_PRIVATE ? " (plain http: private "
+			    "only)" : "");
 			r->naddrs = 0;
 			return r->status = RESOLVE_REFUSED;
 		}
@@ -194,7 +196,7 @@ resolve_gai_cb(int err, struct evutil_addrinfo *res, void *arg)
 			snprintf(r.why, sizeof(r.why), "%.40s has no address",
 			    p->host);
 		} else
-			resolve_validate(&r, p->host, p->allow_private);
+			resolve_validate(&r, p->host, p->accept);
 	} else if (err == EVUTIL_EAI_NONAME) {
 		r.status = RESOLVE_NOTFOUND;
 		snprintf(r.why, sizeof(r.why), "%.40s does not exist", p->host);
@@ -242,14 +244,14 @@ pin_free(struct pin *p)
  * (a subscriber's URL changed by a reload) would stay for ever.
  */
 static struct pin *
-pin_get(const char *host, int allow_private)
+pin_get(const char *host, enum resolve_accept accept)
 {
 	struct pin	*p, *next, *found = NULL;
 	long long	 now = now_ms();
 
 	for (p = TAILQ_FIRST(&rs.pins); p != NULL; p = next) {
 		next = TAILQ_NEXT(p, entry);
-		if (p->allow_private == allow_private &&
+		if (p->accept == accept &&
 		    strcmp(p->host, host) == 0)
 			found = p;
 		else if (p->gai == NULL && TAILQ_EMPTY(&p->waiters) &&
@@ -260,7 +262,7 @@ pin_get(const char *host, int allow_private)
 		return found;
 	p = xcalloc(1, sizeof(*p));
 	p->host = xstrdup(host);
-	p->allow_private = allow_private;
+	p->accept = accept;
 	TAILQ_INIT(&p->waiters);
 	evtimer_assign(&p->timer, rs.base, resolve_timeout_cb, p);
 	TAILQ_INSERT_TAIL(&rs.pins, p, entry);
@@ -270,7 +272,7 @@ pin_get(const char *host, int allow_private)
 
 /* A numeric host: no DNS, only validation. */
 static int
-resolve_numeric(const char *host, int allow_private,
+resolve_numeric(const char *host, enum resolve_accept accept,
     struct resolve_result *r)
 {
 	struct sockaddr_in	 in;
@@ -297,14 +299,14 @@ resolve_numeric(const char *host, int allow_private,
 		in6.sin6_family = AF_INET6;
 		result_add(r, (struct sockaddr *)&in6, sizeof(in6));
 	}
-	resolve_validate(r, host, allow_private);
+	resolve_validate(r, host, accept);
 	return 1;
 }
 
 /* Resolve host; see resolve.h. */
 struct resolve_req *
-resolve_host(const char *host, int port, int allow_private, resolve_cb cb,
-    void *arg)
+resolve_host(const char *host, int port, enum resolve_accept accept,
+    resolve_cb cb, void *arg)
 {
 	struct resolve_req	*req = xcalloc(1, sizeof(*req));
 	struct resolve_result	 r;
@@ -318,11 +320,11 @@ resolve_host(const char *host, int port, int allow_private, resolve_cb cb,
 	evtimer_assign(&req->ev, rs.base, resolve_deliver_cb, req);
 	TAILQ_INSERT_TAIL(&rs.reqs, req, entry);
 
-	if (resolve_numeric(host, allow_private, &r)) {
+	if (resolve_numeric(host, accept, &r)) {
 		resolve_complete(req, &r);
 		return req;
 	}
-	p = pin_get(host, allow_private);
+	p = pin_get(host, accept);
 	if (p->have && p->expires > now_ms()) {
 		resolve_complete(req, &p->result);
 		return req;

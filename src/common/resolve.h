@@ -36,6 +36,16 @@ struct resolve_result {
 	char			 why[96];	/* for logs, on failure */
 };
 
+/* Which addresses a lookup accepts (SPEC 3). */
+enum resolve_accept {
+	RESOLVE_PUBLIC,		/* public ones only: the refusal list applies */
+	RESOLVE_ANY,		/* every one: a local host, or the operator's
+				   TREATY_RELAY_ALLOW_PRIVATE_NETWORKS=1 */
+	RESOLVE_PRIVATE		/* refused ones only: plain http that the
+				   operator allowed into their own network
+				   must not cross the internet in clear */
+};
+
 struct resolve_req;
 /* Called once per request, on the loop thread, never from inside resolve_host. */
 typedef void (*resolve_cb)(void *arg, const struct resolve_result *r);
@@ -48,13 +58,12 @@ typedef void (*resolve_cb)(void *arg, const struct resolve_result *r);
 void	resolve_init(struct event_base *base, const char *nameserver,
 	    int timeout_ms, int cache_ms);
 /*
- * Resolve host (a name or a numeric address) for port.  allow_private
- * accepts every address class (local hosts, or the operator's
- * TREATY_RELAY_ALLOW_PRIVATE_NETWORKS=1).  Returns a handle for
- * resolve_cancel.
+ * Resolve host (a name or a numeric address) for port, accepting what
+ * accept says: a name is refused when any of its addresses is not
+ * accepted.  Returns a handle for resolve_cancel.
  */
 struct resolve_req *resolve_host(const char *host, int port,
-	    int allow_private, resolve_cb cb, void *arg);
+	    enum resolve_accept accept, resolve_cb cb, void *arg);
 /* Forget a request: its callback will not run. */
 void	resolve_cancel(struct resolve_req *req);
 /* Cached entries, for /metrics and tests. */

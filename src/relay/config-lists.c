@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <event2/http.h>
 #include <yajl/yajl_tree.h>
 
@@ -18,6 +21,7 @@
 #include "config.h"
 #include "config-int.h"
 #include "json.h"
+#include "netcheck.h"
 #include "util.h"
 
 /* 1 when s is 1-NAME_MAX_LEN of A-Za-z0-9_-. */
@@ -365,11 +369,42 @@ sub_whsec_bad(const struct subscriber *s)
 }
 
 /*
- * 1 when url may be used for push delivery: https anywhere, plain http only
- * for localhost, 127.0.0.1, ::1 or a single-label host (SPEC 3).
+ * 1 for a host plain http may reach once the operator has said the
+ * network is theirs (TREATY_RELAY_ALLOW_PRIVATE_NETWORKS): an address
+ * that is not public, or a name, which must then resolve to such
+ * addresses only (deliver.c checks at each lookup).  A public address is
+ * never reached in clear.
  */
 static int
-url_allowed(const char *url, const char **why)
+private_host(const char *host)
+{
+	struct sockaddr_in	 in;
+	struct sockaddr_in6	 in6;
+	char			 buf[64];
+	size_t			 n = strlen(host);
+
+	memset(&in, 0, sizeof(in));
+	memset(&in6, 0, sizeof(in6));
+	in.sin_family = AF_INET;
+	in6.sin6_family = AF_INET6;
+	if (netcheck_pton(AF_INET, host, &in.sin_addr) == 1)
+		return netcheck_classify((struct sockaddr *)&in) != NET_PUBLIC;
+	if (host[0] == '[' && n >= 2 && n - 2 < sizeof(buf)) {
+		memcpy(buf, host + 1, n - 2);
+		buf[n - 2] = '\0';
+		return netcheck_pton(AF_INET6, buf, &in6.sin6_addr) == 1 &&
+		    netcheck_classify((struct sockaddr *)&in6) != NET_PUBLIC;
+	}
+	return strchr(host, ':') == NULL;	/* a name */
+}
+
+/*
+ * 1 when url may be used for push delivery: https anywhere; plain http for
+ * localhost, 127.0.0.1, ::1 or a single-label host (SPEC 3), and with
+ * allow_private for a private address or a name too.
+ */
+static int
+url_allowed(const char *url, int allow_private, const char **why)
 {
 	struct evhttp_uri	*u;
 	const char		*scheme, *host;
@@ -392,11 +427,17 @@ url_allowed(const char *url, const char **why)
 		ok = 1;
 	else if (strcasecmp(scheme, "http") != 0)
 		*why = "scheme must be https (or http for a local host)";
-	else if (config_host_is_local(host))
+	else if (config_host_is_local(host) ||
+	    (allow_private && private_host(host)))
 		ok = 1;
+	else if (allow_private)
+		*why = "plain http goes to a private address or a name, never "
+		    "to a public address: use https";
 	else
 		*why = "plain http only for localhost, 127.0.0.1, ::1 or a "
-		    "single-label host";
+		    "single-label host: use https, or set "
+		    "TREATY_RELAY_ALLOW_PRIVATE_NETWORKS=1 when the network is "
+		    "yours";
 	evhttp_uri_free(u);
 	return ok;
 }
@@ -486,7 +527,8 @@ config_parse_subscribers(struct config *cfg, const char *text, const char *var,
 				config_err(err, var, field, "must be a string");
 				goto out;
 			}
-			if (!url_allowed(url->u.string, &why)) {
+			if (!url_allowed(url->u.string,
+			    cfg->allow_private_networks, &why)) {
 				config_err(err, var, field, "%s", why);
 				goto out;
 			}

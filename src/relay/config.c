@@ -113,7 +113,8 @@ static const struct opt opts[NOPTS] = {
 	[O_ALLOW_PRIVATE] = { "allow-private-networks",
 	  "TREATY_RELAY_ALLOW_PRIVATE_NETWORKS", OPT_FLAG,
 	  OFF(allow_private_networks), "0", 0, 1,
-	  "deliver to private, loopback and link-local addresses too" },
+	  "deliver to private, loopback and link-local addresses too, and "
+	  "plain http to private ones" },
 	[O_CA_FILE] = { "ca-file", "TREATY_RELAY_CA_FILE", OPT_STR,
 	  OFF(ca_file), NULL, 0, 0,
 	  "PEM file of CAs for https deliveries (default: system store)" },
@@ -600,7 +601,7 @@ config_load(struct config *cfg, int argc, char **argv,
 	const char	*file = NULL, *file_blame = "--config";
 	struct file_vars fv;
 	enum config_action action = CONFIG_RUN;
-	int		 i, c;
+	int		 i, k, c;
 
 	memset(cfg, 0, sizeof(*cfg));
 	memset(err, 0, sizeof(*err));
@@ -658,10 +659,18 @@ config_load(struct config *cfg, int argc, char **argv,
 		}
 	}
 
-	for (i = 0; i < NOPTS; i++) {
-		const char	*val = given[i], *name;
+	/*
+	 * TREATY_RELAY_ALLOW_PRIVATE_NETWORKS first (k -1): the subscribers'
+	 * URLs are checked against it (config-lists.c).
+	 */
+	for (k = -1; k < NOPTS; k++) {
+		const char	*val, *name;
 		char		 flagname[64];
 
+		if (k == O_ALLOW_PRIVATE)
+			continue;
+		i = k < 0 ? O_ALLOW_PRIVATE : k;
+		val = given[i];
 		snprintf(flagname, sizeof(flagname), "--%s", opts[i].flag);
 		name = val != NULL ? flagname : opts[i].var;
 		if (val == NULL)

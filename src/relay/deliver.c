@@ -136,7 +136,7 @@ struct dsub {
 	struct subscriber	*cfg;
 	struct store_consumer	*consumer;	/* NULL once removed */
 	struct dtarget		*target;
-	int			 allow_private;
+	enum resolve_accept	 accept;	/* which addresses it may reach */
 	struct dsign		*sign;
 	struct source		 own;		/* its consumer, as a source */
 	struct delivery_list	 live;
@@ -531,7 +531,7 @@ delivery_begin(struct delivery *d)
 {
 	delivery_set_state(d, DS_RESOLVING);
 	d->op.rr = resolve_host(outbound_target_host(d->t->t),
-	    outbound_target_port(d->t->t), d->s->allow_private,
+	    outbound_target_port(d->t->t), d->s->accept,
 	    delivery_resolved_cb, d);
 }
 
@@ -662,6 +662,26 @@ dsub_spec(const struct dsub *s)
 }
 
 /*
+ * The addresses s's URL may reach (SPEC 3): any for a local host (those
+ * allowed plain http) and, with TREATY_RELAY_ALLOW_PRIVATE_NETWORKS, for
+ * https; public ones otherwise.  Plain http that the setting allowed
+ * beyond the local hosts (config-lists.c) goes only to private ones: the
+ * operator vouched for their own network, and an event must not cross
+ * the internet in clear because a name resolved to a public address.
+ */
+static enum resolve_accept
+dsub_accept(const struct dsub *s)
+{
+	const struct outbound_target *t = s->target->t;
+
+	if (config_host_is_local(outbound_target_host(t)))
+		return RESOLVE_ANY;
+	if (!dl.cfg->allow_private_networks)
+		return RESOLVE_PUBLIC;
+	return outbound_target_tls(t) ? RESOLVE_ANY : RESOLVE_PRIVATE;
+}
+
+/*
  * Take sc's settings (a copy): a new pool when the URL or its size
  * changed, the secrets, the address rule.
  */
@@ -691,8 +711,7 @@ dsub_set(struct dsub *s, const struct subscriber *sc)
 			dtarget_release(s->target);
 		s->target = t;
 	}
-	s->allow_private = dl.cfg->allow_private_networks ||
-	    config_host_is_local(outbound_target_host(s->target->t));
+	s->accept = dsub_accept(s);
 	if (s->sign != NULL)
 		dsign_release(s->sign);
 	s->sign = xcalloc(1, sizeof(*s->sign));
@@ -793,9 +812,7 @@ deliver_sync(struct sub_changes *ch)
 			ch->changed++;
 			log_info("subscriber changed", "sub=%s", sc->name);
 		} else
-			s->allow_private = dl.cfg->allow_private_networks ||
-			    config_host_is_local(outbound_target_host(
-			    s->target->t));
+			s->accept = dsub_accept(s);
 		spec = dsub_spec(s);
 		store_consumer_update(s->consumer, &spec);
 	}

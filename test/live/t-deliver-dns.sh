@@ -3,7 +3,8 @@
 # resolved address is validated and pinned; a name that resolves to a
 # private or metadata address is refused unless private networks are
 # allowed; when one address refuses the connection the next is tried in the
-# same attempt.  Names come from test/live/dns.py, a DNS server on loopback
+# same attempt; plain http with private networks allowed goes to private
+# addresses only.  Names come from test/live/dns.py, a DNS server on loopback
 # that the relay uses through TREATY_RELAY_DNS_SERVER (no /etc/hosts).
 . "$(dirname "$0")/lib.sh"
 pki=$T/pki
@@ -12,7 +13,8 @@ make_pki "$pki" inside.example || { fail pki "could not make test certificates";
 DPORT=$(free_port)
 python3 "$(dirname "$0")/dns.py" $DPORT hooks=127.0.0.2,127.0.0.1 \
     holes=127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5 \
-    inside.example=127.0.0.1 meta.example=169.254.169.254 &
+    inside.example=127.0.0.1 meta.example=169.254.169.254 \
+    intra.corp=127.0.0.1 public.example=127.0.0.1,93.184.216.34 &
 PIDS+=($!)
 RPORT=$(free_port)
 TPORT=$(free_port)
@@ -96,4 +98,32 @@ wait_until 10 'test "$(got tls ok-in-2)" -ge 1'
 check "allowed private networks: delivered by name over https" 1 "$(got tls ok-in-2)"
 # JetStream holds nothing more for the subscriber: ok-in-1 cannot come back.
 check "the earlier drop stays dropped" "0 settled" "$(got tls ok-in-1) $(quiet relay-inside)"
+
+# Plain http beyond the local hosts: a configuration error that names both
+# ways out without TREATY_RELAY_ALLOW_PRIVATE_NETWORKS; with it, accepted
+# for a name or a private address, and delivered only when the name
+# resolves to private addresses only (never in clear to a public one).
+# public.example has a public address after 127.0.0.1, where the receiver
+# listens: refused as a whole, nothing is sent; were it not refused, the
+# first address would take the event (and the test stays on loopback).
+PRIV='[{"name":"intra","url":"http://intra.corp:'$RPORT'/in","secret":"'$S'","filter":"evt.*.intra.>"},
+ {"name":"pub","url":"http://public.example:'$RPORT'/in","secret":"'$S'","filter":"evt.*.pub.>","maxDeliver":1}]'
+out=$(TREATY_RELAY_SUBSCRIBERS=$PRIV NATS_URL=$NATS_URL_T "$RELAY_BIN" --check-config 2>&1)
+check_match "plain http to a name, not allowed: exit 78 saying https or the setting" \
+    '^78 .*field=\[0\]\.url detail=".*use https, or set TREATY_RELAY_ALLOW_PRIVATE_NETWORKS=1' "$? $out"
+out=$(TREATY_RELAY_SUBSCRIBERS='[{"name":"p","url":"http://8.8.8.8/in","secret":"'$S'","filter":"evt.>"}]' \
+    TREATY_RELAY_ALLOW_PRIVATE_NETWORKS=1 NATS_URL=$NATS_URL_T "$RELAY_BIN" --check-config 2>&1)
+check_match "plain http to a public address, allowed networks: still exit 78" \
+    '^78 .*field=\[0\]\.url detail="plain http goes to a private address or a name' "$? $out"
+kill $RELAY_PID; wait $RELAY_PID 2>/dev/null
+TREATY_RELAY_SUBSCRIBERS=$PRIV TREATY_RELAY_ALLOW_PRIVATE_NETWORKS=1 start_relay ||
+    { fail restart "relay did not start with plain http to a name"; finish; }
+post evt.acme.intra.thing.done ok-intra-1 x
+post evt.acme.pub.thing.done ok-pub-1 x
+wait_until 10 'test "$(got plain ok-intra-1)" -ge 1'
+check "allowed private networks: plain http to a private name delivered" 1 "$(got plain ok-intra-1)"
+check_match "plain http to a name resolving to a public address: refused" \
+    'msg="delivery dropped" sub=pub id=ok-pub-1 .*error="public.example has a public address \(plain http: private only\)"' \
+    "$(log_wait 10 'delivery dropped" sub=pub' && cat "$RELAY_LOG")"
+check "  and not sent to its private address either" 0 "$(got plain ok-pub-1)"
 finish

@@ -792,6 +792,79 @@ subscribers_bad(void)
 }
 
 /*
+ * Plain http to a private network where the operator allowed it: with
+ * TREATY_RELAY_ALLOW_PRIVATE_NETWORKS, a private address or a name (which
+ * deliveries then reach only at private addresses), never a public
+ * address; without it, the error says the two ways out.  The setting
+ * counts wherever it is given, before or after the list.
+ */
+static void
+private_urls(void)
+{
+	static const char *const ok_urls[] = {
+		"http://10.0.0.1/", "http://192.168.1.5:8080/x",
+		"http://100.64.0.9/", "http://[fd00::1]:8080/x",
+		"http://[fe80::1]/", "http://hooks.internal:8080/in",
+		"http://svc.ns.svc.cluster.local/", "http://localhost/",
+	};
+	static const char *const bad_urls[] = {
+		"http://8.8.8.8/", "http://[2606:4700::1111]/",
+		"http://93.184.216.34:80/x",
+	};
+	struct config		 cfg;
+	struct config_error	 err;
+	char			 buf[512];
+	size_t			 i;
+
+	for (i = 0; i < T_NCASES(ok_urls); i++) {
+		env_clear();
+		setenv("TREATY_RELAY_ALLOW_PRIVATE_NETWORKS", "1", 1);
+		snprintf(buf, sizeof(buf), SUB("\"url\":\"%s\""), ok_urls[i]);
+		setenv("TREATY_RELAY_SUBSCRIBERS", buf, 1);
+		if (!T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN))
+			t_fail(__FILE__, __LINE__, "  %s: %s", ok_urls[i],
+			    err.detail);
+		config_free(&cfg);
+		/* The flag too, though it comes after the list. */
+		env_clear();
+		setenv("TREATY_RELAY_SUBSCRIBERS", buf, 1);
+		T_EQ_INT(load(&cfg, &err, "--allow-private-networks", NULL),
+		    CONFIG_RUN);
+		config_free(&cfg);
+	}
+	for (i = 0; i < T_NCASES(bad_urls); i++) {
+		env_clear();
+		setenv("TREATY_RELAY_ALLOW_PRIVATE_NETWORKS", "1", 1);
+		snprintf(buf, sizeof(buf), SUB("\"url\":\"%s\""), bad_urls[i]);
+		EXPECT_BAD_AT_KEEP("TREATY_RELAY_SUBSCRIBERS", buf, "[0].url");
+	}
+	/* https to a public address stays fine with the setting. */
+	env_clear();
+	setenv("TREATY_RELAY_ALLOW_PRIVATE_NETWORKS", "1", 1);
+	setenv("TREATY_RELAY_SUBSCRIBERS", SUB_URL("https://8.8.8.8/"), 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	config_free(&cfg);
+
+	/* Without it: the two ways out, named. */
+	env_clear();
+	setenv("TREATY_RELAY_SUBSCRIBERS", SUB_URL("http://10.0.0.1/"), 1);
+	if (T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD)) {
+		T_EQ_STR(err.field, "[0].url");
+		T_ASSERT(strstr(err.detail, "use https, or set "
+		    "TREATY_RELAY_ALLOW_PRIVATE_NETWORKS=1") != NULL);
+	}
+	config_free(&cfg);
+	env_clear();
+	setenv("TREATY_RELAY_ALLOW_PRIVATE_NETWORKS", "1", 1);
+	setenv("TREATY_RELAY_SUBSCRIBERS", SUB_URL("http://8.8.8.8/"), 1);
+	if (T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD))
+		T_ASSERT(strstr(err.detail, "never to a public address: use "
+		    "https") != NULL);
+	config_free(&cfg);
+	env_clear();
+}
+
+/*
  * deliverFrom (SPEC 3): all by default for a configured subscriber, new,
  * or an RFC 3339 time to the nanosecond, push and pull alike; anything
  * else is refused naming the field.  A changed value makes the
@@ -1566,6 +1639,7 @@ static const struct t_case cases[] = {
 	{ "config_find_producer", find_producer },
 	{ "valid push and pull subscribers, defaults", subscribers_ok },
 	{ "bad subscribers name var and field", subscribers_bad },
+	{ "plain http to private networks when allowed", private_urls },
 	{ "deliverFrom: all, new or a time", deliver_from },
 	{ "a key given twice in a JSON setting", duplicate_keys },
 	{ "pull tokens are never a producer's or another inbox's",

@@ -103,14 +103,14 @@ got(void *arg, const struct resolve_result *r)
 
 /* Resolve host and run the loop until the answer (at most 3 s). */
 static struct resolve_result
-resolve(const char *host, int allow_private)
+resolve(const char *host, enum resolve_accept accept)
 {
 	struct outcome	 o;
 	struct timeval	 tv = { 3, 0 };
 
 	memset(&o, 0, sizeof(o));
 	o.r.status = (enum resolve_status)-1;
-	resolve_host(host, 443, allow_private, got, &o);
+	resolve_host(host, 443, accept, got, &o);
 	event_base_loopexit(base, &tv);
 	event_base_dispatch(base);
 	if (o.done != 1)
@@ -176,6 +176,33 @@ refused_names(void)
 	/* Allowed for local hosts or with ALLOW_PRIVATE_NETWORKS. */
 	T_EQ_INT(resolve("private.test", 1).status, RESOLVE_OK);
 	T_EQ_STR(addr0(&(struct resolve_result){ 0 }), "-");
+}
+
+/*
+ * Plain http into the operator's network (RESOLVE_PRIVATE): only names
+ * whose every address is not public; one public address refuses the
+ * name, numeric or not.  Cached apart from the other modes.
+ */
+static void
+private_only(void)
+{
+	struct resolve_result	 r;
+
+	T_EQ_INT(resolve("private.test", RESOLVE_PRIVATE).status, RESOLVE_OK);
+	T_EQ_INT(resolve("loop.test", RESOLVE_PRIVATE).status, RESOLVE_OK);
+	r = resolve("public.test", RESOLVE_PRIVATE);
+	T_EQ_INT(r.status, RESOLVE_REFUSED);
+	T_ASSERT(strstr(r.why, "public address (plain http: private only)") !=
+	    NULL);
+	T_EQ_INT(resolve("mixed.test", RESOLVE_PRIVATE).status,
+	    RESOLVE_REFUSED);
+	T_EQ_INT(resolve("10.9.8.7", RESOLVE_PRIVATE).status, RESOLVE_OK);
+	T_EQ_INT(resolve("8.8.8.8", RESOLVE_PRIVATE).status, RESOLVE_REFUSED);
+	/* The same names in the other modes keep their own answers. */
+	T_EQ_INT(resolve("public.test", RESOLVE_PUBLIC).status, RESOLVE_OK);
+	T_EQ_INT(resolve("private.test", RESOLVE_PUBLIC).status,
+	    RESOLVE_REFUSED);
+	T_EQ_INT(resolve("mixed.test", RESOLVE_ANY).status, RESOLVE_OK);
 }
 
 /* Numeric hosts skip DNS but not validation. */
@@ -298,6 +325,8 @@ static const struct t_case cases[] = {
 	{ "a public name is pinned with its port", public_name },
 	{ "names of refused addresses are refused", refused_names },
 	{ "numeric hosts: validation without DNS", numeric_hosts },
+	{ "private addresses only (plain http into a private network)",
+	  private_only },
 	{ "NXDOMAIN cached, SERVFAIL not, pins cached", failures_and_cache },
 	{ "entries past their time dropped", expired_dropped },
 	{ "a silent server: temporary within the bound", bounded_time },
