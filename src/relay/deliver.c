@@ -84,7 +84,14 @@
 #define PIN_CACHE_MS		(10 * 60 * 1000)
 #define MAX_HEADERS		80	/* stored ce-* headers forwarded */
 #define MAX_IDLE_CONNS		1024	/* per subscriber */
-#define SIGN_HEADERS		4	/* ours: the signature, Standard Webhooks' */
+#define OWN_HEADERS		5	/* ours: the attempt, the signature,
+					   Standard Webhooks' three */
+/*
+ * The attempt's number for the receiver, JetStream's delivery count (1 on
+ * the first try): a receiver can tell a retry, and how many it has had,
+ * without keeping state.  Not signed: it says nothing about the event.
+ */
+#define ATTEMPT_HEADER		"x-treaty-attempt"
 
 enum delivery_state {
 	DS_WAITING,		/* queued at a gate (gp.at), for its turn */
@@ -364,7 +371,7 @@ collect_header(void *arg, const char *key, const char *value)
 {
 	struct hdrs	*hs = arg;
 
-	if (hs->n >= MAX_HEADERS - SIGN_HEADERS)
+	if (hs->n >= MAX_HEADERS - OWN_HEADERS)
 		return;
 	if (strncasecmp(key, "ce-", 3) == 0)
 		hs->h[hs->n++] = (struct outbound_header){ key, value };
@@ -384,12 +391,14 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 	size_t		 len;
 	char		 sig[TREATY_SIG_HEADER_SIZE(TREATY_MAX_SECRETS)];
 	char		 swsig[TREATY_SW_HEADER_SIZE(TREATY_MAX_SECRETS)];
-	char		 ts[24];
+	char		 ts[24], att[24];
 	int64_t		 t = (int64_t)time(NULL);
 
 	body = store_msg_data(d->m, &len);
 	memset(&hs, 0, sizeof(hs));
 	store_msg_headers(d->m, collect_header, &hs);
+	snprintf(att, sizeof(att), "%llu", (unsigned long long)d->attempt);
+	hs.h[hs.n++] = (struct outbound_header){ ATTEMPT_HEADER, att };
 	if (treaty_keys_sig_sign(g->keys, t, d->id, body, len, sig,
 	    sizeof(sig)) < 0) {
 		delivery_failed(d, 0, "cannot sign", NULL, -1);

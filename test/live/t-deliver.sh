@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Push delivery (SPEC 3): content and signature (verified here with
-# Python's own hmac), filters, retries with backoff, 4xx terminates,
-# maxDeliver, and every drop recorded in AUDIT.
+# Python's own hmac), the attempt's number, filters, retries with backoff,
+# 4xx terminates, maxDeliver, and every drop recorded in AUDIT.
 . "$(dirname "$0")/lib.sh"
 SECRET=test-secret-0123456789
 RPORT=$(free_port)
@@ -32,6 +32,8 @@ print("ok" if ok else "bad " + sig)
 print(h.get("ce-type"), h.get("ce-source"), h.get("ce-specversion"), h.get("content-type"), body.decode())
 ' "$SECRET")
 check "signature verified with an independent HMAC" ok "$(echo "$verify" | head -1)"
+check "x-treaty-attempt: 1 on the first try" 1 \
+    "$(received ok-1 | head -1 | python3 -c 'import sys, json; print(json.loads(sys.stdin.readline())["headers"].get("x-treaty-attempt"))')"
 check "CloudEvent attributes and body as stored" "dev.shop.order.created.v1 /test 1.0 text/plain hello delivery" "$(echo "$verify" | tail -1)"
 
 # Standard Webhooks headers, checked with that specification's algorithm
@@ -85,6 +87,10 @@ check "and not delivered" "0 after=1 settled" \
 post evt.acme.shop.order.created fail2-1 x
 wait_until 15 'test "$(nreceived fail2-1)" -ge 3'
 check "503, 503, 204: three attempts" 3 "$(nreceived fail2-1)"
+# Each attempt says its number (JetStream's delivery count), unsigned.
+check "x-treaty-attempt: 1, 2, 3" "1 2 3" "$(received fail2-1 | python3 -c '
+import sys, json
+print(" ".join(json.loads(l)["headers"].get("x-treaty-attempt", "-") for l in sys.stdin))')"
 gaps=$(received fail2-1 | python3 -c '
 import sys, json
 t = [json.loads(l)["t"] for l in sys.stdin]
