@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 
@@ -86,6 +87,7 @@ struct status_metrics {
 	char			 name[METRICS_NAME_MAX + 1];
 	int			 active;	/* known: shown */
 	long long		 pending, in_flight;
+	int64_t			 oldest_ns;	/* Unix ns; 0: none pending */
 };
 static struct status_metrics	*statuses;
 static int			 nstatuses;
@@ -262,7 +264,7 @@ metrics_rate_limited(const char *producer)
 /* A subscriber's figures from JetStream; see metrics.h. */
 void
 metrics_subscriber_status(const char *name, int known, long long pending,
-    long long in_flight)
+    long long in_flight, int64_t oldest_ns)
 {
 	void	*v = statuses;
 	int	 i = slot_find(&v, &nstatuses, sizeof(*statuses), name);
@@ -271,6 +273,7 @@ metrics_subscriber_status(const char *name, int known, long long pending,
 	statuses[i].active = known;
 	statuses[i].pending = pending;
 	statuses[i].in_flight = in_flight;
+	statuses[i].oldest_ns = oldest_ns;
 }
 
 /* Drops since the start, push or pull; see metrics.h. */
@@ -313,27 +316,53 @@ configured(const char *name)
 static void
 render_statuses(struct evbuffer *out)
 {
-	static const char *const names[2] = {
+	static const char *const names[3] = {
 		"treaty_relay_subscriber_pending",
-		"treaty_relay_subscriber_in_flight"
+		"treaty_relay_subscriber_in_flight",
+		"treaty_relay_subscriber_oldest_pending_age_seconds"
 	};
-	static const char *const helps[2] = {
+	static const char *const helps[3] = {
 		"Events stored for the subscriber and not yet handed out, "
 		"across all instances (JetStream's consumer info).",
 		"Events handed out to the subscriber and not acknowledged, "
-		"across all instances (JetStream's consumer info)."
+		"across all instances (JetStream's consumer info).",
+		"Age of the oldest event not yet acknowledged by the "
+		"subscriber, handed out or not, across all instances; 0 when "
+		"none is pending."
 	};
-	int	 g, i;
+	struct timespec	 ts;
+	long long	 now, age;
+	int		 g, i;
 
-	for (g = 0; g < 2; g++) {
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (long long)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+	for (g = 0; g < 3; g++) {
 		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s gauge\n",
 		    names[g], helps[g], names[g]);
-		for (i = 0; i < nstatuses; i++)
-			if (statuses[i].active && configured(statuses[i].name))
+		for (i = 0; i < nstatuses; i++) {
+			if (!statuses[i].active ||
+			    !configured(statuses[i].name))
+				continue;
+			if (g < 2) {
 				evbuffer_add_printf(out,
 				    "%s{subscriber=\"%s\"} %lld\n", names[g],
 				    statuses[i].name, g == 0 ?
 				    statuses[i].pending : statuses[i].in_flight);
+				continue;
+			}
+			/*
+			 * Aged now, not when JetStream answered: it grows
+			 * between refreshes as the event waits.  NATS's clock
+			 * stamped the event; one a little ahead of ours
+			 * reads 0, not a negative age.
+			 */
+			age = statuses[i].oldest_ns > 0 && now >
+			    statuses[i].oldest_ns ? now -
+			    statuses[i].oldest_ns : 0;
+			evbuffer_add_printf(out, "%s{subscriber=\"%s\"} "
+			    "%lld.%03lld\n", names[g], statuses[i].name,
+			    age / NS_PER_S, age % NS_PER_S / NS_PER_MS);
+		}
 	}
 }
 

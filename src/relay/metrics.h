@@ -6,6 +6,7 @@
 #define METRICS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct evbuffer;
 
@@ -115,10 +116,12 @@ void	metrics_config_loaded(long long when);
 /*
  * A subscriber's figures from JetStream (SPEC 15), push or pull, by name:
  * known 0 takes its gauges out of the exposition until they are known
- * again (JetStream has not answered for a while).
+ * again (JetStream has not answered for a while).  oldest_ns is when its
+ * oldest unacknowledged event was stored (Unix ns), 0 when none is: the
+ * age gauge is worked out from it when /metrics is read.
  */
 void	metrics_subscriber_status(const char *name, int known,
-	    long long pending, long long in_flight);
+	    long long pending, long long in_flight, int64_t oldest_ns);
 /* Events dropped for the subscriber called name since the start. */
 unsigned long long metrics_dropped_count(const char *name);
 /* Append the whole exposition to out. */

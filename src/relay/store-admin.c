@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "treaty.h"
 #include "store-int.h"
 #include "util.h"
 
@@ -145,8 +146,9 @@ consumer_differs(const jsConsumerConfig *have, const jsConsumerConfig *want)
  * JetStream reads a start time: store_replay_seq_at).  A start sequence
  * rather than deliver new or by start time, because nats-server 2.9
  * refuses every later update of a consumer made with a start time (even
- * to the same time), and a start sequence stays in the consumer's
- * configuration for anyone to read.  0, or -1 with detail.
+ * to the same time), and a consumer's start sequence stays in its
+ * configuration, where the oldest pending event is looked for
+ * (store_admin_figures).  0, or -1 with detail.
  */
 static int
 consumer_start(const struct store_consumer_copy *c, jsConsumerConfig *want,
@@ -372,6 +374,50 @@ store_admin_peek(struct bridge_job *job)
 	}
 }
 
+/*
+ * When the oldest event the consumer in ci has not had acknowledged was
+ * stored (Unix ns), into *ns; 0 when there is none.  It is the first
+ * event of its filter after the ack floor, when some are handed out and
+ * unacknowledged (but never before the consumer's start sequence: 2.9
+ * leaves the floor at 0 until the first acknowledgement), or else after
+ * the last one handed out: one direct get from the stream (allow_direct,
+ * the peeks' too), no consumer touched.  -1 when JetStream did not answer.
+ */
+static int
+oldest_pending(const jsConsumerInfo *ci, int64_t *ns)
+{
+	jsDirectGetMsgOptions	 dg;
+	natsMsg			*m = NULL;
+	const char		*v;
+	int64_t			 sec;
+	long			 nsec;
+	natsStatus		 s;
+
+	*ns = 0;
+	if (ci->NumPending == 0 && ci->NumAckPending == 0)
+		return 0;
+	jsDirectGetMsgOptions_Init(&dg);
+	dg.Sequence = ci->Delivered.Stream + 1;
+	if (ci->NumAckPending > 0) {
+		dg.Sequence = ci->AckFloor.Stream + 1;
+		if (ci->Config != NULL && dg.Sequence < ci->Config->OptStartSeq)
+			dg.Sequence = ci->Config->OptStartSeq;
+	}
+	dg.NextBySubject = ci->Config != NULL && ci->Config->FilterSubject !=
+	    NULL && ci->Config->FilterSubject[0] != '\0' ?
+	    ci->Config->FilterSubject : "evt.>";
+	s = js_DirectGetMsg(&m, store_conn.js, STORE_WORK, NULL, &dg);
+	if (s == NATS_NOT_FOUND)
+		return 0;	/* acknowledged meanwhile */
+	if (s != NATS_OK)
+		return -1;
+	if (natsMsgHeader_Get(m, "Nats-Time-Stamp", &v) == NATS_OK &&
+	    treaty_rfc3339_parse(v, &sec, &nsec) == TREATY_OK && sec > 0)
+		*ns = sec * NS_PER_S + nsec;
+	natsMsg_Destroy(m);
+	return 0;
+}
+
 /* Every consumer's figures from its consumer info (SPEC 15). */
 void
 store_admin_figures(struct bridge_job *job)
@@ -390,7 +436,7 @@ store_admin_figures(struct bridge_job *job)
 		if (js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK,
 		    fj->consumers[i].name, NULL, &code) != NATS_OK)
 			continue;
-		f->ok = 1;
+		f->ok = oldest_pending(ci, &f->oldest_ns) == 0;
 		f->pending = ci->NumPending;
 		f->in_flight = (uint64_t)ci->NumAckPending;
 		f->redelivered = (uint64_t)ci->NumRedelivered;

@@ -90,12 +90,14 @@ int		 store_consumer_wrong_kind(const struct store_consumer *c);
 /*
  * A consumer's figures from JetStream's consumer info (SPEC 15), across
  * every instance: stored and not yet handed out, handed out and not
- * acknowledged, handed out more than once.
+ * acknowledged, handed out more than once; and when the oldest of the
+ * events not yet acknowledged (handed out or not) was stored.
  */
 struct store_figures {
 	char		*subscriber;	/* the subscriber's name */
 	int		 ok;		/* 0: JetStream did not answer */
 	uint64_t	 pending, in_flight, redelivered;
+	int64_t		 oldest_ns;	/* Unix ns; 0: none pending */
 };
 typedef void (*store_figures_cb)(const struct store_figures *f, int n);
 /*

@@ -35,7 +35,7 @@ static struct {
 static void
 fig_clear(struct fig *f)
 {
-	metrics_subscriber_status(f->name, 0, 0, 0);
+	metrics_subscriber_status(f->name, 0, 0, 0, 0);
 	free(f->name);
 }
 
@@ -61,6 +61,7 @@ substatus_done(const struct store_figures *f, int n)
 			figs[i].st.pending = f[i].pending;
 			figs[i].st.in_flight = f[i].in_flight;
 			figs[i].st.redelivered = f[i].redelivered;
+			figs[i].st.oldest_ns = f[i].oldest_ns;
 		}
 	}
 	for (k = 0; k < ss.n; k++)
@@ -73,7 +74,7 @@ substatus_done(const struct store_figures *f, int n)
 		    now - figs[i].at_ms <= SUBSTATUS_FRESH_MS;
 		metrics_subscriber_status(figs[i].name, figs[i].st.known,
 		    (long long)figs[i].st.pending,
-		    (long long)figs[i].st.in_flight);
+		    (long long)figs[i].st.in_flight, figs[i].st.oldest_ns);
 	}
 }
 
@@ -88,7 +89,7 @@ substatus_age(void)
 		if (ss.figs[i].st.known &&
 		    now - ss.figs[i].at_ms > SUBSTATUS_FRESH_MS) {
 			ss.figs[i].st.known = 0;
-			metrics_subscriber_status(ss.figs[i].name, 0, 0, 0);
+			metrics_subscriber_status(ss.figs[i].name, 0, 0, 0, 0);
 		}
 }
 

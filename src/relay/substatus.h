@@ -17,6 +17,8 @@ struct event_base;
 struct substatus {
 	int		 known;		/* 0: no figures under 5 s old */
 	uint64_t	 pending, in_flight, redelivered;
+	int64_t		 oldest_ns;	/* the oldest unacknowledged's store
+					   time, Unix ns; 0: none */
 };
 
 /* Start the refresh timer. */
