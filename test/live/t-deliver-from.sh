@@ -6,8 +6,9 @@
 # likewise.  The consumers start at a stream sequence (a time's is looked
 # up in JetStream), so a later update (maxDeliver) works on nats-server
 # 2.9, which refuses to update a consumer made with a start time.  A reload
-# that changes deliverFrom leaves the consumer where it is and says so; a
-# bad value is exit 78 (and a refused reload) naming the field.
+# that changes deliverFrom leaves the consumer where it is and says so;
+# removing the subscriber and deleting its consumer starts it anew; a bad
+# value is exit 78 (and a refused reload) naming the field.
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 
@@ -15,6 +16,7 @@ RPORT=$(free_port)
 start_receiver $RPORT "$T/deliveries" || { fail receiver "did not start"; finish; }
 S=test-secret-0123456789
 IT=inbox-token-0123456789
+admin_setup			# AT, the operations API's token
 H="http://127.0.0.1:$RPORT"
 FILE=$T/relay.env
 
@@ -124,6 +126,20 @@ check "the consumer kept its position: the old events not delivered" \
     "ok-late-1 ok-later-1" "$(got /new)"
 check "JetStream: relay-new still starts at 5" "by_start_sequence 5" \
     "$(cinfo relay-new deliver_policy) $(cinfo relay-new opt_start_seq)"
+
+# Starting it elsewhere, as the man page says: remove the subscriber,
+# delete its consumer through the operations API, add it again (all).
+conf "[$(push all),$(push time ',"deliverFrom":"'$TS'","maxDeliver":7'),$PULL]"
+reload
+log_wait 15 'subscriber removed.*sub=new' || fail "remove" "new not removed"
+check "its consumer deleted" 204 "$(curl_status -X DELETE -H "Authorization: Bearer $AT" \
+    "$RELAY_URL/v1/admin/consumers/relay-new")"
+conf "[$(push all),$(push new),$(push time ',"deliverFrom":"'$TS'","maxDeliver":7'),$PULL]"
+reload
+wait_until 15 '[ "$(got /new | wc -w)" -ge 6 ]'
+check "added again with all: made anew, every event WORK holds" \
+    "ok-late-1 ok-later-1 ok-mid-1 ok-mid-2 ok-old-1 ok-old-2" "$(got /new)"
+check "JetStream: relay-new delivers all now" "all" "$(cinfo relay-new deliver_policy)"
 
 # Bad values: exit 78 naming the field; a reload keeps what runs.
 for v in '"yesterday"' '"2026-13-01T00:00:00Z"' '5' '"ALL"' '""'; do
