@@ -9,7 +9,8 @@
 #   make bench-work     treaty work --inbox end to end, and verify cost (bench/work.sh)
 #   make bench-door     front-door attacks: unread answers, slow readers, idle flood (bench/door.sh)
 #   make fuzz       libFuzzer run of each test/fuzz/fz-*.c (needs clang)
-#   make install    programs, library, header, man pages, units (PREFIX, DESTDIR)
+#   make install    programs, library, header, man pages, units, sysusers.d
+#                   (PREFIX, DESTDIR, BINDIR, LIBDIR, MANDIR, UNITDIR, ...)
 #   make uninstall  the same files removed
 #   make SANITIZE=1 ...  the same with AddressSanitizer and UBSan
 #   make ALLOC=mimalloc ...  Debian's mimalloc instead of glibc's allocator
@@ -207,62 +208,118 @@ bench-door: all
 	@O=$(O) bench/door.sh
 
 # make install: programs, library (static, shared, pkg-config), header, man
-# pages, both units with PREFIX in their ExecStart=, the sysctl file for
-# rolling restarts, the example configuration, and /etc/treaty-relay/env
-# when there is none (mode 640, group treaty-relay: the relay reads it
-# itself, as that user).  Into a real system (no DESTDIR) it also creates
-# the system user treaty-relay, runs ldconfig and applies the sysctl.
+# pages, both units with BINDIR in their ExecStart=, the sysusers.d file
+# that creates the user and group treaty-relay, the tmpfiles.d file that
+# gives /etc/treaty-relay/env that group, the sysctl file for rolling
+# restarts, the example configuration, and /etc/treaty-relay/env when there
+# is none.  It ends by listing every file it installed, DESTDIR included.
+# Into a real system (no DESTDIR) it also creates the user (systemd-sysusers,
+# or useradd where there is none), gives the configuration file group
+# treaty-relay and mode 640 (the relay reads it itself, as that user; the
+# subscribers' secrets are in it), runs ldconfig and applies the sysctl.  A
+# package does the same from the files: systemd-sysusers, then
+# systemd-tmpfiles --create.
 PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+# LIBDIR: a multiarch system takes LIBDIR=/usr/lib/$(gcc -print-multiarch).
+LIBDIR	?= $(PREFIX)/lib
+MANDIR	?= $(PREFIX)/share/man
+# The files systemd reads (units, sysusers.d, tmpfiles.d, sysctl.d): under
+# /usr/lib for a package (PREFIX=/usr), under /etc for any other PREFIX
+# (systemd reads /etc whatever PREFIX is, and no /opt).
+ifeq ($(PREFIX),/usr)
+SYSTEMD_BASE = $(PREFIX)/lib
+else
+SYSTEMD_BASE = /etc
+endif
+UNITDIR	?= $(SYSTEMD_BASE)/systemd/system
+SYSUSERSDIR ?= $(SYSTEMD_BASE)/sysusers.d
+TMPFILESDIR ?= $(SYSTEMD_BASE)/tmpfiles.d
+SYSCTLDIR ?= $(SYSTEMD_BASE)/sysctl.d
 VERSION	:= $(shell sed -n 's/^\#define TREATY_VERSION[^"]*"\(.*\)"/\1/p' include/treaty.h)
 UNITS	 = treaty-relay.service treaty-relay@.service
-INSTALLED = $(PREFIX)/bin/treaty-relay $(PREFIX)/bin/treaty \
-	    $(PREFIX)/include/treaty.h $(PREFIX)/lib/libtreaty.a \
-	    $(PREFIX)/lib/libtreaty.so.0 $(PREFIX)/lib/libtreaty.so \
-	    $(PREFIX)/lib/pkgconfig/libtreaty.pc \
-	    $(PREFIX)/share/man/man8/treaty-relay.8 \
-	    $(PREFIX)/share/man/man3/libtreaty.3 \
-	    $(PREFIX)/share/man/man1/treaty.1 \
-	    $(UNITS:%=/etc/systemd/system/%) \
-	    /etc/sysctl.d/60-treaty-relay.conf /etc/treaty-relay/env.example
+# pkg-config's libdir relative to its prefix where it can be.
+PC_LIBDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+# The paths the man pages name, as this install puts them: the programs
+# everywhere, the files in FILES' entries (an example's drop-in stays in
+# /etc/systemd/system).
+MAN_PATHS = -e 's|/usr/local/bin/|$(BINDIR)/|g' \
+	    -e '/^\.It Pa /s|/etc/systemd/system/|$(UNITDIR)/|' \
+	    -e '/^\.It Pa /s|/etc/sysusers\.d/|$(SYSUSERSDIR)/|' \
+	    -e '/^\.It Pa /s|/etc/tmpfiles\.d/|$(TMPFILESDIR)/|' \
+	    -e '/^\.It Pa /s|/etc/sysctl\.d/|$(SYSCTLDIR)/|'
+# Every file install puts in place, but /etc/treaty-relay/env: what it
+# lists at its end and what uninstall removes.
+INSTALLED = $(BINDIR)/treaty-relay $(BINDIR)/treaty \
+	    $(INCLUDEDIR)/treaty.h $(LIBDIR)/libtreaty.a \
+	    $(LIBDIR)/libtreaty.so.0 $(LIBDIR)/libtreaty.so \
+	    $(LIBDIR)/pkgconfig/libtreaty.pc \
+	    $(MANDIR)/man8/treaty-relay.8 \
+	    $(MANDIR)/man3/libtreaty.3 \
+	    $(MANDIR)/man1/treaty.1 \
+	    $(UNITS:%=$(UNITDIR)/%) \
+	    $(SYSUSERSDIR)/treaty-relay.conf $(TMPFILESDIR)/treaty-relay.conf \
+	    $(SYSCTLDIR)/60-treaty-relay.conf /etc/treaty-relay/env.example
+ENV_FILE = /etc/treaty-relay/env
 
 install: all
-	install -D -m 0755 $(O)/treaty-relay $(DESTDIR)$(PREFIX)/bin/treaty-relay
-	install -D -m 0755 $(O)/treaty $(DESTDIR)$(PREFIX)/bin/treaty
-	install -D -m 0644 include/treaty.h $(DESTDIR)$(PREFIX)/include/treaty.h
-	install -D -m 0644 $(O)/libtreaty.a $(DESTDIR)$(PREFIX)/lib/libtreaty.a
-	install -D -m 0755 $(O)/libtreaty.so $(DESTDIR)$(PREFIX)/lib/libtreaty.so.0
-	ln -sf libtreaty.so.0 $(DESTDIR)$(PREFIX)/lib/libtreaty.so
+	install -D -m 0755 $(O)/treaty-relay $(DESTDIR)$(BINDIR)/treaty-relay
+	install -D -m 0755 $(O)/treaty $(DESTDIR)$(BINDIR)/treaty
+	install -D -m 0644 include/treaty.h $(DESTDIR)$(INCLUDEDIR)/treaty.h
+	install -D -m 0644 $(O)/libtreaty.a $(DESTDIR)$(LIBDIR)/libtreaty.a
+	install -D -m 0755 $(O)/libtreaty.so $(DESTDIR)$(LIBDIR)/libtreaty.so.0
+	ln -sf libtreaty.so.0 $(DESTDIR)$(LIBDIR)/libtreaty.so
 	@# Files made here go through install -m: their modes do not
 	@# follow the caller's umask.
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
-	    'includedir=$${prefix}/include' '' 'Name: libtreaty' \
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(PC_LIBDIR)' \
+	    'includedir=$(PC_INCLUDEDIR)' '' 'Name: libtreaty' \
 	    'Description: treaty-relay client library (signatures, subjects)' \
 	    'Version: $(VERSION)' 'Requires.private: libcrypto' \
 	    'Libs: -L$${libdir} -ltreaty' 'Cflags: -I$${includedir}' | \
-	    install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/pkgconfig/libtreaty.pc
-	sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' man/treaty-relay.8 | \
-	    install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/man/man8/treaty-relay.8
-	install -D -m 0644 man/libtreaty.3 $(DESTDIR)$(PREFIX)/share/man/man3/libtreaty.3
-	install -D -m 0644 man/treaty.1 $(DESTDIR)$(PREFIX)/share/man/man1/treaty.1
+	    install -D -m 0644 /dev/stdin $(DESTDIR)$(LIBDIR)/pkgconfig/libtreaty.pc
+	sed $(MAN_PATHS) man/treaty-relay.8 | \
+	    install -D -m 0644 /dev/stdin $(DESTDIR)$(MANDIR)/man8/treaty-relay.8
+	install -D -m 0644 man/libtreaty.3 $(DESTDIR)$(MANDIR)/man3/libtreaty.3
+	install -D -m 0644 man/treaty.1 $(DESTDIR)$(MANDIR)/man1/treaty.1
 	for u in $(UNITS); do \
-	    sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' etc/$$u | \
-	    install -D -m 0644 /dev/stdin $(DESTDIR)/etc/systemd/system/$$u || exit 1; \
+	    sed 's|/usr/local/bin/|$(BINDIR)/|g' etc/$$u | \
+	    install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
 	done
-	install -D -m 0644 etc/sysctl.d/60-treaty-relay.conf $(DESTDIR)/etc/sysctl.d/60-treaty-relay.conf
+	install -D -m 0644 etc/sysusers.d/treaty-relay.conf $(DESTDIR)$(SYSUSERSDIR)/treaty-relay.conf
+	install -D -m 0644 etc/tmpfiles.d/treaty-relay.conf $(DESTDIR)$(TMPFILESDIR)/treaty-relay.conf
+	install -D -m 0644 etc/sysctl.d/60-treaty-relay.conf $(DESTDIR)$(SYSCTLDIR)/60-treaty-relay.conf
 	install -D -m 0644 etc/treaty-relay.env.example $(DESTDIR)/etc/treaty-relay/env.example
+	@# The user before the file that takes its group: the sysusers.d
+	@# line, or the same user through useradd.
 	@if [ -z "$(DESTDIR)" ]; then \
-	    id -u treaty-relay >/dev/null 2>&1 || \
-	    useradd --system --user-group --no-create-home \
-	        --home-dir /nonexistent --shell /usr/sbin/nologin treaty-relay; \
+	    if command -v systemd-sysusers >/dev/null; then \
+	        systemd-sysusers $(SYSUSERSDIR)/treaty-relay.conf || exit 1; \
+	    else \
+	        id -u treaty-relay >/dev/null 2>&1 || \
+	        useradd --system --user-group --no-create-home \
+	            --home-dir /nonexistent --shell /usr/sbin/nologin \
+	            --comment treaty-relay treaty-relay || exit 1; \
+	    fi; \
 	    ldconfig; \
-	    sysctl -q -p /etc/sysctl.d/60-treaty-relay.conf || \
+	    sysctl -q -p $(SYSCTLDIR)/60-treaty-relay.conf || \
 	        echo "make install: could not apply 60-treaty-relay.conf now" >&2; \
 	fi
-	@if [ ! -e $(DESTDIR)/etc/treaty-relay/env ]; then \
-	    install -m 0640 etc/treaty-relay.env.example $(DESTDIR)/etc/treaty-relay/env; \
-	    [ -n "$(DESTDIR)" ] || chgrp treaty-relay /etc/treaty-relay/env; \
-	    echo "make install: wrote /etc/treaty-relay/env (everything commented out)"; \
+	@if [ ! -e $(DESTDIR)$(ENV_FILE) ]; then \
+	    install -m 0640 etc/treaty-relay.env.example $(DESTDIR)$(ENV_FILE); \
+	    echo "make install: wrote $(DESTDIR)$(ENV_FILE) (everything commented out)"; \
 	fi
+	@# What tmpfiles.d's line does at every boot, now: readable by the
+	@# service's group, by no one else.
+	@if [ -z "$(DESTDIR)" ]; then \
+	    chgrp treaty-relay $(ENV_FILE) && chmod 0640 $(ENV_FILE) || exit 1; \
+	else \
+	    echo "make install: $(DESTDIR)$(ENV_FILE): mode 640; on the target," \
+	        "systemd-sysusers then systemd-tmpfiles --create give it group treaty-relay"; \
+	fi
+	@echo "make install: installed$(if $(DESTDIR), under DESTDIR=$(DESTDIR)):"
+	@printf '  %s\n' $(INSTALLED:%=$(DESTDIR)%) $(DESTDIR)$(ENV_FILE)
 
 # Removes what install put in place, but not /etc/treaty-relay/env (the
 # operator's) nor the user treaty-relay.
