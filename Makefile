@@ -257,6 +257,7 @@ INSTALLED = $(BINDIR)/treaty-relay $(BINDIR)/treaty \
 	    $(LIBDIR)/libtreaty.so.0 $(LIBDIR)/libtreaty.so \
 	    $(LIBDIR)/pkgconfig/libtreaty.pc \
 	    $(MANDIR)/man8/treaty-relay.8 \
+	    $(MANDIR)/man7/treaty-relay-quickstart.7 \
 	    $(MANDIR)/man3/libtreaty.3 \
 	    $(MANDIR)/man1/treaty.1 \
 	    $(UNITS:%=$(UNITDIR)/%) \
@@ -281,6 +282,8 @@ install: all
 	    install -D -m 0644 /dev/stdin $(DESTDIR)$(LIBDIR)/pkgconfig/libtreaty.pc
 	sed $(MAN_PATHS) man/treaty-relay.8 | \
 	    install -D -m 0644 /dev/stdin $(DESTDIR)$(MANDIR)/man8/treaty-relay.8
+	sed $(MAN_PATHS) man/treaty-relay-quickstart.7 | \
+	    install -D -m 0644 /dev/stdin $(DESTDIR)$(MANDIR)/man7/treaty-relay-quickstart.7
 	install -D -m 0644 man/libtreaty.3 $(DESTDIR)$(MANDIR)/man3/libtreaty.3
 	install -D -m 0644 man/treaty.1 $(DESTDIR)$(MANDIR)/man1/treaty.1
 	for u in $(UNITS); do \

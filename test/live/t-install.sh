@@ -42,6 +42,7 @@ ${LIB#/}/libtreaty.so.0
 ${LIB#/}/pkgconfig/libtreaty.pc
 opt/treaty/share/man/man1/treaty.1
 opt/treaty/share/man/man3/libtreaty.3
+opt/treaty/share/man/man7/treaty-relay-quickstart.7
 opt/treaty/share/man/man8/treaty-relay.8"
 check "every file in its place: the library in LIBDIR, systemd's files in /etc" "$want" "$(files "$R")"
 check "install lists every path it installed, under DESTDIR" "$(files "$R" | sed "s|^|$R/|")" "$(listed "$T/install.out")"
@@ -160,6 +161,7 @@ usr/lib/sysusers.d/treaty-relay.conf
 usr/lib/tmpfiles.d/treaty-relay.conf
 usr/share/man/man1/treaty.1
 usr/share/man/man3/libtreaty.3
+usr/share/man/man7/treaty-relay-quickstart.7
 usr/share/man/man8/treaty-relay.8"
 check "  every file in its place: units, sysusers.d, tmpfiles.d, sysctl.d under /usr/lib" "$want" "$(files "$R2")"
 check "  and listed, under DESTDIR" "$(files "$R2" | sed "s|^|$R2/|")" "$(listed "$T/install2.out")"
