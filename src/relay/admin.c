@@ -753,6 +753,15 @@ admin_consumer_delete(struct evhttp_request *req, const char *name)
 		    "/v1/admin/replays/<id>), which deletes it");
 		return;
 	}
+	/*
+	 * relay-<name> with a name no subscriber can have (a '.', a '*', a
+	 * space): no consumer of the relay's; JetStream is not asked.
+	 */
+	if (owner == STORE_OWNER_NONE && !config_name_valid(tail)) {
+		admin_reject(req, 404, "unknown_consumer", "no consumer of "
+		    "that name on WORK");
+		return;
+	}
 	if (owner == STORE_OWNER_OTHER) {
 		admin_reject(req, 409, "not_relay_consumer", "not a "
 		    "subscriber's consumer (relay-<name>); the relay deletes "

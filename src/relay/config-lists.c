@@ -24,9 +24,9 @@
 #include "netcheck.h"
 #include "util.h"
 
-/* 1 when s is 1-NAME_MAX_LEN of A-Za-z0-9_-. */
-static int
-name_valid(const char *s)
+/* See config.h. */
+int
+config_name_valid(const char *s)
 {
 	size_t	 i;
 
@@ -138,7 +138,7 @@ entry_start(yajl_val o, size_t i, const char *const *keys, const void *base,
 	}
 	snprintf(field, sizeof(field), "[%zu].name", i);
 	v = obj_get(o, "name");
-	if (v == NULL || !YAJL_IS_STRING(v) || !name_valid(v->u.string))
+	if (v == NULL || !YAJL_IS_STRING(v) || !config_name_valid(v->u.string))
 		return config_err(err, var, field, "must be 1-%d of A-Za-z0-9_-",
 		    NAME_MAX_LEN);
 	for (k = 0; k < i; k++)

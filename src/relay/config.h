@@ -188,6 +188,8 @@ int			 config_reload_prepare(struct config *next,
  */
 int			 config_deliver_from(const char *s,
 			    struct subscriber *sc);
+/* 1 when s is a producer's or subscriber's name: 1-NAME_MAX_LEN of A-Za-z0-9_-. */
+int			 config_name_valid(const char *s);
 /* A subscriber's settings, copied to outlive its configuration. */
 struct subscriber	*config_subscriber_dup(const struct subscriber *sc);
 void			 config_subscriber_free(struct subscriber *sc);

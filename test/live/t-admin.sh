@@ -290,6 +290,13 @@ check "  gone from JetStream (its answer: consumer not found, 10014)" 1 \
 check "  logged" "logged" "$(in_log 'msg="leftover consumer deleted" consumer=relay-gone')"
 check "  the list holds gonebox's alone" "relay-gonebox gonebox pull evt.*.shop.gonebox.> 0 0 None created more=False" "$(leftovers)"
 check "DELETE it again: 404 unknown_consumer" "404 unknown_consumer" "$(areq DELETE consumers/relay-gone) $(BODY=$(abody); errcode)"
+# A name no subscriber can have would reach JetStream's API as another
+# subject (a '.' adds a token, '*' a wildcard): refused before it is asked.
+check "DELETE relay-<a name no subscriber can have> (. * > %20 %2E): 404 each, JetStream not asked" \
+    "404 unknown_consumer|404 unknown_consumer|404 unknown_consumer|404 unknown_consumer|404 unknown_consumer" \
+    "$(for n in relay-a.b 'relay-%2A' 'relay-%3E' 'relay-a%20b' 'relay-gonebox%2Ex'; do
+	printf '%s|' "$(areq DELETE "consumers/$n") $(BODY=$(abody); errcode)"; done | sed 's/|$//')"
+check "  gonebox's consumer still there" "ok" "$([[ $(consumer_state relay-gonebox) == ack_pending=* ]] && echo ok)"
 check "treaty admin consumers --delete of no consumer: 1" "1" \
     "$(tr_run cod2 TREATY_TOKEN=$AT -- admin consumers --delete relay-gone --url "$RELAY_URL")"
 check "treaty admin status --delete: usage, 2" 2 "$(tr_run cou TREATY_TOKEN=$AT -- admin status --delete relay-x --url "$RELAY_URL")"
