@@ -151,39 +151,74 @@ fatalx(const char *msg, const char *fmt, ...)
 	exit(1);
 }
 
-/* Refusal lines: this second's window, and what it did not write. */
-static struct {
-	long long		 start;
-	int			 written;
-	unsigned long long	 held;
-} refusals;
+/* Set up a limit; see log.h. */
+void
+log_limit_init(struct log_limit *l, const char *msg, int per_s, int warn,
+    const char *who, ...)
+{
+	va_list	 ap;
+
+	memset(l, 0, sizeof(*l));
+	l->msg = msg;
+	l->per_s = per_s;
+	l->warn = warn;
+	if (who != NULL) {
+		va_start(ap, who);
+		vsnprintf(l->who, sizeof(l->who), who, ap);
+		va_end(ap);
+	}
+}
+
+/* Say what a limit left out; see log.h. */
+void
+log_limit_flush(struct log_limit *l, int now)
+{
+	long long	 t = now_ms();
+
+	if (!now && t - l->start < MS_PER_S)
+		return;
+	if (l->held > 0 && l->warn)
+		log_warnx(l->msg, "%s%scount=%llu window_ms=%lld limit=%d",
+		    l->who, l->who[0] != '\0' ? " " : "", l->held, MS_PER_S,
+		    l->per_s);
+	else if (l->held > 0)
+		log_info(l->msg, "%s%scount=%llu window_ms=%lld limit=%d",
+		    l->who, l->who[0] != '\0' ? " " : "", l->held, MS_PER_S,
+		    l->per_s);
+	l->start = t;
+	l->written = 0;
+	l->held = 0;
+}
+
+/* One more line under a limit, or counted; see log.h. */
+int
+log_limit_ok(struct log_limit *l)
+{
+	log_limit_flush(l, 0);
+	if (l->written < l->per_s) {
+		l->written++;
+		return 1;
+	}
+	l->held++;
+	return 0;
+}
+
+/* Refusal lines: one limit for every route and the door. */
+static struct log_limit	 refusals = LOG_LIMIT_INIT(
+    "refused requests not logged", LOG_REFUSALS_PER_S, 0);
 
 /* See log.h. */
 void
 log_refused_flush(void)
 {
-	if (now_ms() - refusals.start < 1000)
-		return;
-	if (refusals.held > 0)
-		log_info("refused requests not logged", "count=%llu "
-		    "window_ms=1000 limit=%d", refusals.held,
-		    LOG_REFUSALS_PER_S);
-	refusals.start = now_ms();
-	refusals.written = 0;
-	refusals.held = 0;
+	log_limit_flush(&refusals, 0);
 }
 
 /* See log.h. */
 int
 log_refused_ok(void)
 {
-	log_refused_flush();
-	if (refusals.written < LOG_REFUSALS_PER_S) {
-		refusals.written++;
-		return 1;
-	}
-	refusals.held++;
-	return 0;
+	return log_limit_ok(&refusals);
 }
 
 /* Quote a logfmt value when it needs it. */

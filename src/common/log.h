@@ -52,12 +52,42 @@ noreturn void	 fatalx(const char *msg, const char *fmt, ...) ATTR_PRINTF(2, 3);
  */
 const char	*log_q(const char *s);
 /*
+ * A rate limit on one kind of line: at most per_s of them a second; the
+ * others are counted, and once the second is over one line (msg, at
+ * level warn or info, then the owner's pairs in who, then count=) says
+ * how many were left out.  The figures behind the lines are in the
+ * metrics, so a limit loses lines, never a count.  Used for refused
+ * requests (one limit for all, below) and for each push subscriber's
+ * failed delivery attempts (deliver.c).
+ */
+struct log_limit {
+	const char		*msg;		/* the line saying how many */
+	int			 per_s;		/* lines a second */
+	int			 warn;		/* that line is a warning */
+	char			 who[96];	/* its pairs ("sub=x"), or "" */
+	long long		 start;		/* this second's start, ms */
+	int			 written;	/* lines written in it */
+	unsigned long long	 held;		/* lines left out in it */
+};
+#define LOG_LIMIT_INIT(msg, per_s, warn)	{ (msg), (per_s), (warn), "", \
+	0, 0, 0 }
+/* Set up l (who: a printf format for its pairs, or NULL). */
+void		 log_limit_init(struct log_limit *l, const char *msg, int per_s,
+		    int warn, const char *who, ...) ATTR_PRINTF(5, 6);
+/* 1 when one more line may be written now; otherwise it is counted. */
+int		 log_limit_ok(struct log_limit *l);
+/*
+ * Say how many lines l left out once its second is over (call it at
+ * least once a second); with now, at once (its owner goes away).
+ */
+void		 log_limit_flush(struct log_limit *l, int now);
+/*
  * Lines about refused requests (the client's doing, at info level) are at
  * most LOG_REFUSALS_PER_S a second: a token scan, a producer over its rate
  * or an outage must not flood the journal (the metrics count every one).
  * log_refused_ok: 1 when this one may be written; the others are counted,
  * and log_refused_flush, called at least once a second, says how many in
- * one line.
+ * one line.  One log_limit.
  */
 #define LOG_REFUSALS_PER_S	20
 int		 log_refused_ok(void);
