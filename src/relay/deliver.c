@@ -92,6 +92,13 @@
  * without keeping state.  Not signed: it says nothing about the event.
  */
 #define ATTEMPT_HEADER		"x-treaty-attempt"
+/*
+ * "delivery failed" lines a second per subscriber (log.h's log_limit, as
+ * for refused requests): a dead subscriber's 300 events wrote 610 lines,
+ * each retry another; past the limit one line a second counts the rest,
+ * and treaty_relay_deliveries_total counts every attempt.
+ */
+#define FAILED_LOG_PER_S	10
 
 enum delivery_state {
 	DS_WAITING,		/* queued at a gate (gp.at), for its turn */
@@ -148,6 +155,7 @@ struct dsub {
 	struct source		 own;		/* its consumer, as a source */
 	struct delivery_list	 live;
 	struct gate_sub		 gates;		/* its place at each gate */
+	struct log_limit	 failed_log;	/* its "delivery failed" lines */
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
 };
@@ -329,10 +337,11 @@ delivery_failed(struct delivery *d, int status, const char *error,
 	if ((status == 429 || status == 503) &&
 	    (ra = outbound_retry_after_ms(retry_after, time(NULL))) >= 0)
 		delay = ra < dl.cfg->retry_max_ms ? ra : dl.cfg->retry_max_ms;
-	log_warnx("delivery failed", "sub=%s id=%s subject=%s attempt=%llu "
-	    "status=%d error=%s next_ms=%lld", s->cfg->name, log_q(d->id),
-	    log_q(d->subject), (unsigned long long)d->attempt, status,
-	    log_q(error), delay);
+	if (log_limit_ok(&s->failed_log))
+		log_warnx("delivery failed", "sub=%s id=%s subject=%s "
+		    "attempt=%llu status=%d error=%s next_ms=%lld", s->cfg->name,
+		    log_q(d->id), log_q(d->subject),
+		    (unsigned long long)d->attempt, status, log_q(error), delay);
 	metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
 	store_msg_nak(d->m, delay);
 	d->m = NULL;
@@ -739,6 +748,8 @@ dsub_new(const struct subscriber *sc)
 
 	TAILQ_INIT(&s->live);
 	gate_sub_init(&s->gates, &dl.pump);
+	log_limit_init(&s->failed_log, "delivery failures not logged",
+	    FAILED_LOG_PER_S, 1, "sub=%s", sc->name);
 	dsub_set(s, sc);
 	s->idx = metrics_subscriber_add(sc->name);
 	s->seen = 1;
@@ -752,6 +763,7 @@ dsub_new(const struct subscriber *sc)
 static void
 dsub_free(struct dsub *s)
 {
+	log_limit_flush(&s->failed_log, 1);
 	gate_sub_free(&s->gates);
 	dtarget_release(s->target);
 	dsign_release(s->sign);
@@ -893,6 +905,18 @@ deliver_reload(struct sub_changes *ch)
 	deliver_progress_reset();
 	/* A window may be wider now. */
 	event_active(&dl.pump, 0, 0);
+}
+
+/* Say what each subscriber's limit left out; see deliver.h. */
+void
+deliver_log_flush(void)
+{
+	struct dsub	*s;
+
+	TAILQ_FOREACH(s, &dl.subs, entry)
+		log_limit_flush(&s->failed_log, 0);
+	TAILQ_FOREACH(s, &dl.gone, entry)
+		log_limit_flush(&s->failed_log, 0);
 }
 
 /* Deliveries under way. */

@@ -44,6 +44,11 @@ int	deliver_source_msg(const char *name, const struct source *src,
  * finish).
  */
 void	deliver_source_left(const char *name, const char *id);
+/*
+ * Each subscriber's "delivery failed" lines are rate limited (log.h's
+ * log_limit); at least once a second this says how many were left out.
+ */
+void	deliver_log_flush(void);
 /* Deliveries under way (with those waiting at a gate). */
 int	deliver_in_flight(void);
 /*

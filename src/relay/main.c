@@ -77,6 +77,7 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	log_refused_flush();
+	deliver_log_flush();
 	if (!relay.stopping) {
 		if (store_gone()) {
 			/* NATS will not come back to this process (store.c). */
