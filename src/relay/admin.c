@@ -102,16 +102,21 @@ admin_reject(struct evhttp_request *req, int status, const char *code,
 }
 
 /*
- * An admin token: 0.  None, or one nobody has, is 401; a producer's or an
- * inbox's is 403 (it is known, and may not do this).
+ * An admin token: 0.  None, or one nobody has, is 401 (each with its own
+ * detail); a producer's or an inbox's is 403 (it is known, and may not do
+ * this).
  */
 static int
 admin_auth(struct evhttp_request *req)
 {
-	char	 hex[AUTH_HASH_HEX];
+	const char	*detail = "an admin token is required: "
+			    "Authorization: Bearer <token>";
+	char		 hex[AUTH_HASH_HEX];
 
 	if (auth_bearer(query_header(evhttp_request_get_input_headers(req),
 	    "Authorization"), hex) == 0) {
+		detail = "unknown token: its SHA-256 is not in the relay's "
+		    "configuration";
 		if (config_token_match(&admin_cfg->admin, hex))
 			return 0;
 		if (config_find_producer(admin_cfg, hex) != NULL ||
@@ -123,8 +128,7 @@ admin_auth(struct evhttp_request *req)
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "WWW-Authenticate", "Bearer");
-	admin_reject(req, 401, "unauthenticated", "an admin token is "
-	    "required");
+	admin_reject(req, 401, "unauthenticated", detail);
 	return -1;
 }
 

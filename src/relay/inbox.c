@@ -77,18 +77,24 @@ inbox_reject(struct evhttp_request *req, int status, const char *code,
 }
 
 /*
- * The bearer token must be the inbox's own: none (or one nobody has) is
- * 401, another inbox's, a producer's or an admin's is 403.  With s NULL
- * (no such inbox) such a known token gets 404 instead.  hex: its hash.
+ * The bearer token must be the inbox's own: none, or one nobody has, is
+ * 401 (each with its own detail), another inbox's, a producer's or an
+ * admin's is 403.  With s NULL (no such inbox) such a known token gets 404
+ * instead; a 401 says the same whether the inbox exists or not, so that
+ * names cannot be probed without a token.  hex: its hash.
  */
 static int
 inbox_auth(struct evhttp_request *req, const struct isub *s,
     char hex[AUTH_HASH_HEX])
 {
 	const char	*name = s != NULL ? s->cfg->name : NULL;
+	const char	*detail = "the inbox's bearer token is required: "
+			    "Authorization: Bearer <token>";
 
 	if (auth_bearer(query_header(evhttp_request_get_input_headers(req),
 	    "Authorization"), hex) == 0) {
+		detail = "unknown token: its SHA-256 is not in the relay's "
+		    "configuration";
 		if (s != NULL && config_token_match(&s->cfg->tokens, hex))
 			return 0;
 		if (config_find_inbox(ib.cfg, hex) != NULL ||
@@ -106,11 +112,9 @@ inbox_auth(struct evhttp_request *req, const struct isub *s,
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "WWW-Authenticate", "Bearer");
 	if (s == NULL)
-		reply_error(req, ROUTE_INBOX, 401, "unauthenticated", "an "
-		    "inbox's bearer token is required");
+		reply_error(req, ROUTE_INBOX, 401, "unauthenticated", detail);
 	else
-		inbox_reject(req, 401, "unauthenticated", "the inbox's bearer "
-		    "token is required", name);
+		inbox_reject(req, 401, "unauthenticated", detail, name);
 	return -1;
 }
 

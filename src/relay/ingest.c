@@ -280,16 +280,22 @@ ingest_msg_store(const struct ingest_msg *m, const char *subject,
 	    cb, arg);
 }
 
-/* The producer named by the bearer token, or NULL. */
+/*
+ * The producer named by an Authorization header's value, or NULL and why:
+ * no bearer token, or one no producer has (the same 401, told apart so
+ * that a client knows which to fix).
+ */
 static const struct producer *
-ingest_auth(struct evhttp_request *req)
+ingest_auth(const char *auth, enum refusal *why)
 {
-	char	 hex[AUTH_HASH_HEX];
+	const struct producer	*p = NULL;
+	char			 hex[AUTH_HASH_HEX];
 
-	if (auth_bearer(query_header(evhttp_request_get_input_headers(req),
-	    "Authorization"), hex) == -1)
-		return NULL;
-	return config_find_producer(ingest_cfg, hex);
+	if (auth_bearer(auth, hex) == -1)
+		*why = REFUSAL_UNAUTHENTICATED;
+	else if ((p = config_find_producer(ingest_cfg, hex)) == NULL)
+		*why = REFUSAL_UNKNOWN_TOKEN;
+	return p;
 }
 
 /*
@@ -319,14 +325,13 @@ ingest_precheck(const char *method, const char *rest, size_t restlen,
     const char *auth, long long *retry_after)
 {
 	const struct producer	*p;
-	char			 hex[AUTH_HASH_HEX];
+	enum refusal		 why;
 	char			 subject[TREATY_SUBJECT_MAX + 1];
 
 	if (strcmp(method, "POST") != 0)
 		return REFUSAL_METHOD;
-	if (auth_bearer(auth, hex) == -1 ||
-	    (p = config_find_producer(ingest_cfg, hex)) == NULL)
-		return REFUSAL_UNAUTHENTICATED;
+	if ((p = ingest_auth(auth, &why)) == NULL)
+		return why;
 	if (restlen >= sizeof(subject))
 		return REFUSAL_BAD_SUBJECT;
 	memcpy(subject, rest, restlen);
@@ -377,6 +382,7 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	struct cevent		 ev;
 	struct ingest_req	*ir;
 	enum store_result	 res;
+	enum refusal		 why;
 	const char		*ct, *code, *detail;
 	char			*body;
 	size_t			 len;
@@ -387,8 +393,9 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 		reply_refuse(req, ROUTE_EVENTS, REFUSAL_METHOD, 0, -1);
 		return;
 	}
-	if ((p = ingest_auth(req)) == NULL) {
-		ingest_refuse(req, REFUSAL_UNAUTHENTICATED, 0, NULL, NULL);
+	if ((p = ingest_auth(query_header(ih, "Authorization"), &why)) ==
+	    NULL) {
+		ingest_refuse(req, why, 0, NULL, NULL);
 		return;
 	}
 	if (!treaty_subject_valid(subject)) {

@@ -33,7 +33,10 @@ static const struct refusal_text reply_refusals[REFUSAL_MAX] = {
 	[REFUSAL_METHOD] = { 405, "method_not_allowed",
 	    "events are published with POST" },
 	[REFUSAL_UNAUTHENTICATED] = { 401, "unauthenticated",
-	    "a producer's bearer token is required" },
+	    "a producer's bearer token is required: Authorization: Bearer "
+	    "<token>" },
+	[REFUSAL_UNKNOWN_TOKEN] = { 401, "unauthenticated",
+	    "unknown token: its SHA-256 is no producer's tokenSha256" },
 	[REFUSAL_BAD_SUBJECT] = { 400, "bad_subject",
 	    "the path must end in evt|audit.<scope>.<product>.<entity>.<verb>" },
 	[REFUSAL_SUBJECT_NOT_ALLOWED] = { 403, "subject_not_allowed",

@@ -22,7 +22,8 @@ struct evhttp_request;
 enum refusal {
 	REFUSAL_NONE = 0,
 	REFUSAL_METHOD,			/* 405, with Allow: POST */
-	REFUSAL_UNAUTHENTICATED,	/* 401, with WWW-Authenticate */
+	REFUSAL_UNAUTHENTICATED,	/* 401, with WWW-Authenticate: no token */
+	REFUSAL_UNKNOWN_TOKEN,		/* the same: a token no producer has */
 	REFUSAL_BAD_SUBJECT,		/* 400 */
 	REFUSAL_SUBJECT_NOT_ALLOWED,	/* 403 */
 	REFUSAL_RATE_LIMITED,		/* 429, with Retry-After */

@@ -73,6 +73,10 @@ start_relay --control-listen 127.0.0.1:$CPORT || { fail start "relay did not res
 check "no token: 401 with WWW-Authenticate" "401 unauthenticated Bearer" \
     "$(aget subscribers) $(aerr) $(sed -n 's/^WWW-Authenticate: //Ip' "$T/ahdr" | tr -d '\r')"
 check "a token nobody has: 401" "401 unauthenticated" "$(aget subscribers not-a-token) $(aerr)"
+adetail() { BODY=$(abody); json_get detail; }
+check "  the two 401s tell no token from an unknown one" \
+    "an admin token is required: Authorization: Bearer <token>|unknown token: its SHA-256 is not in the relay's configuration" \
+    "$(aget subscribers >/dev/null; adetail)|$(aget subscribers not-a-token >/dev/null; adetail)"
 check "a producer's token: 403" "403 forbidden" "$(aget subscribers "$TOKEN") $(aerr)"
 check "an inbox's token: 403" "403 forbidden" "$(aget subscribers "$IT") $(aerr)"
 check "and the other way round, the admin token on an inbox: 403, not 401" 403 \

@@ -158,6 +158,10 @@ check_match "HEAD /healthz: a Content-Length, no body (the next answer follows t
 BIG="Content-Length: 2000000\r\n"
 r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n${CE}$BIG\r\n")
 check "over 1 MiB without a token: 401 first" "HTTP/1.1 401 Unauthorized" "$(status_line "$r")"
+r=$(raw "POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nobody-0123456789\r\n${CE}$BIG\r\n")
+check "  with a token no producer has: 401, the detail says so (the door's answer)" \
+    "HTTP/1.1 401 Unauthorized \"detail\":\"unknown token: its SHA-256 is no producer's tokenSha256\"" \
+    "$(status_line "$r") $(printf '%s' "$r" | grep -o '"detail":"[^"]*"')"
 r=$(raw "POST /v1/events/nope HTTP/1.1\r\nHost: x\r\n$AUTH\r\n$BIG\r\n")
 check "  with a token, a bad subject: 400 bad_subject" "HTTP/1.1 400 Bad Request bad_subject" \
     "$(status_line "$r") $(printf '%s' "$r" | grep -o 'bad_subject' | head -1)"

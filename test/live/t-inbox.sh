@@ -85,9 +85,14 @@ r1=$(field lease-1 receipt "$T/first")
 
 # Tokens and receipts are bound to their inbox.
 check "no token: 401" 401 "$(iget work 'lease=true' '')"
+detail() { BODY=$(cat "$T/body" 2>/dev/null); json_get detail; }
+check "  the detail says the inbox's bearer token is required" \
+    "the inbox's bearer token is required: Authorization: Bearer <token>" "$(detail)"
 check "another inbox's token: 403" 403 "$(iget work 'lease=true' "$IT2")"
 check "a producer's token: 403" 403 "$(iget work 'lease=true' "$TOKEN")"
 check "unknown token: 401" 401 "$(iget work 'lease=true' nobody-0123456789)"
+check "  the detail says unknown token" \
+    "unknown token: its SHA-256 is not in the relay's configuration" "$(detail)"
 check "DELETE with another inbox's token: 403" 403 "$(op DELETE "work/lease-1?receipt=$r1" "$IT2")"
 check "the receipt in another inbox: refused" 403 "$(op DELETE "other/lease-1?receipt=$r1" "$IT2")"
 check "the receipt for another event id: refused" 403 "$(op DELETE "work/lease-2?receipt=$r1")"
@@ -350,6 +355,16 @@ check "bad wait: 400" 400 "$(iget work 'wait=30001')"
 check "no such inbox: 404" 404 "$(iget nosuch 'lease=true')"
 check "no such inbox, without a token the relay knows: 401, as a real inbox (names cannot be probed)" \
     "401 401" "$(iget nosuch 'lease=true' not-a-token-0123456789) $(iget work 'lease=true' not-a-token-0123456789)"
+# same_detail TOKEN: "same" when no inbox and a real one answer TOKEN
+# with the same detail.
+same_detail() {
+	local a b
+	iget nosuch 'lease=true' "$1" > /dev/null; a=$(detail)
+	iget work 'lease=true' "$1" > /dev/null; b=$(detail)
+	[ -n "$a" ] && [ "$a" = "$b" ] && echo same || echo "[$a] [$b]"
+}
+check "  the same detail, with an unknown token and without one" "same same" \
+    "$(same_detail not-a-token-0123456789) $(same_detail '')"
 check "  and a producer's token: 404 there, 403 on a real inbox" \
     "404 403" "$(iget nosuch 'lease=true' "$TOKEN") $(iget work 'lease=true' "$TOKEN")"
 check "a push subscriber has no inbox" 404 "$(iget hook 'lease=true')"

@@ -57,6 +57,22 @@ TOK="$TOKEN_SHA" ev_path /v1/events/$S
 reject "401 for the configured SHA-256 sent as the token" 401 unauthenticated
 TOK=- ev_path /v1/events/$S -H "Authorization: $TOKEN"
 reject "401 for the token without a scheme" 401 unauthenticated
+# The detail tells the two apart (issue 30): no bearer token, or a token
+# no producer has (the operator's list, or the wrong token).
+NOTOK="a producer's bearer token is required: Authorization: Bearer <token>"
+UNK="unknown token: its SHA-256 is no producer's tokenSha256"
+TOK=- ev_path /v1/events/$S
+check "401 without Authorization: the detail says a bearer token is required" "$NOTOK" "$(json_get detail)"
+TOK=- ev_path /v1/events/$S -H "Authorization: Basic $TOKEN"
+check "  the same for Basic credentials" "$NOTOK" "$(json_get detail)"
+TOK=- ev_path /v1/events/$S -H 'Authorization: Bearer '
+check "  and for Bearer with an empty token" "$NOTOK" "$(json_get detail)"
+TOK=unknown-token-0123456789 ev_path /v1/events/$S
+check "401 for an unknown token: the detail says unknown token" "$UNK" "$(json_get detail)"
+TOK="${TOKEN}x" ev_path /v1/events/$S
+check "  the same for the token with a byte appended" "$UNK" "$(json_get detail)"
+TOK=$OTHER_TOKEN ID=- ev_path /v1/events/$S
+check "a known token: no 401 (400 bad_event for the missing id)" "400 bad_event" "$STATUS $(errcode)"
 
 # --- 400 bad_subject ----------------------------------------------------
 t64=$(printf 'a%.0s' $(seq 64))

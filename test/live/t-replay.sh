@@ -129,6 +129,10 @@ check "a subscriber name cut short by %00: no such route" "404 not_found" "$(are
 check "DELETE of a replay that does not exist: 404" "404 unknown_replay" "$(areq_err DELETE replays/0123456789abcdef01234567)"
 check "PUT on a replay: 405" "405" "$(areq PUT "replays/$RID")"
 check "no token: 401" "401" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$RELAY_URL/v1/admin/subscribers/hook/replay?since=$T0")"
+check "a token nobody has: 401, and the detail says unknown token" \
+    "401 unknown token: its SHA-256 is not in the relay's configuration" \
+    "$(curl -s -o "$T/r401" -w '%{http_code}' -X POST -H "Authorization: Bearer nobody-0123456789" \
+        "$RELAY_URL/v1/admin/subscribers/hook/replay?since=$T0") $(BODY=$(cat "$T/r401"); json_get detail)"
 check "a producer's token: 403" "403" "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" "$RELAY_URL/v1/admin/subscribers/hook/replay?since=$T0")"
 
 # Two instances: a replay started on A, reported by B, going on when A
