@@ -520,6 +520,60 @@ json_parse_all(const yajl_callbacks *cbs, void *ctx, const char *s,
 	return ok;
 }
 
+/* Where a text stops being JSON, and why; see json.h. */
+int
+json_error_at(const char *s, size_t len, size_t *line, size_t *col,
+    char *why, size_t whylen)
+{
+	static const yajl_callbacks	 none;
+	yajl_handle			 h;
+	unsigned char			*e;
+	const char			*r;
+	size_t				 pos, i, n;
+
+	*line = *col = 1;
+	if ((h = yajl_alloc(&none, NULL, NULL)) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return 0;
+	}
+	yajl_config(h, yajl_allow_comments, 1);	/* as yajl_tree_parse */
+	/*
+	 * pos: the place, from 1.  After a failed yajl_parse, the bytes
+	 * consumed end with the token it stopped at (yajl 2's parser; for a
+	 * few errors, such as a map's missing ',', it steps back into that
+	 * token: near it, then).  yajl_complete_parse fails only at the end:
+	 * just past the last byte.
+	 */
+	if (yajl_parse(h, (const unsigned char *)s, len) != yajl_status_ok)
+		pos = yajl_get_bytes_consumed(h);
+	else if (yajl_complete_parse(h) != yajl_status_ok)
+		pos = len + 1;
+	else {
+		yajl_free(h);
+		return -1;
+	}
+	/* "parse error: <why>\n" or "lexical error: <why>.\n": the why. */
+	e = yajl_get_error(h, 0, (const unsigned char *)s, len);
+	r = e != NULL ? (const char *)e : "not JSON";
+	if (strstr(r, "error: ") != NULL)
+		r = strstr(r, "error: ") + 7;
+	n = strcspn(r, "\n");
+	if (n > 0 && r[n - 1] == '.')
+		n--;
+	snprintf(why, whylen, "%.*s", (int)n, r);
+	if (e != NULL)
+		yajl_free_error(h, e);
+	yajl_free(h);
+	for (i = 0; i + 1 < pos && i < len; i++) {
+		if (s[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else
+			(*col)++;
+	}
+	return 0;
+}
+
 /* Copy one JSON text into g as a value; see json.h. */
 int
 json_copy(yajl_gen g, const char *s, size_t len)

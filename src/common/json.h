@@ -94,6 +94,17 @@ struct yajl_val_s;
  */
 const char	*json_dup_key(const struct yajl_val_s *v, char *path,
 	    size_t pathlen);
+/*
+ * Where s (len bytes) stops being JSON as yajl_tree_parse reads it
+ * (comments allowed): *line and *col, from 1 (a column counts bytes), of
+ * the last byte yajl's parser read (the end of the token it refused, or
+ * inside it for a few errors), or of the place just past the end when
+ * the text ends too soon, and yajl's reason into why (its short form,
+ * which never quotes the text: a setting may hold secrets).  0, or -1
+ * when s is JSON after all.
+ */
+int		 json_error_at(const char *s, size_t len, size_t *line,
+		    size_t *col, char *why, size_t whylen);
 
 struct yajl_gen_t;
 /*

@@ -88,17 +88,26 @@ obj_get(const yajl_val o, const char *key)
 static yajl_val
 json_list(const char *text, const char *var, struct config_error *err)
 {
-	char		 ebuf[256], field[128];
+	char		 ebuf[256], why[128], field[128];
 	const char	*dup;
+	size_t		 line, col;
 	yajl_val	 v;
 
 	v = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	if (v == NULL) {
-		char	*nl;
-		/* yajl's message spans lines and quotes the input: keep line 1. */
-		if ((nl = strchr(ebuf, '\n')) != NULL)
-			*nl = '\0';
-		config_err(err, var, "", "not valid JSON: %s", ebuf);
+		/*
+		 * Say where, so that a long list can be fixed: the tree's
+		 * message has no place, and its second line quotes the text
+		 * (which may hold a secret), so only its first is kept.
+		 */
+		if (json_error_at(text, strlen(text), &line, &col, why,
+		    sizeof(why)) == 0)
+			config_err(err, var, "", "not valid JSON near line %zu, "
+			    "column %zu: %s", line, col, why);
+		else {
+			ebuf[strcspn(ebuf, "\n")] = '\0';
+			config_err(err, var, "", "not valid JSON: %s", ebuf);
+		}
 		return NULL;
 	}
 	if ((dup = json_dup_key(v, field, sizeof(field))) != NULL) {

@@ -2,8 +2,9 @@
 # The configuration file (SPEC 11): --config FILE / TREATY_RELAY_CONFIG in
 # systemd's EnvironmentFile syntax, the precedence flag > environment >
 # file > default, unknown variables refused (78, named) in the file and
-# in the environment, the same file read by a shell; token lists; and the
-# log lines' stamps (time= or, under journald, a syslog priority).
+# in the environment, the same file read by a shell; token lists; a JSON
+# value that does not parse (78, where); and the log lines' stamps (time=
+# or, under journald, a syslog priority).
 . "$(dirname "$0")/lib.sh"
 TREATY=$ROOT/$O/treaty
 start_nats || { fail start "nats-server did not start"; finish; }
@@ -73,6 +74,22 @@ printf '%s\n' "TREATY_RELAY_PRODUCERS='[{\"name\":\"p\",\"tokenSha256\":\"$TOKEN
 timeout 20 env -u TREATY_RELAY_PRODUCERS "$RELAY_BIN" --config "$FILE.dup" --port "$(free_port)" > "$T/dup.out" 2> "$T/dup.err"
 check_match "  at start, from the file, an escaped spelling the same key: exit 78" \
     '^78 .*var=TREATY_RELAY_PRODUCERS field=\[0\]\.subjects detail="duplicate key subjects"' "$? $(cat "$T/dup.err")"
+
+# A JSON value that does not parse (issue 30): 78 naming the variable,
+# the line and column in the value and yajl's reason, never quoting the
+# value (a subscriber's secret is in it); at start and with --check-config.
+BADSUB='[{"name":"h","url":"https://e.example/","secret":"0123456789abcdef" "filter":"evt.>"}]'
+printf "TREATY_RELAY_SUBSCRIBERS='%s'\n" "$BADSUB" > "$FILE.json"
+run_check -- --config "$FILE.json"
+check_match "JSON that does not parse: --check-config exit 78, naming the variable and where" \
+    '^78 time=[^ ]+ level=error msg="bad configuration" var=TREATY_RELAY_SUBSCRIBERS field=- detail="not valid JSON near line 1, column 70: after key and value, inside map, I expect .,. or .\}."$' \
+    "$RC $ERR"
+check "  the value is not quoted: no secret in the line" 0 "$(grep -c 0123456789abcdef "$T/chk.err")"
+timeout 20 env -u TREATY_RELAY_PRODUCERS TREATY_RELAY_PRODUCERS='[{"name":"p","tokenSha256":"'$TOKEN_SHA'",
+ "subjects":["evt.>"],}]' "$RELAY_BIN" --port "$(free_port)" > "$T/json.out" 2> "$T/json.err"
+check_match "  at start, over two lines in the environment: exit 78, line 2" \
+    '^78 .*var=TREATY_RELAY_PRODUCERS field=- detail="not valid JSON near line 2, column 23: invalid object key \(must be a string\)"' \
+    "$? $(cat "$T/json.err")"
 
 # The running relay: the file's producer and both of its tokens; the
 # environment's PORT (start_relay's) over the file's missing one.

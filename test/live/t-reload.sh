@@ -3,9 +3,9 @@
 # on one keep-alive connection: producers and their tokens (a rotation
 # fails no request), subscribers added, changed and removed, an inbox's
 # token, stream settings; a restart-only setting is kept with a warning;
-# an invalid file keeps the running configuration; the reload metrics and
-# RELOADING=1/READY=1; a SIGHUP storm.  Nothing in flight fails and no
-# connection closes.
+# an invalid file keeps the running configuration (JSON that does not parse
+# is named with its place); the reload metrics and RELOADING=1/READY=1; a
+# SIGHUP storm.  Nothing in flight fails and no connection closes.
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 
@@ -225,6 +225,13 @@ reload
 check_match "a key given twice: refused, naming the field and the key" \
     'not reloaded.*var=TREATY_RELAY_SUBSCRIBERS field=\[0\]\.secret detail="duplicate key secret"' \
     "$(grep 'not reloaded' "$RELAY_LOG" | tail -1)"
+# JSON that does not parse (issue 30): named with its place in the value.
+BAD="[$(prod '"'$NEW_SHA'"'),$GAMMA,]"
+conf "$BAD" "[$(hook1 h1b $S2),$(inbox1 '"'$I2_SHA'"'),$HOOK2]"
+reload
+check "JSON that does not parse: refused, naming the variable, the line and column, and why" \
+    "level=error msg=\"configuration not reloaded; keeping the running one\" var=TREATY_RELAY_PRODUCERS field=- detail=\"not valid JSON near line 1, column ${#BAD}: unallowed token at this point in JSON text\"" \
+    "$(grep 'not reloaded' "$RELAY_LOG" | tail -1 | cut -d' ' -f2-)"
 TOKEN=$GAMMA_TOKEN post evt.acme.shop.order.created ok-kept x
 check "the running configuration is kept: gamma still publishes" 202 "$STATUS"
 wait_until 10 'received ok-kept >/dev/null'
@@ -232,12 +239,12 @@ check "  and hook1 still gets its events, signed as before" "/h1b ok" "$(path_of
 
 # 6. Metrics, systemd, and the publisher's account.
 check "reloads counted: ok" 7 "$(metric 'treaty_relay_config_reloads_total{result="ok"}')"
-check "reloads counted: error" 4 "$(metric 'treaty_relay_config_reloads_total{result="error"}')"
+check "reloads counted: error" 5 "$(metric 'treaty_relay_config_reloads_total{result="error"}')"
 check_match "config_loaded_timestamp_seconds is recent" '^ok' \
     "$(t=$(metric treaty_relay_config_loaded_timestamp_seconds); [ $(( $(date +%s) - ${t:-0} )) -lt 300 ] && echo ok || echo "stale $t")"
-check "RELOADING=1 then READY=1 for each reload" 11 \
+check "RELOADING=1 then READY=1 for each reload" 12 \
     "$(grep -A1 '^RELOADING=1|MONOTONIC_USEC=[0-9]*$' "$T/notify.log" | grep -c '^READY=1')"
-check "  and nothing else (READY=1 once at start)" 12 "$(grep -c '^READY=1' "$T/notify.log")"
+check "  and nothing else (READY=1 once at start)" 13 "$(grep -c '^READY=1' "$T/notify.log")"
 # 7. A SIGHUP storm under load: 20 in a second, the file changing between
 #    two valid versions (hook1's secret); nothing fails, the process stays,
 #    every reload is applied whole (the last file wins).
@@ -252,7 +259,7 @@ conf_a $S1
 kill -HUP $RELAY_PID
 wait_until 15 'test "$(metric treaty_relay_config_reloads_total{result=\"ok\"})" -gt "$ok_before" && [ "$(grep -c "configuration reloaded" "$RELAY_LOG")" -eq "$(metric treaty_relay_config_reloads_total{result=\"ok\"})" ]'
 n_ok=$(metric 'treaty_relay_config_reloads_total{result="ok"}')
-check_match "SIGHUP storm: reloads applied (signals may coalesce), none refused" "^ok [0-9]+ 4$" \
+check_match "SIGHUP storm: reloads applied (signals may coalesce), none refused" "^ok [0-9]+ 5$" \
     "$( [ "$n_ok" -gt "$ok_before" ] && [ "$n_ok" -le $((ok_before + 21)) ] && echo ok) $((n_ok - ok_before)) $(metric 'treaty_relay_config_reloads_total{result="error"}')"
 TOKEN=$NEW_TOKEN post evt.acme.shop.order.created ok-storm x
 wait_until 10 'received ok-storm >/dev/null'
@@ -267,7 +274,7 @@ check_match "the steady publisher: every request 202, on one connection" '^sent=
 sent=$(sed -n 's/^sent=\([0-9]*\) ok=\([0-9]*\).*/\1 \2/p' "$T/steady.out")
 check "  (sent = 202s)" "$(echo "$sent" | cut -d' ' -f1)" "$(echo "$sent" | cut -d' ' -f2)"
 check "the relay is still running" yes "$(relay_alive && echo yes)"
-check "no error lines but the four refused reloads" 4 "$(grep -c 'level=error' "$RELAY_LOG")"
+check "no error lines but the five refused reloads" 5 "$(grep -c 'level=error' "$RELAY_LOG")"
 
 # 8. An inbox removed while a long-poll waits on it, and an event for it
 #    arriving then: the poll gets it, and the inbox is freed only after

@@ -1505,6 +1505,53 @@ reload_prepare(void)
 	env_clear();
 }
 
+/*
+ * A JSON setting that does not parse says where (line and column of the
+ * value, from yajl's parser) and yajl's reason, under the variable's or
+ * the flag's name, never quoting the text (it may hold a secret).
+ */
+static void
+json_not_parsed(void)
+{
+	static const struct {
+		const char	*var, *flag, *json, *detail;
+	} bad[] = {
+		{ "TREATY_RELAY_PRODUCERS", "--producers",
+		  "[{\"name\":\"a\",\"tokenSha256\":\"x\",}]",
+		  "not valid JSON near line 1, column 32: invalid object key (must "
+		  "be a string)" },
+		{ "TREATY_RELAY_SUBSCRIBERS", "--subscribers",
+		  "[{\"name\":\"s\",\n \"secret\":\"" SECRET "\"\n x}]",
+		  "not valid JSON near line 3, column 2: invalid char in json text" },
+		{ "TREATY_RELAY_SUBSCRIBERS", "--subscribers",
+		  "[{\"name\":\"s\",\"secret\":\"" SECRET "\"",
+		  "not valid JSON near line 1, column 41: premature EOF" },
+	};
+	struct config		 cfg;
+	struct config_error	 err;
+	size_t			 i;
+
+	for (i = 0; i < T_NCASES(bad); i++) {
+		env_clear();
+		setenv(bad[i].var, bad[i].json, 1);
+		if (T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD)) {
+			T_EQ_STR(err.var, bad[i].var);
+			T_EQ_STR(err.field, "");
+			T_EQ_STR(err.detail, bad[i].detail);
+			T_ASSERT(strstr(err.detail, SECRET) == NULL);
+		}
+		config_free(&cfg);
+		env_clear();
+		if (T_EQ_INT(load(&cfg, &err, bad[i].flag, bad[i].json, NULL),
+		    CONFIG_BAD)) {
+			T_EQ_STR(err.var, bad[i].flag);
+			T_EQ_STR(err.detail, bad[i].detail);
+		}
+		config_free(&cfg);
+	}
+	env_clear();
+}
+
 /* --reuseport and --control-listen (SPEC 12). */
 static void
 instances(void)
@@ -1642,6 +1689,7 @@ static const struct t_case cases[] = {
 	{ "plain http to private networks when allowed", private_urls },
 	{ "deliverFrom: all, new or a time", deliver_from },
 	{ "a key given twice in a JSON setting", duplicate_keys },
+	{ "a JSON setting that does not parse says where", json_not_parsed },
 	{ "pull tokens are never a producer's or another inbox's",
 	  pull_token_roles },
 	{ "tokenSha256 lists for rotation", token_lists },

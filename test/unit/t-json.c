@@ -3,8 +3,9 @@
  * finds a batch's events (SPEC 14) without parsing them (strings and
  * escapes, nesting, whitespace, empty elements, the element limit, texts
  * that are not one array), json_accepted_body's two ways of writing
- * the 202 answer, json_scan's flaws (what yajl would take or change), and
- * json_dup_key (a key given twice in one object, at any depth).
+ * the 202 answer, json_scan's flaws (what yajl would take or change),
+ * json_dup_key (a key given twice in one object, at any depth), and
+ * json_error_at (where a text stops being JSON, as yajl's tree reads it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +398,68 @@ dup_large(void)
 	free(s);
 }
 
+/*
+ * Where a text stops being JSON: the line and column (bytes, from 1) of
+ * the last byte yajl read, or just past the end when the text ends too
+ * soon, with yajl's short reason, never the text; a text yajl_tree_parse
+ * takes (comments too) is -1.
+ */
+static void
+error_at(void)
+{
+	static const struct {
+		const char	*s;
+		size_t		 line, col;
+		const char	*why;
+	} bad[] = {
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"x\",}]", 1, 32,
+		  "invalid object key (must be a string)" },
+		{ "[1,2", 1, 5, "premature EOF" },
+		{ "", 1, 1, "premature EOF" },
+		{ "[\n {\"a\":1},\n x]", 3, 2, "invalid char in json text" },
+		{ "[1] x", 1, 5, "trailing garbage" },
+		{ "[1,]", 1, 4, "unallowed token at this point in JSON text" },
+		{ "[01]", 1, 3, "after array element, I expect ',' or ']'" },
+		{ "{\"secret\":\"hunter2-hunter2\" x}", 1, 29,
+		  "invalid char in json text" },
+		/* Near: yajl steps back before the token for this one. */
+		{ "{\"secret\":\"hunter2-hunter2\" 1}", 1, 28,
+		  "after key and value, inside map, I expect ',' or '}'" },
+		{ "[\"\xff\"]", 1, 3, "invalid bytes in UTF8 string" },
+	};
+	static const char *const good[] = {
+		"[]", "[1, /* two */ 2]", "{\"a\":[true,null]}\n", " 7 ",
+	};
+	char		 why[128];
+	size_t		 i, line, col;
+	yajl_val	 v;
+
+	for (i = 0; i < T_NCASES(bad); i++) {
+		/* The tree refuses each one too: the same reader. */
+		v = yajl_tree_parse(bad[i].s, NULL, 0);
+		T_ASSERT(v == NULL);
+		yajl_tree_free(v);
+		why[0] = '\0';
+		line = col = 0;
+		if (!T_EQ_INT(json_error_at(bad[i].s, strlen(bad[i].s), &line,
+		    &col, why, sizeof(why)), 0))
+			continue;
+		if (line != bad[i].line || col != bad[i].col ||
+		    strcmp(why, bad[i].why) != 0)
+			t_fail(__FILE__, __LINE__, "  %s: line %zu column %zu "
+			    "\"%s\", want %zu %zu \"%s\"", bad[i].s, line, col,
+			    why, bad[i].line, bad[i].col, bad[i].why);
+		T_ASSERT(strstr(why, "hunter2") == NULL);
+	}
+	for (i = 0; i < T_NCASES(good); i++) {
+		v = yajl_tree_parse(good[i], NULL, 0);
+		T_ASSERT(v != NULL);
+		yajl_tree_free(v);
+		T_EQ_INT(json_error_at(good[i], strlen(good[i]), &line, &col,
+		    why, sizeof(why)), -1);
+	}
+}
+
 static const struct t_case cases[] = {
 	{ "a parsed value generated again", gen_tree },
 	{ "invalid UTF-8 repaired with U+FFFD", utf8_repair },
@@ -411,6 +474,7 @@ static const struct t_case cases[] = {
 	{ "duplicate keys: none", dup_none },
 	{ "duplicate keys: the first, and its place", dup_found },
 	{ "duplicate keys: large objects, deep nesting", dup_large },
+	{ "where a text stops being JSON", error_at },
 };
 
 int
