@@ -868,6 +868,62 @@ config_subscriber_equal(const struct subscriber *a, const struct subscriber *b)
 	return 1;
 }
 
+/* 1 when producers a and b have the same settings. */
+static int
+producer_equal(const struct producer *a, const struct producer *b)
+{
+	size_t	 j;
+
+	if (strcmp(a->name, b->name) != 0 || a->tokens.n != b->tokens.n ||
+	    a->nsubjects != b->nsubjects || a->rate != b->rate ||
+	    a->burst != b->burst)
+		return 0;
+	for (j = 0; j < a->tokens.n; j++)
+		if (strcmp(a->tokens.hash[j], b->tokens.hash[j]) != 0)
+			return 0;
+	for (j = 0; j < a->nsubjects; j++)
+		if (strcmp(a->subjects[j], b->subjects[j]) != 0)
+			return 0;
+	return 1;
+}
+
+/* The producer called name in cfg, or NULL. */
+static const struct producer *
+producer_named(const struct config *cfg, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < cfg->nproducers; i++)
+		if (strcmp(cfg->producers[i].name, name) == 0)
+			return &cfg->producers[i];
+	return NULL;
+}
+
+/* What a reload does to the producers; see config.h. */
+void
+config_producer_changes(const struct config *next, const struct config *run,
+    struct sub_changes *ch, void (*note)(const char *name, const char *what))
+{
+	const struct producer	*p, *was;
+	size_t			 i;
+
+	for (i = 0; i < next->nproducers; i++) {
+		p = &next->producers[i];
+		if ((was = producer_named(run, p->name)) == NULL) {
+			ch->added++;
+			note(p->name, "added");
+		} else if (!producer_equal(p, was)) {
+			ch->changed++;
+			note(p->name, "changed");
+		}
+	}
+	for (i = 0; i < run->nproducers; i++)
+		if (producer_named(next, run->producers[i].name) == NULL) {
+			ch->removed++;
+			note(run->producers[i].name, "removed");
+		}
+}
+
 /*
  * A reload: next replaces run.  Each restart-only setting that differs
  * keeps its running value, and warn gets its variable.  A subscriber may

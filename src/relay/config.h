@@ -83,7 +83,7 @@ struct subscriber {
 	int64_t		  from_ns;		/* SUB_FROM_TIME: Unix ns */
 };
 
-/* What a reload did to the subscribers. */
+/* What a reload did to the subscribers (or to the producers). */
 struct sub_changes {
 	int		  added;
 	int		  changed;
@@ -190,6 +190,15 @@ int			 config_deliver_from(const char *s,
 			    struct subscriber *sc);
 /* 1 when s is a producer's or subscriber's name: 1-NAME_MAX_LEN of A-Za-z0-9_-. */
 int			 config_name_valid(const char *s);
+/*
+ * What replacing run by next does to the producers, by name: counted
+ * into ch, and each one added, changed (tokens, subjects, rate or burst)
+ * or removed given to note ("added", "changed", "removed"): next's in
+ * its order, then those removed in run's.
+ */
+void			 config_producer_changes(const struct config *next,
+			    const struct config *run, struct sub_changes *ch,
+			    void (*note)(const char *name, const char *what));
 /* A subscriber's settings, copied to outlive its configuration. */
 struct subscriber	*config_subscriber_dup(const struct subscriber *sc);
 void			 config_subscriber_free(struct subscriber *sc);

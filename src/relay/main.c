@@ -158,6 +158,16 @@ relay_reload_warn(const char *var)
 	    "running value", "var=%s", var);
 }
 
+/* A producer a reload adds, changes or removes: as a subscriber's line. */
+static void
+relay_producer_note(const char *name, const char *what)
+{
+	char	 msg[32];
+
+	snprintf(msg, sizeof(msg), "producer %s", what);
+	log_info(msg, "producer=%s", name);
+}
+
 /* A reload that cannot be applied: say why once, keep what runs. */
 static void
 relay_reload_refused(const struct config_error *err)
@@ -181,7 +191,7 @@ relay_reload(void)
 {
 	struct config		 next;
 	struct config_error	 err;
-	struct sub_changes	 ch;
+	struct sub_changes	 ch, pch;
 	struct timespec		 ts;
 	char			 state[64];
 
@@ -194,12 +204,15 @@ relay_reload(void)
 	    (long long)ts.tv_sec * US_PER_S + ts.tv_nsec / NS_PER_US);
 	notify_send(state);
 	memset(&ch, 0, sizeof(ch));
+	memset(&pch, 0, sizeof(pch));
 	if (config_load(&next, relay.argc, relay.argv, &err) != CONFIG_RUN ||
 	    config_reload_prepare(&next, &relay.cfg, relay_reload_warn,
 	    &err) == -1) {
 		relay_reload_refused(&err);
 		config_free(&next);
 	} else {
+		config_producer_changes(&next, &relay.cfg, &pch,
+		    relay_producer_note);
 		config_free(&relay.cfg);
 		relay.cfg = next;
 		log_init(relay.cfg.verbose);
@@ -211,10 +224,13 @@ relay_reload(void)
 		store_reload();
 		metrics_reload(1);
 		metrics_config_loaded(time(NULL));
+		/* added= changed= removed= are the subscribers', as ever. */
 		log_info("configuration reloaded", "producers=%zu "
-		    "subscribers=%zu added=%d changed=%d removed=%d",
-		    relay.cfg.nproducers, relay.cfg.nsubscribers, ch.added,
-		    ch.changed, ch.removed);
+		    "subscribers=%zu added=%d changed=%d removed=%d "
+		    "producers_added=%d producers_changed=%d "
+		    "producers_removed=%d", relay.cfg.nproducers,
+		    relay.cfg.nsubscribers, ch.added, ch.changed, ch.removed,
+		    pch.added, pch.changed, pch.removed);
 	}
 	/* Until the first READY=1, the tick sends it. */
 	if (relay.ready_sent)

@@ -4,8 +4,10 @@
 # fails no request), subscribers added, changed and removed, an inbox's
 # token, stream settings; a restart-only setting is kept with a warning;
 # an invalid file keeps the running configuration (JSON that does not parse
-# is named with its place); the reload metrics and RELOADING=1/READY=1; a
-# SIGHUP storm.  Nothing in flight fails and no connection closes.
+# is named with its place); the producers' changes are counted in the
+# "configuration reloaded" line beside the subscribers'; the reload metrics
+# and RELOADING=1/READY=1; a SIGHUP storm.  Nothing in flight fails and no
+# connection closes.
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 
@@ -108,8 +110,12 @@ TOKEN=$GAMMA_TOKEN post evt.acme.shop.order.created g-0 x
 check "before: an unknown producer's token is 401" 401 "$STATUS"
 conf "[$(prod '["'$NEW_SHA'","'$TOKEN_SHA'"]'),$GAMMA]" "[$(hook1 h1 $S1),$(inbox1 '"'$I1_SHA'"')]"
 reload
-check_match "reloaded: one info line with counts" 'msg="configuration reloaded" producers=2 subscribers=2 added=0 changed=0 removed=0' \
+check_match "reloaded: one info line with counts, the producers' too" \
+    'msg="configuration reloaded" producers=2 subscribers=2 added=0 changed=0 removed=0 producers_added=1 producers_changed=1 producers_removed=0$' \
     "$(grep 'configuration reloaded' "$RELAY_LOG" | tail -1)"
+check "  a line for each producer: alpha changed (a token listed), gamma added" \
+    'msg="producer changed" producer=alpha|msg="producer added" producer=gamma' \
+    "$(grep -o 'msg="producer [a-z]*" producer=.*' "$RELAY_LOG" | paste -sd'|')"
 TOKEN=$GAMMA_TOKEN post evt.acme.shop.order.created g-1 x
 check "the added producer publishes: 202" 202 "$STATUS"
 TOKEN=$NEW_TOKEN post evt.acme.shop.order.created n-1 x
@@ -124,6 +130,8 @@ echo "$NEW_TOKEN" > "$T/tok.new" && mv "$T/tok.new" "$T/tok"
 more 20
 conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$(hook1 h1 $S1),$(inbox1 '"'$I1_SHA'"')]"
 reload
+check_match "  the old token removed: alpha changed again" 'producers_added=0 producers_changed=1 producers_removed=0$' \
+    "$(grep 'configuration reloaded' "$RELAY_LOG" | tail -1)"
 post evt.acme.shop.order.created o-2 x
 check "the old token, removed: 401" 401 "$STATUS"
 TOKEN=$NEW_TOKEN post evt.acme.shop.order.created n-2 x
@@ -139,7 +147,8 @@ wait_until 10 'test "$(metric treaty_relay_inbox_long_polls{inbox=\"inbox1\"})" 
 conf "[$(prod '"'$NEW_SHA'"'),$GAMMA]" "[$(hook1 h1b $S2),$(inbox1 '"'$I1_SHA'"'),$HOOK2]" \
     "TREATY_RELAY_WORK_MAX_AGE_HOURS=24"
 reload
-check_match "counts: one added, one changed" 'added=1 changed=1 removed=0' \
+check_match "counts: one added, one changed; no producer changed" \
+    ' added=1 changed=1 removed=0 producers_added=0 producers_changed=0 producers_removed=0$' \
     "$(grep 'configuration reloaded' "$RELAY_LOG" | tail -1)"
 check_match "the log names the change" 'msg="subscriber changed" sub=hook1' "$(cat "$RELAY_LOG")"
 TOKEN=$NEW_TOKEN post evt.acme.inbox.item.created in-1 x
@@ -347,4 +356,15 @@ wait_until 20 'healthz_ok'
 wait_until 20 'TOKEN=$NEW_TOKEN post evt.acme.inbox.late.created h3-1 x; [ "$STATUS" = 202 ]'
 wait_until 20 'received h3-1 >/dev/null'
 check "  its event is delivered once NATS is back" /h3 "$(path_of h3-1)"
+
+# 12. A producer removed: counted, named, and its token is now unknown.
+conf "[$(prod '"'$NEW_SHA'"')]" "[$(hook1 h1b $S1),$HOOK2,$HOOK3]" \
+    "TREATY_RELAY_WORK_MAX_AGE_HOURS=24"
+reload
+check_match "a producer removed: counted" 'producers=1 subscribers=3 added=0 changed=0 removed=0 producers_added=0 producers_changed=0 producers_removed=1$' \
+    "$(grep 'configuration reloaded' "$RELAY_LOG" | tail -1)"
+check "  and named" 'msg="producer removed" producer=gamma' "$(grep -o 'msg="producer removed" producer=.*' "$RELAY_LOG")"
+TOKEN=$GAMMA_TOKEN post evt.acme.shop.order.created g-gone x
+check "  its token: 401, an unknown token" "401 unknown token: its SHA-256 is no producer's tokenSha256" \
+    "$STATUS $(json_get detail)"
 finish

@@ -1505,6 +1505,75 @@ reload_prepare(void)
 	env_clear();
 }
 
+/* Each producer a reload adds, changes or removes, in config.h's order. */
+static char	 noted[256];
+static void
+note_producer(const char *name, const char *what)
+{
+	size_t	 n = strlen(noted);
+
+	snprintf(noted + n, sizeof(noted) - n, "%s%s %s", n > 0 ? ", " : "",
+	    name, what);
+}
+
+/*
+ * A reload's producer counts (the "configuration reloaded" line): by
+ * name; a new token, subject, rate or burst is a change, the order of
+ * the list is not.
+ */
+static void
+producer_changes(void)
+{
+	static const struct {
+		const char	*next, *noted;
+		int		 added, changed, removed;
+	} cases[] = {
+		{ "[" P_OK("a", HASH_A) "," P_OK("b", HASH_B) "]", "", 0, 0, 0 },
+		{ "[" P_OK("b", HASH_B) "," P_OK("a", HASH_A) "]", "", 0, 0, 0 },
+		{ "[" P_OK("a", HASH_A) "]", "b removed", 0, 0, 1 },
+		{ "[" P_OK("a", HASH_B) "," P_OK("b", HASH_A) "]",
+		  "a changed, b changed", 0, 2, 0 },
+		{ "[{\"name\":\"a\",\"tokenSha256\":[\"" HASH_A "\",\"" HASH_B
+		  "\"],\"subjects\":[\"evt.>\"]}]", "a changed, b removed", 0, 1,
+		  1 },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.x.>\"]}," P_OK("b", HASH_B) "]",
+		  "a changed", 0, 1, 0 },
+		{ "[{\"name\":\"a\",\"tokenSha256\":\"" HASH_A "\","
+		  "\"subjects\":[\"evt.>\"],\"rate\":5}," P_OK("b", HASH_B) "]",
+		  "a changed", 0, 1, 0 },
+		{ "[" P_OK("c", HASH_B) "," P_OK("a", HASH_A) "]",
+		  "c added, b removed", 1, 0, 1 },
+	};
+	struct config		 run, next;
+	struct config_error	 err;
+	struct sub_changes	 ch;
+	size_t			 i;
+
+	env_clear();
+	setenv("TREATY_RELAY_PRODUCERS", "[" P_OK("a", HASH_A) ","
+	    P_OK("b", HASH_B) "]", 1);
+	T_EQ_INT(load(&run, &err, NULL), CONFIG_RUN);
+	for (i = 0; i < T_NCASES(cases); i++) {
+		setenv("TREATY_RELAY_PRODUCERS", cases[i].next, 1);
+		if (!T_EQ_INT(load(&next, &err, NULL), CONFIG_RUN)) {
+			t_fail(__FILE__, __LINE__, "  case %zu: %s", i, err.detail);
+			config_free(&next);
+			continue;
+		}
+		memset(&ch, 0, sizeof(ch));
+		noted[0] = '\0';
+		config_producer_changes(&next, &run, &ch, note_producer);
+		T_EQ_STR(noted, cases[i].noted);
+		T_EQ_INT(ch.added, cases[i].added);
+		T_EQ_INT(ch.changed, cases[i].changed);
+		T_EQ_INT(ch.removed, cases[i].removed);
+		config_free(&next);
+	}
+	config_free(&run);
+	env_clear();
+}
+
 /*
  * A JSON setting that does not parse says where (line and column of the
  * value, from yajl's parser) and yajl's reason, under the variable's or
@@ -1690,6 +1759,7 @@ static const struct t_case cases[] = {
 	{ "deliverFrom: all, new or a time", deliver_from },
 	{ "a key given twice in a JSON setting", duplicate_keys },
 	{ "a JSON setting that does not parse says where", json_not_parsed },
+	{ "a reload's producer counts", producer_changes },
 	{ "pull tokens are never a producer's or another inbox's",
 	  pull_token_roles },
 	{ "tokenSha256 lists for rotation", token_lists },
