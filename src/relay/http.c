@@ -62,6 +62,7 @@ static struct event			*http_resume_ev;
 static struct event_base		*http_base;
 static char				 http_addr[64];
 static int				 http_port;
+static int				 http_tls;	/* the main port is HTTPS */
 
 #define ACCEPT_PAUSE_MS		1000	/* after running out of descriptors */
 #define LISTEN_BACKLOG		1024
@@ -301,7 +302,9 @@ http_open(void)
 		    log_q(http_addr), http_port, log_q(strerror(errno)));
 	http_fd = -1;
 	evconnlistener_set_error_cb(l, http_accept_error_cb);
-	log_info("listening", "addr=%s port=%d", log_q(http_addr), http_port);
+	/* tls=: http:// or https://, what a new operator asks first. */
+	log_info("listening", "addr=%s port=%d tls=%d", log_q(http_addr),
+	    http_port, http_tls);
 }
 
 /*
@@ -336,6 +339,7 @@ http_init(struct event_base *base, const struct config *cfg)
 	door_init(base);
 	snprintf(http_addr, sizeof(http_addr), "%s", cfg->listen);
 	http_port = cfg->port;
+	http_tls = cfg->tls_ctx != NULL;	/* on or off: a restart's */
 	http = http_server_new(base, cfg, NULL);
 	door_fit();
 	http_fd = http_bind(cfg->listen, cfg->port, cfg->reuseport);
@@ -345,7 +349,8 @@ http_init(struct event_base *base, const struct config *cfg)
 	if (cfg->reuseport) {
 		http_check_migrate();
 		log_info("port bound; listening once ready", "addr=%s port=%d "
-		    "reuseport=1", log_q(cfg->listen), cfg->port);
+		    "tls=%d reuseport=1", log_q(cfg->listen), cfg->port,
+		    http_tls);
 	} else
 		http_open();
 	if (cfg->control_listen == NULL)
@@ -358,7 +363,8 @@ http_init(struct event_base *base, const struct config *cfg)
 	    (ev_uint16_t)cport) == NULL)
 		fatalx("cannot listen", "control=1 addr=%s port=%d err=%s",
 		    log_q(caddr), cport, log_q(strerror(errno)));
-	log_info("control listener", "addr=%s port=%d", log_q(caddr), cport);
+	log_info("control listener", "addr=%s port=%d tls=0", log_q(caddr),
+	    cport);
 }
 
 /* A reload: the idle timeout of connections accepted from now on. */

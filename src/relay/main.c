@@ -39,6 +39,7 @@
 #include "replay.h"
 #include "source.h"
 #include "substatus.h"
+#include "tls.h"
 #include "util.h"
 
 #define READY_POLL_MS	50
@@ -224,6 +225,7 @@ relay_reload(void)
 		store_reload();
 		metrics_reload(1);
 		metrics_config_loaded(time(NULL));
+		metrics_tls_expiry(tls_not_after(relay.cfg.tls_ctx));
 		/* added= changed= removed= are the subscribers', as ever. */
 		log_info("configuration reloaded", "producers=%zu "
 		    "subscribers=%zu added=%d changed=%d removed=%d "
@@ -385,6 +387,7 @@ main(int argc, char **argv)
 	    NULL);
 	event_add(&relay.sighup, NULL);
 	metrics_config_loaded(time(NULL));
+	metrics_tls_expiry(tls_not_after(relay.cfg.tls_ctx));
 	event_assign(&relay.tick, relay.base, -1, EV_PERSIST, relay_tick_cb,
 	    NULL);
 	event_add(&relay.tick, &tv);

@@ -92,6 +92,7 @@ struct status_metrics {
 static struct status_metrics	*statuses;
 static int			 nstatuses;
 static long long		 loaded_at;	/* Unix seconds */
+static long long		 tls_expiry = -1;	/* Unix seconds; -1: no TLS */
 static const struct {
 	const char	*name, *help;
 } inbox_counters[INBOX_COUNTER_MAX] = {
@@ -380,6 +381,13 @@ metrics_config_loaded(long long when)
 	loaded_at = when;
 }
 
+/* When the served certificate expires (Unix seconds), or -1. */
+void
+metrics_tls_expiry(long long when)
+{
+	tls_expiry = when;
+}
+
 /* Count one delivery attempt and its latency. */
 void
 metrics_delivery(int sub, enum delivery_outcome o, long long ms,
@@ -621,6 +629,15 @@ metrics_render(struct evbuffer *out)
 	    "# TYPE treaty_relay_config_loaded_timestamp_seconds gauge\n"
 	    "treaty_relay_config_loaded_timestamp_seconds %lld\n",
 	    reloads[0], reloads[1], loaded_at);
+	if (tls_expiry >= 0)
+		evbuffer_add_printf(out,
+		    "# HELP treaty_relay_tls_certificate_expiry_timestamp_seconds "
+		    "When the certificate the main listener serves expires "
+		    "(its notAfter).\n"
+		    "# TYPE treaty_relay_tls_certificate_expiry_timestamp_seconds "
+		    "gauge\n"
+		    "treaty_relay_tls_certificate_expiry_timestamp_seconds %lld\n",
+		    tls_expiry);
 	evbuffer_add_printf(out,
 	    "# HELP treaty_relay_connections Connections open on the main "
 	    "listener.\n"

@@ -114,6 +114,11 @@ void	metrics_reload(int ok);
 /* When the configuration in use was read, Unix seconds. */
 void	metrics_config_loaded(long long when);
 /*
+ * When the certificate the main listener serves expires, Unix seconds
+ * (at start and at each reload); -1 (no TLS) leaves the gauge out.
+ */
+void	metrics_tls_expiry(long long when);
+/*
  * A subscriber's figures from JetStream (SPEC 15), push or pull, by name:
  * known 0 takes its gauges out of the exposition until they are known
  * again (JetStream has not answered for a while).  oldest_ns is when its

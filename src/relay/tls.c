@@ -9,10 +9,12 @@
  * The cipher list and groups stay OpenSSL's, which its updates keep sound.
  */
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "tls.h"
 
@@ -89,4 +91,22 @@ tls_server_new(const char *cert, const char *key, enum tls_blame *blame,
 bad:
 	SSL_CTX_free(ctx);
 	return NULL;
+}
+
+/*
+ * The served certificate's notAfter; see tls.h.  The leaf of the chain
+ * (what SSL_CTX_use_certificate_chain_file made the context's own), read
+ * by OpenSSL's own ASN1_TIME_to_tm (UTCTime and GeneralizedTime alike).
+ */
+long long
+tls_not_after(const SSL_CTX *ctx)
+{
+	const ASN1_TIME	*t;
+	X509		*x;
+	struct tm	 tm;
+
+	if (ctx == NULL || (x = SSL_CTX_get0_certificate(ctx)) == NULL ||
+	    (t = X509_get0_notAfter(x)) == NULL || ASN1_TIME_to_tm(t, &tm) != 1)
+		return -1;
+	return (long long)timegm(&tm);
 }

@@ -24,5 +24,10 @@ enum tls_blame {
  */
 struct ssl_ctx_st *tls_server_new(const char *cert, const char *key,
 		    enum tls_blame *blame, char *detail, size_t detaillen);
+/*
+ * When the certificate ctx serves stops being valid (its notAfter), Unix
+ * seconds; -1 when ctx is NULL or the time cannot be read.
+ */
+long long	 tls_not_after(const struct ssl_ctx_st *ctx);
 
 #endif

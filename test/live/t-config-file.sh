@@ -100,6 +100,9 @@ post evt.acme.shop.order.created f-2 x
 check "the file's producer, old token (still listed): 202" 202 "$STATUS"
 TOKEN=$OTHER_TOKEN post evt.acme.shop.order.created f-3 x
 check "a token not in the list: 401" 401 "$STATUS"
+check "the listening line says the port is plain HTTP; no certificate expiry in /metrics" \
+    "msg=listening addr=127.0.0.1 port=$RELAY_PORT tls=0 0" \
+    "$(grep -o 'msg=listening .*' "$RELAY_LOG") $(metrics_text | grep -c tls_certificate_expiry)"
 check_match "every relay line starts with time=<RFC 3339 ms>" '^0 [1-9]' \
     "$(grep -Evc '^time=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z level=' "$RELAY_LOG") $(grep -c '' "$RELAY_LOG")"
 kill -TERM $RELAY_PID; wait $RELAY_PID

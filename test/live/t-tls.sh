@@ -7,10 +7,19 @@
 # deadline; a renewed certificate served after SIGHUP without a restart; a
 # reload with a broken pair keeps the running one, and one without the pair
 # keeps TLS on (a restart's setting); the control listener stays plain HTTP.
+# The listening line says tls=1; /metrics has the served certificate's
+# notAfter, updated by the renewal and kept by a refused reload.
 . "$(dirname "$0")/lib.sh"
 TR=$ROOT/$O/treaty
 make_pki "$T/pki" localhost || { fail pki "openssl could not make the test certificates"; finish; }
 make_pki "$T/pki2" localhost || { fail pki "openssl could not make the test certificates"; finish; }
+# The renewal's certificate lasts 30 days, not 2: its expiry differs from
+# the first one's by far more than the second between their makings.
+openssl x509 -req -in "$T/pki2/server.csr" -CA "$T/pki2/ca.pem" -CAkey "$T/pki2/ca.key" \
+    -CAcreateserial -days 30 -extfile "$T/pki2/ext" -out "$T/pki2/server.pem" 2>/dev/null ||
+    { fail pki "openssl could not sign the renewal"; finish; }
+# not_after FILE: a certificate's notAfter, Unix seconds (openssl's reading).
+not_after() { date -d "$(openssl x509 -noout -enddate -in "$1" | cut -d= -f2)" +%s; }
 start_nats || { fail start "nats-server did not start"; finish; }
 
 # bad ARGS...: --check-config with ARGS; prints "<exit> <var>".
@@ -46,6 +55,12 @@ wait_until 15 '[ "$(curl_status -m 5 http://127.0.0.1:$CPORT/healthz)" = 200 ]' 
     { fail start "the relay did not become healthy"; tail -5 "$RELAY_LOG"; finish; }
 HTTPS=https://localhost:$RELAY_PORT
 RELAY_URL=http://127.0.0.1:$CPORT	# metrics and healthz: the control listener
+check "the listening line says the port is TLS (the control listener is not)" \
+    "msg=listening addr=127.0.0.1 port=$RELAY_PORT tls=1|msg=\"control listener\" addr=127.0.0.1 port=$CPORT tls=0" \
+    "$(grep -o 'msg=listening .*' "$RELAY_LOG")|$(grep -o 'msg="control listener" .*' "$RELAY_LOG")"
+EXP='treaty_relay_tls_certificate_expiry_timestamp_seconds'
+check "/metrics: the served certificate's expiry, as openssl reads it" "$(not_after "$T/pki/server.pem")" "$(metric $EXP)"
+check_match "  a gauge" "^# TYPE $EXP gauge\$" "$(metrics_text | grep "^# TYPE $EXP ")"
 tcurl() { curl -s -m 10 --cacert "$T/pki/ca.pem" --resolve "localhost:$RELAY_PORT:127.0.0.1" "$@"; }
 
 BASE=$(counts)
@@ -153,6 +168,8 @@ cp "$T/pki2/server.pem" "$T/cert.pem"; cp "$T/pki2/server.key" "$T/key.pem"
 kill -HUP "$RELAY_PID"
 wait_until 10 '[ "$(metric "treaty_relay_config_reloads_total{result=\"ok\"}")" = 1 ]'
 check "after SIGHUP: the renewed certificate, no restart" "$NEW" "$(serial)"
+check "  its expiry in /metrics, 28 days later" "$(not_after "$T/pki2/server.pem") yes" \
+    "$(metric $EXP) $([ $(( $(not_after "$T/pki2/server.pem") - $(not_after "$T/pki/server.pem") )) -gt 86400 ] && echo yes)"
 check "  the same process" yes "$(relay_alive && echo yes)"
 st=$(curl -s -m 10 --cacert "$T/pki2/ca.pem" --resolve "localhost:$RELAY_PORT:127.0.0.1" -o /dev/null -w '%{http_code}' "$HTTPS/healthz")
 check "  verified against its own CA" 200 "$st"
@@ -162,6 +179,7 @@ kill -HUP "$RELAY_PID"
 wait_until 10 '[ "$(metric "treaty_relay_config_reloads_total{result=\"error\"}")" = 1 ]'
 check "a reload with a mismatched pair is refused" 1 "$(metric 'treaty_relay_config_reloads_total{result="error"}')"
 check "  the running certificate is still served" "$NEW" "$(serial)"
+check "  and its expiry still shown" "$(not_after "$T/pki2/server.pem")" "$(metric $EXP)"
 check_match "  the log names the key file's variable" 'configuration not reloaded.*var=TREATY_RELAY_TLS_KEY' \
     "$(grep 'configuration not reloaded' "$RELAY_LOG" | tail -1)"
 # TLS off is a restart's (SPEC 11): a file without the pair keeps TLS on.
