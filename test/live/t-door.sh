@@ -235,7 +235,10 @@ check "three requests on one keep-alive connection: three answers" 3 "$(nresp "$
 # stamp of the close, so that neither the client's noticing it nor this
 # script counts.  Without the deadline it would trickle its 63 bytes for
 # about 25 s (or be closed at the 30 s idle timeout): below 10 s is room
-# for a sanitizer build on a loaded machine; the lower bound is exact.
+# for a sanitizer build on a loaded machine.  The lower bound is the
+# deadline less 10 ms: both stamps are cut to the millisecond, and
+# libevent times the deadline from its cached clock, which can be a
+# moment behind the client's (one run measured 1,999 ms).
 TO0=$(metric treaty_relay_requests_timed_out_total)
 python3 "$RAW" --t0 "$T/slow.t0" --timeout 10 "$RELAY_PORT" \
     'drip:0.4:POST /v1/events/evt.acme.shop.order.created HTTP/1.1\r\nHost: x\r\n' > "$T/slow" &
@@ -250,7 +253,7 @@ if [[ $(cat "$T/slow") == *"<EOF>" ]]; then
 else
 	ms="ERROR: not closed by the relay"
 fi
-check_ms "the trickling client is closed at the deadline (2 s), by the relay's stamp" "$ms" 2000 10000
+check_ms "the trickling client is closed at the deadline (2 s), by the relay's stamp" "$ms" 1990 10000
 check "  counted" 1 $(($(metric treaty_relay_requests_timed_out_total) - TO0))
 
 # A request pipelined behind an event that waits for JetStream longer
