@@ -94,29 +94,46 @@ admin_parse(const char *body, size_t len)
 	return root;
 }
 
+/*
+ * The list under key in the relay's answer (its tree in *root, for the
+ * caller to free) and the width of its longest "name" (at least 4), or
+ * NULL, said, when the answer holds no such list.
+ */
+static yajl_val
+admin_list(const char *body, size_t len, const char *key, yajl_val *root,
+    int *w)
+{
+	const char	*path[] = { key, NULL };
+	yajl_val	 list;
+	size_t		 i;
+
+	*root = admin_parse(body, len);
+	if ((list = yajl_tree_get(*root, path, yajl_t_array)) == NULL) {
+		cli_err("admin: the relay's answer is not a list of %s", key);
+		yajl_tree_free(*root);
+		return NULL;
+	}
+	*w = 4;
+	for (i = 0; i < list->u.array.len; i++)
+		if ((int)strlen(str_of(list->u.array.values[i], "name")) > *w)
+			*w = (int)strlen(str_of(list->u.array.values[i], "name"));
+	return list;
+}
+
 /* GET /v1/admin/subscribers as a table, one subscriber per line. */
 static int
 print_status(const char *body, size_t len)
 {
-	const char	*path[] = { "subscribers", NULL };
 	yajl_val	 root, list, s;
 	size_t		 i;
-	int		 w = 4;
+	int		 w;
 
 	if (ad.json) {
 		printf("%.*s\n", (int)len, body);
 		return 0;
 	}
-	root = admin_parse(body, len);
-	if ((list = yajl_tree_get(root, path, yajl_t_array)) == NULL) {
-		cli_err("admin status: the relay's answer is not a list of "
-		    "subscribers");
-		yajl_tree_free(root);
+	if ((list = admin_list(body, len, "subscribers", &root, &w)) == NULL)
 		return -1;
-	}
-	for (i = 0; i < list->u.array.len; i++)
-		if ((int)strlen(str_of(list->u.array.values[i], "name")) > w)
-			w = (int)strlen(str_of(list->u.array.values[i], "name"));
 	/*
 	 * The relay counts drops in memory (its drop records in AUDIT are the
 	 * whole history, too costly to count per status): the header says
@@ -177,26 +194,17 @@ print_record_line(yajl_val r)
 static int
 print_consumers(const char *body, size_t len)
 {
-	const char	*path[] = { "consumers", NULL };
 	const char	*p_more[] = { "more", NULL };
 	yajl_val	 root, list, c, more;
 	size_t		 i;
-	int		 w = 4;
+	int		 w;
 
 	if (ad.json) {
 		printf("%.*s\n", (int)len, body);
 		return 0;
 	}
-	root = admin_parse(body, len);
-	if ((list = yajl_tree_get(root, path, yajl_t_array)) == NULL) {
-		cli_err("admin consumers: the relay's answer is not a list of "
-		    "consumers");
-		yajl_tree_free(root);
+	if ((list = admin_list(body, len, "consumers", &root, &w)) == NULL)
 		return -1;
-	}
-	for (i = 0; i < list->u.array.len; i++)
-		if ((int)strlen(str_of(list->u.array.values[i], "name")) > w)
-			w = (int)strlen(str_of(list->u.array.values[i], "name"));
 	printf("%-*s %-4s %10s %10s  %-30s  %s\n", w, "NAME", "KIND",
 	    "PENDING", "IN-FLIGHT", "LAST-DELIVERED", "FILTER");
 	for (i = 0; i < list->u.array.len; i++) {
