@@ -380,6 +380,22 @@ nats_gap_ms() {
 	t1=$(log_ms_after "$t0" "$2") || { echo "$t1"; return 1; }
 	echo $((t1 - t0))
 }
+# run NAME ARGS...: the build's treaty ($TR) with ARGS, stdin from
+# $T/NAME.in when it exists (else the caller's), stdout in $T/NAME.out,
+# stderr in $T/NAME.err; sets RC, OUT and ERR.  NOTOK=1: without
+# TREATY_TOKEN in the environment.  Bounded: after TMO seconds (default 20)
+# treaty gets SIGTERM and RC is 124.
+run() {
+	local name=$1 unset=()
+	shift
+	if [ -e "$T/$name.in" ]; then exec 3< "$T/$name.in"; else exec 3<&0; fi
+	[ -n "${NOTOK-}" ] && unset=(-u TREATY_TOKEN)
+	timeout -k 2 "${TMO:-20}" env "${unset[@]}" "$TR" "$@" <&3 > "$T/$name.out" 2> "$T/$name.err"
+	RC=$?
+	exec 3<&-
+	OUT=$(cat "$T/$name.out")
+	ERR=$(cat "$T/$name.err")
+}
 # check_ms NAME MS LOW HIGH: a duration MS (ms, or a helper's "ERROR: ...")
 # is at least LOW and below HIGH.
 check_ms() {

@@ -7,6 +7,7 @@
 # event in a gathered batch set aside while the others are stored.
 . "$(dirname "$0")/lib.sh"
 TR=$ROOT/$O/treaty
+TMO=30	# each treaty run (lib.sh run): batches of thousands take longer
 S=evt.acme.shop.order.created
 TY=dev.shop.order.created.v1
 unset TREATY_URL TREATY_CA_FILE
@@ -14,17 +15,6 @@ export TREATY_TOKEN=$TOKEN
 
 start_nats && start_relay || { fail start "nats-server or relay did not start"; finish; }
 
-# run NAME ARGS...: treaty ARGS (stdin from $T/NAME.in when it exists),
-# stdout in $T/NAME.out, stderr in $T/NAME.err; sets RC, OUT, ERR.
-run() {
-	local name=$1 in=/dev/null
-	shift
-	[ -e "$T/$name.in" ] && in=$T/$name.in
-	timeout -k 2 "${TMO:-30}" "$TR" "$@" < "$in" > "$T/$name.out" 2> "$T/$name.err"
-	RC=$?
-	OUT=$(cat "$T/$name.out")
-	ERR=$(cat "$T/$name.err")
-}
 # lines FILE PREFIX N [FIRST]: N JSON-lines events with ids PREFIX-i.
 lines() {
 	local i

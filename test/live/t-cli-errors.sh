@@ -17,16 +17,6 @@ export TREATY_TOKEN=$TOKEN
 NOTICE='msg="attempt failed; retrying"'
 FAST=(--retry-base 1 --retry-cap 2)
 
-# run NAME ARGS...: treaty ARGS (bounded, 20 s), stdout in $T/NAME.out,
-# stderr in $T/NAME.err.  Sets RC, OUT and ERR.
-run() {
-	local name=$1
-	shift
-	timeout -k 2 20 "$TR" "$@" > "$T/$name.out" 2> "$T/$name.err"
-	RC=$?
-	OUT=$(cat "$T/$name.out")
-	ERR=$(cat "$T/$name.err")
-}
 # pub NAME ARGS...: run NAME publish of one event (ARGS add --url, ...).
 pub() {
 	local name=$1

@@ -23,22 +23,6 @@ PIDS+=($!)
 wait_until 10 '[ -s "$T/st.port" ]' || { fail start "status.py did not start"; finish; }
 SURL=http://127.0.0.1:$(cat "$T/st.port")
 
-# run NAME ARGS...: treaty ARGS, stdout in $T/NAME.out, stderr in
-# $T/NAME.err.  Sets RC, OUT and ERR.  NOTOK=1: without
-# TREATY_TOKEN in the environment.  Bounded: after TMO seconds (default
-# 20) treaty gets SIGTERM and RC is 124.
-run() {
-	local name=$1
-	shift
-	if [ -n "${NOTOK-}" ]; then
-		timeout -k 2 "${TMO:-20}" env -u TREATY_TOKEN "$TR" "$@" > "$T/$name.out" 2> "$T/$name.err"
-	else
-		timeout -k 2 "${TMO:-20}" "$TR" "$@" > "$T/$name.out" 2> "$T/$name.err"
-	fi
-	RC=$?
-	OUT=$(cat "$T/$name.out")
-	ERR=$(cat "$T/$name.err")
-}
 # pub NAME ARGS...: run NAME publish of a $S event to the relay (a later
 # --url or --subject in ARGS wins).
 pub() {
