@@ -41,6 +41,7 @@
 #include "opt.h"
 #include "outbound.h"
 #include "resolve.h"
+#include "seal.h"
 #include "util.h"
 
 enum opt_kind {
@@ -70,7 +71,7 @@ enum {
 	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_ACK_WAIT, O_RETRY_BASE,
 	O_RETRY_MAX, O_PROGRESS, O_LEASE, O_VERBOSE, O_REUSEPORT,
 	O_CONTROL_LISTEN, O_MAX_CONNECTIONS, O_REQUEST_TIMEOUT, O_TLS_CERT,
-	O_TLS_KEY, O_ADMIN_TOKENS, O_MAX_REPLAYS, NOPTS
+	O_TLS_KEY, O_ADMIN_TOKENS, O_MAX_REPLAYS, O_SECRET_KEY_FILE, NOPTS
 };
 
 static const struct opt opts[NOPTS] = {
@@ -177,6 +178,10 @@ static const struct opt opts[NOPTS] = {
 	[O_MAX_REPLAYS] = { "max-replays", "TREATY_RELAY_MAX_REPLAYS", OPT_INT,
 	  OFF(max_replays), "16", 1, 1000,
 	  "replays running at once across all instances; beyond, 429" },
+	[O_SECRET_KEY_FILE] = { "secret-key-file",
+	  "TREATY_RELAY_SECRET_KEY_FILE", OPT_STR, OFF(secret_key_file), NULL,
+	  0, 0, "keys sealing API subscribers' secrets: 64 hex digits a line, "
+	  "newest first" },
 };
 
 /*
@@ -361,6 +366,33 @@ config_tls(struct config *cfg, char names[2][64], struct config_error *err)
 	    &blame, detail, sizeof(detail))) == NULL)
 		return config_err(err, names[blame == TLS_BLAME_CERT ? 0 : 1],
 		    "", "%s", detail);
+	return 0;
+}
+
+/*
+ * The keys that seal API subscribers' secrets (SPEC 16), read at every
+ * load, so that a reload rotates them (a file that fails keeps the
+ * running keys, as any refused reload does).  A file others may read is
+ * used, with a warning: refusing it would stop every instance at once for
+ * a mode a package or an editor may have set.
+ */
+static int
+config_secret_keys(struct config *cfg, const char *path, const char *name,
+    struct config_error *err)
+{
+	char	 why[192], field[32] = "";
+	int	 loose, line;
+
+	if ((cfg->secret_keys = seal_keys_load(path, &loose, &line, why,
+	    sizeof(why))) == NULL) {
+		if (line > 0)
+			snprintf(field, sizeof(field), "line %d", line);
+		return config_err(err, name, field, "%s: %s", path, why);
+	}
+	if (loose)
+		log_warnx("secret key file readable by others; make it mode "
+		    "600, or 640 with the relay's group", "var=%s file=%s",
+		    name, log_q(path));
 	return 0;
 }
 
@@ -698,6 +730,11 @@ config_load(struct config *cfg, int argc, char **argv,
 			action = CONFIG_BAD;
 			goto out;
 		}
+		if (i == O_SECRET_KEY_FILE && config_secret_keys(cfg, val, name,
+		    err) == -1) {
+			action = CONFIG_BAD;
+			goto out;
+		}
 		if (i == O_DNS_SERVER) {
 			struct sockaddr_storage	 ss;
 			int			 sl = sizeof(ss);
@@ -784,6 +821,8 @@ config_free(struct config *cfg)
 	free(cfg->tls_cert);
 	free(cfg->tls_key);
 	SSL_CTX_free(cfg->tls_ctx);
+	free(cfg->secret_key_file);
+	seal_keys_free(cfg->secret_keys);
 	for (i = 0; i < cfg->nproducers; i++) {
 		for (j = 0; j < cfg->producers[i].nsubjects; j++)
 			free(cfg->producers[i].subjects[j]);

@@ -13,6 +13,8 @@
 
 #include "treaty.h"
 
+struct seal_keys;
+
 #define CONFIG_EXIT_BAD		78	/* EX_CONFIG */
 #define CONFIG_EXIT_USAGE	2
 
@@ -135,6 +137,8 @@ struct config {
 	struct ssl_ctx_st *tls_ctx;		/* made from them at each load */
 	struct token_list admin;		/* SPEC 15; none: no admin routes */
 	int		  max_replays;		/* across all instances */
+	char		 *secret_key_file;	/* SPEC 16, or NULL */
+	struct seal_keys *secret_keys;		/* read from it at each load */
 };
 
 enum config_action {

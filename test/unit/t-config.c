@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../../src/relay/config.h"
+#include "../../src/relay/seal.h"
 #include "harness.h"
 
 #define PROG		"treaty-relay"
@@ -47,7 +48,7 @@ static const char *const vars[] = {
 	"TREATY_RELAY_PROGRESS_SECONDS", "TREATY_RELAY_LEASE_SECONDS",
 	"TREATY_RELAY_CONFIG", "TREATY_RELAY_REUSEPORT",
 	"TREATY_RELAY_CONTROL_LISTEN", "TREATY_RELAY_ADMIN_TOKEN_SHA256",
-	"TREATY_RELAY_MAX_REPLAYS"
+	"TREATY_RELAY_MAX_REPLAYS", "TREATY_RELAY_SECRET_KEY_FILE"
 };
 
 /* Every argv built by load(), freed at exit. */
@@ -1733,7 +1734,102 @@ admin_tokens(void)
 	env_clear();
 }
 
+/* Keys for TREATY_RELAY_SECRET_KEY_FILE, and their ids. */
+#define SEAL_KEY_A	HASH_A
+#define SEAL_KID_A	"4884fdaa"
+#define SEAL_KEY_B	HASH_B
+#define SEAL_KID_B	"8d2e4d63"
+
+/* The secret key file: read at each load, its errors 78 naming the line. */
+static void
+secret_key_file(void)
+{
+	struct config		 cfg, next;
+	struct config_error	 err;
+	char			 good[64], bad[64], conf[128], other[64];
+
+	env_clear();
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	T_ASSERT(cfg.secret_key_file == NULL);
+	T_ASSERT(cfg.secret_keys == NULL);
+	config_free(&cfg);
+	snprintf(good, sizeof(good), "%s", temp_file("# newest first\n"
+	    SEAL_KEY_B "\n" SEAL_KEY_A "\n"));
+	if (LOAD_ENV_OK(&cfg, "TREATY_RELAY_SECRET_KEY_FILE", good)) {
+		T_EQ_STR(cfg.secret_key_file, good);
+		T_EQ_INT(seal_keys_count(cfg.secret_keys), 2);
+		T_EQ_STR(seal_keys_kid(cfg.secret_keys, 0), SEAL_KID_B);
+		T_EQ_STR(seal_keys_kid(cfg.secret_keys, 1), SEAL_KID_A);
+	}
+	config_free(&cfg);
+	/* A bad line: its number, and never its text. */
+	snprintf(bad, sizeof(bad), "%s", temp_file(SEAL_KEY_A "\n"
+	    "0123456789abcdef0123456789abcdef\n"));
+	EXPECT_BAD_ENV("TREATY_RELAY_SECRET_KEY_FILE", bad, "line 2");
+	env_clear();
+	setenv("TREATY_RELAY_SECRET_KEY_FILE", bad, 1);
+	if (T_EQ_INT(load(&cfg, &err, NULL), CONFIG_BAD)) {
+		T_ASSERT(strstr(err.detail, bad) != NULL);
+		T_ASSERT(strstr(err.detail, "0123456789abcdef") == NULL);
+	}
+	config_free(&cfg);
+	/* --check-config reads it too. */
+	T_EQ_INT(load(&cfg, &err, "--check-config", NULL), CONFIG_BAD);
+	config_free(&cfg);
+	EXPECT_BAD_FLAG("--secret-key-file", bad, "line 2");
+	/* Missing, empty, or no key in it: the whole file. */
+	EXPECT_BAD_ENV("TREATY_RELAY_SECRET_KEY_FILE", "/nonexistent/keys", "");
+	EXPECT_BAD_ENV("TREATY_RELAY_SECRET_KEY_FILE", "", "");
+	snprintf(other, sizeof(other), "%s", temp_file("# none yet\n"));
+	EXPECT_BAD_ENV("TREATY_RELAY_SECRET_KEY_FILE", other, "");
+	unlink(other);
+	/* From the configuration file, as any setting. */
+	snprintf(conf, sizeof(conf), "%s",
+	    temp_file("TREATY_RELAY_SECRET_KEY_FILE="));
+	{
+		FILE	*f = fopen(conf, "a");
+
+		if (T_ASSERT(f != NULL)) {
+			fprintf(f, "%s\n", good);
+			fclose(f);
+		}
+	}
+	env_clear();
+	T_EQ_INT(load(&cfg, &err, "--config", conf, NULL), CONFIG_RUN);
+	T_EQ_INT(seal_keys_count(cfg.secret_keys), 2);
+	config_free(&cfg);
+	unlink(conf);
+	/*
+	 * A reload takes the new file's keys (rotation); a reload without
+	 * the variable has none.
+	 */
+	snprintf(other, sizeof(other), "%s", temp_file(SEAL_KEY_A "\n"));
+	env_clear();
+	setenv("TREATY_RELAY_SECRET_KEY_FILE", good, 1);
+	T_EQ_INT(load(&cfg, &err, NULL), CONFIG_RUN);
+	setenv("TREATY_RELAY_SECRET_KEY_FILE", other, 1);
+	kept[0] = '\0';
+	if (T_EQ_INT(load(&next, &err, NULL), CONFIG_RUN) &&
+	    T_EQ_INT(config_reload_prepare(&next, &cfg, kept_warn, &err), 0)) {
+		T_EQ_STR(kept, "");
+		T_EQ_INT(seal_keys_count(next.secret_keys), 1);
+		T_EQ_STR(seal_keys_kid(next.secret_keys, 0), SEAL_KID_A);
+	}
+	config_free(&next);
+	unsetenv("TREATY_RELAY_SECRET_KEY_FILE");
+	if (T_EQ_INT(load(&next, &err, NULL), CONFIG_RUN) &&
+	    T_EQ_INT(config_reload_prepare(&next, &cfg, kept_warn, &err), 0))
+		T_ASSERT(next.secret_keys == NULL);
+	config_free(&next);
+	config_free(&cfg);
+	unlink(other);
+	unlink(bad);
+	unlink(good);
+	env_clear();
+}
+
 static const struct t_case cases[] = {
+	{ "TREATY_RELAY_SECRET_KEY_FILE", secret_key_file },
 	{ "--reuseport and --control-listen", instances },
 	{ "admin tokens", admin_tokens },
 	{ "reload: restart-only settings kept, kinds fixed", reload_prepare },
