@@ -322,7 +322,8 @@ seal_secret(const struct seal_keys *k, const char *name, const char *plain)
 	 */
 	ok = RAND_bytes(buf, SEAL_NONCE_LEN) == 1 &&
 	    (c = EVP_CIPHER_CTX_new()) != NULL &&
-	    EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, k->key[0], buf) == 1 &&
+	    EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, k->key[0],
+	    buf) == 1 &&
 	    EVP_EncryptUpdate(c, NULL, &l, (const unsigned char *)aad,
 	    (int)aadlen) == 1 &&
 	    (plen == 0 || EVP_EncryptUpdate(c, buf + SEAL_NONCE_LEN, &l,
@@ -423,7 +424,8 @@ seal_open(const struct seal_keys *k, const char *name, const char *sealed,
 	 * what Update wrote until then must not be used.
 	 */
 	ok = (c = EVP_CIPHER_CTX_new()) != NULL &&
-	    EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, k->key[i], raw) == 1 &&
+	    EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, k->key[i],
+	    raw) == 1 &&
 	    EVP_DecryptUpdate(c, NULL, &l, (const unsigned char *)aad,
 	    (int)aadlen) == 1 &&
 	    (ctlen == 0 || EVP_DecryptUpdate(c, pt, &l, raw + SEAL_NONCE_LEN,

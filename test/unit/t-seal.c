@@ -75,7 +75,8 @@ keys_at(int line, const char *text)
 	k = seal_keys_load(file_at("keys", text, 0600), &loose, &errline, err,
 	    sizeof(err));
 	if (k == NULL)
-		t_fail(__FILE__, line, "keys refused: line %d: %s", errline, err);
+		t_fail(__FILE__, line, "keys refused: line %d: %s", errline,
+		    err);
 	return k;
 }
 #define KEYS(text)	keys_at(__LINE__, text)
@@ -159,8 +160,11 @@ static void
 round_trip(void)
 {
 	struct seal_keys	*k;
-	char			*s, *plain = NULL, kid[9], big[SEAL_PLAIN_MAX + 2];
-	const char		*texts[] = { SECRET, "", "x", "caf\xc3\xa9 | v1:" };
+	char			*s, *plain = NULL, kid[9];
+	char			 big[SEAL_PLAIN_MAX + 2];
+	const char		*texts[] = {
+		SECRET, "", "x", "caf\xc3\xa9 | v1:"
+	};
 	size_t			 i;
 
 	if ((k = KEYS(KEY_A "\n")) == NULL)
@@ -175,7 +179,8 @@ round_trip(void)
 		T_ASSERT(seal_is_sealed(s));
 		T_ASSERT(strncmp(s, "v1:" KID_A ":", 12) == 0);
 		/* nonce 12 + the text + tag 16, in base64. */
-		T_EQ_INT(strlen(s), 12 + (12 + strlen(texts[i]) + 16 + 2) / 3 * 4);
+		T_EQ_INT(strlen(s), 12 + (12 + strlen(texts[i]) + 16 + 2) / 3 *
+		    4);
 		if (strlen(texts[i]) > 8)
 			T_ASSERT(strstr(s, texts[i]) == NULL);
 		strcpy(kid, "junk");
@@ -363,7 +368,7 @@ malformed(void)
 		if (!T_EQ_INT(open_only(k, "orders", t), SEAL_BAD))
 			t_fail(__FILE__, __LINE__, "  cut at %zu", i);
 	}
-	/* Garbage in the base64: a blank, a '-', a '=' inside, a NUL-less tail. */
+	/* A blank, a '-' or a '=' inside; a newline or more after. */
 	strcpy(t, s);
 	t[20] = ' ';
 	T_EQ_INT(open_only(k, "orders", t), SEAL_BAD);
@@ -528,7 +533,8 @@ key_file(void)
 	text[0] = '\0';
 	for (i = 0, n = 0; i < SEAL_KEYS_MAX + 1; i++) {
 		for (j = 0; j < 64; j++)
-			line[j] = "0123456789abcdef"[(i * 7 + j) % 16 ^ (j == i)];
+			line[j] = "0123456789abcdef"[(i * 7 + j) % 16 ^
+			    (j == i)];
 		line[64] = '\0';
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s\n", line);
 		if (i == SEAL_KEYS_MAX - 1) {
