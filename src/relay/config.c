@@ -857,15 +857,34 @@ struct subscriber *
 config_subscriber_dup(const struct subscriber *sc)
 {
 	struct subscriber	*c = xmalloc(sizeof(*c));
+
+	config_subscriber_copy(c, sc);
+	return c;
+}
+
+void
+config_subscriber_copy(struct subscriber *c, const struct subscriber *sc)
+{
 	size_t			 j;
 
 	*c = *sc;
 	c->url = sc->url != NULL ? xstrdup(sc->url) : NULL;
 	c->filter = xstrdup(sc->filter);
-	c->secrets = xcalloc(sc->nsecrets, sizeof(char *));
+	c->secrets = xcalloc(sc->nsecrets + 1, sizeof(char *));
 	for (j = 0; j < sc->nsecrets; j++)
 		c->secrets[j] = xstrdup(sc->secrets[j]);
-	return c;
+}
+
+void
+config_subscribers_set(struct config *cfg, struct subscriber *subs, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < cfg->nsubscribers; i++)
+		subscriber_clear(&cfg->subscribers[i]);
+	free(cfg->subscribers);
+	cfg->subscribers = subs;
+	cfg->nsubscribers = n;
 }
 
 void

@@ -83,6 +83,13 @@ struct subscriber {
 	int		  standard_webhooks;
 	enum sub_from	  from;			/* deliverFrom */
 	int64_t		  from_ns;		/* SUB_FROM_TIME: Unix ns */
+	/*
+	 * 1 for a subscriber of the TREATY_SUBSCRIBERS bucket (SPEC 16,
+	 * subkv.c), 0 for the configuration's; and its revision there.
+	 * Neither is a setting (config_subscriber_equal ignores them).
+	 */
+	int		  api;
+	uint64_t	  revision;
 };
 
 /* What a reload did to the subscribers (or to the producers). */
@@ -205,6 +212,12 @@ void			 config_producer_changes(const struct config *next,
 			    void (*note)(const char *name, const char *what));
 /* A subscriber's settings, copied to outlive its configuration. */
 struct subscriber	*config_subscriber_dup(const struct subscriber *sc);
+/* The same into dst, whose old contents are not freed. */
+void			 config_subscriber_copy(struct subscriber *dst,
+			    const struct subscriber *sc);
+/* Replace cfg's subscribers by the n of subs (cfg owns them from now). */
+void			 config_subscribers_set(struct config *cfg,
+			    struct subscriber *subs, size_t n);
 void			 config_subscriber_free(struct subscriber *sc);
 /* 1 when a and b have the same settings. */
 int			 config_subscriber_equal(const struct subscriber *a,

@@ -844,9 +844,12 @@ deliver_sync(struct sub_changes *ch)
 		n = 0;
 		TAILQ_FOREACH(d, &s->live, entry)
 			n++;
-		log_info("subscriber removed: this instance delivers no more "
-		    "to it; its consumer stays in JetStream", "sub=%s "
-		    "consumer=%s finishing=%d", s->cfg->name,
+		/* A deleted API subscriber's consumer went with it (SPEC 16). */
+		log_info(s->cfg->api ? "subscriber removed: deleted from the "
+		    "subscribers bucket; this instance delivers no more to it" :
+		    "subscriber removed: this instance delivers no more to it; "
+		    "its consumer stays in JetStream", "sub=%s consumer=%s "
+		    "finishing=%d", s->cfg->name,
 		    store_consumer_name(s->consumer), n);
 		ch->removed++;
 		dsub_remove(s);

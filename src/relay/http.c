@@ -51,6 +51,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "store.h"
+#include "store-kv.h"
 #include "substatus.h"
 
 static struct evhttp			*http;
@@ -86,7 +87,8 @@ http_healthz(struct evhttp_request *req, const char *rest)
 	const char	*streams = store_streams_ready() ? "ready" : "not_ready";
 	const char	*reason = http_stopping ? "shutting_down" :
 			    !store_connected() ? "nats_disconnected" :
-			    !store_streams_ready() ? "streams_not_ready" : NULL;
+			    !store_streams_ready() ? "streams_not_ready" :
+			    !store_kv_synced() ? "subscribers_not_read" : NULL;
 
 	(void)rest;
 	if (reason == NULL) {

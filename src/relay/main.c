@@ -36,8 +36,10 @@
 #include "metrics.h"
 #include "notify.h"
 #include "store.h"
+#include "store-kv.h"
 #include "replay.h"
 #include "source.h"
+#include "subkv.h"
 #include "substatus.h"
 #include "tls.h"
 #include "util.h"
@@ -86,7 +88,8 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 			relay_stop();
 			return;
 		}
-		if (!relay.ready_sent && store_ready()) {
+		/* Ready once the subscribers bucket was read (SPEC 16). */
+		if (!relay.ready_sent && store_ready() && store_kv_synced()) {
 			relay.ready_sent = 1;
 			/* With reuseport, the port's share is taken only now. */
 			http_open();
@@ -180,6 +183,46 @@ relay_reload_refused(const struct config_error *err)
 }
 
 /*
+ * The running subscribers are the configuration's and the bucket's
+ * (SPEC 16): a freshly loaded configuration gets the bucket's too, or a
+ * reload would remove them.
+ */
+static void
+relay_merge(struct config *next)
+{
+	struct subscriber	*subs;
+	size_t			 n;
+
+	n = subkv_merge(next->subscribers, next->nsubscribers, &subs);
+	config_subscribers_set(next, subs, n);
+}
+
+/*
+ * The bucket's subscribers changed (subkv.c): the same path as a reload's
+ * for the subscribers alone, so nothing in flight fails; the other
+ * settings stay as they are.
+ */
+static void
+relay_apply_bucket(void)
+{
+	struct sub_changes	 ch;
+
+	if (relay.stopping)
+		return;
+	memset(&ch, 0, sizeof(ch));
+	relay_merge(&relay.cfg);
+	auth_clear();
+	deliver_reload(&ch);
+	inbox_reload(&ch);
+	if (ch.added > 0 || ch.changed > 0 || ch.removed > 0)
+		log_info("subscribers applied", "source=bucket "
+		    "subscribers=%zu added=%d changed=%d removed=%d",
+		    relay.cfg.nsubscribers, ch.added, ch.changed, ch.removed);
+	/* Writes of this instance wait for this to answer. */
+	admin_subs_applied();
+}
+
+/*
  * SIGHUP (SPEC 11): read the configuration again (the file; the
  * environment and the flags are what they were at start), validate all
  * of it, and apply it in place: nothing in flight holds a pointer into
@@ -195,6 +238,7 @@ relay_reload(void)
 	struct sub_changes	 ch, pch;
 	struct timespec		 ts;
 	char			 state[64];
+	int			 loaded;
 
 	if (relay.stopping) {
 		log_info("reload ignored: shutting down", NULL);
@@ -206,9 +250,12 @@ relay_reload(void)
 	notify_send(state);
 	memset(&ch, 0, sizeof(ch));
 	memset(&pch, 0, sizeof(pch));
-	if (config_load(&next, relay.argc, relay.argv, &err) != CONFIG_RUN ||
-	    config_reload_prepare(&next, &relay.cfg, relay_reload_warn,
-	    &err) == -1) {
+	loaded = config_load(&next, relay.argc, relay.argv, &err) ==
+	    CONFIG_RUN;
+	if (loaded)
+		relay_merge(&next);
+	if (!loaded || config_reload_prepare(&next, &relay.cfg,
+	    relay_reload_warn, &err) == -1) {
 		relay_reload_refused(&err);
 		config_free(&next);
 	} else {
@@ -222,6 +269,8 @@ relay_reload(void)
 		ingest_reload();
 		deliver_reload(&ch);
 		inbox_reload(&ch);
+		/* Other keys or settings may open other bucket entries. */
+		subkv_reload();
 		store_reload();
 		metrics_reload(1);
 		metrics_config_loaded(time(NULL));
@@ -408,7 +457,8 @@ main(int argc, char **argv)
 	deliver_init(relay.base, &relay.cfg);
 	replay_init(relay.base, &relay.cfg);
 	inbox_init(relay.base, &relay.cfg);
-	admin_init(&relay.cfg);
+	admin_init(relay.base, &relay.cfg);
+	subkv_init(relay.base, &relay.cfg, relay_apply_bucket);
 	substatus_init(relay.base);
 	store_init(relay.base, &relay.cfg);
 
@@ -425,6 +475,7 @@ main(int argc, char **argv)
 	audit_close_all();
 	substatus_free();
 	store_free();
+	subkv_free();
 	event_del(&relay.tick);
 	if (usec > 0)
 		event_del(&relay.watchdog);

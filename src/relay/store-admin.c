@@ -27,9 +27,9 @@
  * failure, or STORE_CHECK_TRANSIENT when there was no answer (a timeout is
  * not a "no": the stream or consumer may well be there).
  */
-static int
-api_result(natsStatus s, jsErrCode code, const char *what, const char *name,
-    char *detail, size_t dlen)
+int
+store_admin_api_result(natsStatus s, jsErrCode code, const char *what,
+    const char *name, char *detail, size_t dlen)
 {
 	const char	*e;
 
@@ -114,7 +114,7 @@ stream_ensure(const struct store_check_job *cj, const char *name,
 			snprintf(detail, dlen, "updated %s", name);
 	}
 	jsStreamInfo_Destroy(si);
-	return api_result(s, code, what, name, detail, dlen);
+	return store_admin_api_result(s, code, what, name, detail, dlen);
 }
 
 /* Two optional strings are the same (both absent, or equal). */
@@ -171,7 +171,8 @@ consumer_start(const struct store_consumer_copy *c, jsConsumerConfig *want,
 			seq = si->State.LastSeq + 1;
 		jsStreamInfo_Destroy(si);
 		if (s != NATS_OK) {
-			api_result(s, code, "start of", c->name, detail, dlen);
+			store_admin_api_result(s, code, "start of", c->name,
+			    detail, dlen);
 			return -1;
 		}
 	} else if (store_replay_seq_at(c->from_ns, c->filter, &seq, err,
@@ -191,8 +192,9 @@ consumer_start(const struct store_consumer_copy *c, jsConsumerConfig *want,
  * events would be delivered again from the start.  c->wrong_kind says so.
  * Where a consumer JetStream has starts is its own: an update keeps it.
  */
-static int
-consumer_ensure(struct store_consumer_copy *c, char *detail, size_t dlen)
+int
+store_admin_consumer_ensure(struct store_consumer_copy *c, char *detail,
+    size_t dlen)
 {
 	jsConsumerConfig	 want;
 	jsConsumerInfo		*ci = NULL;
@@ -250,7 +252,7 @@ consumer_ensure(struct store_consumer_copy *c, char *detail, size_t dlen)
 			snprintf(detail, dlen, "updated %s", c->name);
 	}
 	jsConsumerInfo_Destroy(ci);
-	return api_result(s, code, what, c->name, detail, dlen);
+	return store_admin_api_result(s, code, what, c->name, detail, dlen);
 }
 
 /* The stream check: WORK and AUDIT as configured. */
@@ -259,15 +261,19 @@ store_admin_check(struct bridge_job *job)
 {
 	struct store_check_job *cj = BRIDGE_CONTAINER(job,
 	    struct store_check_job, job);
-	char		 d1[128] = "", d2[128] = "";
+	char		 d1[128] = "", d2[128] = "", d3[128] = "";
 
 	cj->result = stream_ensure(cj, STORE_WORK, "evt.>",
 	    cj->work_max_age_ns, d1, sizeof(d1));
 	if (cj->result == 0)
 		cj->result = stream_ensure(cj, STORE_AUDIT, "audit.>",
 		    cj->audit_max_age_ns, d2, sizeof(d2));
-	snprintf(cj->detail, sizeof(cj->detail), "%s%s%s", d1,
-	    d1[0] && d2[0] ? "; " : "", d2);
+	if (cj->result == 0)
+		cj->result = store_admin_kv_bucket(cj->replicas, d3,
+		    sizeof(d3));
+	snprintf(cj->detail, sizeof(cj->detail), "%s%s%s%s%s", d1,
+	    d1[0] && d2[0] ? "; " : "", d2, (d1[0] || d2[0]) && d3[0] ?
+	    "; " : "", d3);
 }
 
 /*
@@ -286,7 +292,8 @@ store_admin_consumers(struct bridge_job *job)
 
 	for (i = 0; i < kj->nconsumers; i++) {
 		d[0] = '\0';
-		if (consumer_ensure(&kj->consumers[i], d, sizeof(d)) != 0)
+		if (store_admin_consumer_ensure(&kj->consumers[i], d,
+		    sizeof(d)) != 0)
 			kj->failed = 1;
 		len = strlen(kj->detail);
 		if (d[0] != '\0' && len < sizeof(kj->detail) - 2)

@@ -53,6 +53,7 @@
 #include "bridge.h"
 #include "store.h"
 #include "store-drops.h"
+#include "store-kv.h"
 #include "store-leftover.h"
 #include "store-msg.h"
 #include "store-pub.h"
@@ -153,6 +154,7 @@ struct store_polled {
 	natsSubscription	*acks;		/* <inbox>.*: store-pub.c */
 	natsSubscription	*replies;	/* <inbox>.r.*: store-req.c */
 	natsSubscription	*exhausted;	/* advisories: store-sub.c */
+	natsSubscription	*kv;		/* the bucket's watch: store-kv.c */
 };
 extern struct store_polled		 store_polled;
 
@@ -241,6 +243,41 @@ struct store_leftover_job {
 	store_leftover_cb	 cb;
 	void			*arg;
 	int			 closed;
+};
+
+/* A write to TREATY_SUBSCRIBERS (store-kv.h), and its consumer. */
+struct store_kv_job {
+	struct bridge_job	 job;
+	/* In. */
+	char			*name;
+	char			*val;		/* NULL: a delete */
+	size_t			 len;
+	int			 if_match;
+	uint64_t		 expect;
+	struct store_consumer_copy consumer;	/* name NULL: none */
+	/* Out. */
+	enum store_kv_result	 result;
+	uint64_t		 rev;
+	int			 existed;
+	char			 err[192];
+	/* Loop thread only. */
+	store_kv_cb		 cb;
+	void			*arg;
+	int			 closed;
+};
+
+/* A (re)start of the bucket's watch: its consumer made. */
+struct store_kv_watch_job {
+	struct bridge_job	 job;
+	/* In. */
+	char			*deliver;	/* where it delivers */
+	char			*old;		/* the last one's, to delete */
+	int			 gen;
+	/* Out. */
+	char			*consumer;	/* its name */
+	uint64_t		 pending;	/* the snapshot's size */
+	int			 failed;
+	char			 err[192];
 };
 
 struct store_getmsg_job {
@@ -339,7 +376,29 @@ void	 store_req_destroy(void);
 natsStatus store_replay_seq_at(int64_t since_ns, const char *filter,
 	    uint64_t *seq, char *err, size_t errlen);
 
+/* store-kv.c */
+void	 store_kv_restart(const char *why);
+void	 store_kv_ensure(void);
+int	 store_kv_held(void);
+void	 store_kv_take(natsMsg *m);
+void	 store_kv_free(void);
+
+/* store-kv-admin.c, worker thread. */
+/* Make or update the bucket (replicas as the streams'); as stream_ensure. */
+int	 store_admin_kv_bucket(int replicas, char *detail, size_t dlen);
+void	 store_admin_kv_write(struct bridge_job *job);
+void	 store_admin_kv_watch(struct bridge_job *job);
+
 /* store-admin.c: the work of each job, on the worker thread. */
+/*
+ * A JetStream call's outcome: 0, -1 for a definite failure, or
+ * STORE_CHECK_TRANSIENT when there was no answer; detail says which.
+ */
+int	 store_admin_api_result(natsStatus s, jsErrCode code,
+	    const char *what, const char *name, char *detail, size_t dlen);
+/* Make or update one consumer of WORK (the consumer check's, one by one). */
+int	 store_admin_consumer_ensure(struct store_consumer_copy *c,
+	    char *detail, size_t dlen);
 void	 store_admin_check(struct bridge_job *job);
 void	 store_admin_consumers(struct bridge_job *job);
 void	 store_admin_getmsg(struct bridge_job *job);

@@ -52,6 +52,7 @@ struct store_lease {
 	uint64_t	 seq;		/* stream sequence in WORK */
 	uint64_t	 dseq;		/* consumer sequence of this delivery */
 	int64_t		 ts;		/* the event's time in WORK, ns */
+	uint64_t	 pending;	/* the consumer's, after this one */
 };
 void		 store_msg_lease(const struct store_msg *m,
 		    struct store_lease *l);

@@ -96,6 +96,7 @@ store_wire_ack_parse(const char *reply, struct store_lease *l)
 	l->seq = strtoull(tok[base + 1], NULL, 10);
 	l->dseq = strtoull(tok[base + 2], NULL, 10);
 	l->ts = strtoll(tok[base + 3], NULL, 10);
+	l->pending = strtoull(tok[base + 4], NULL, 10);
 }
 
 /* 0, or -1 when snprintf's result n did not fit in len. */

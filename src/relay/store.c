@@ -169,6 +169,9 @@ store_poll(void)
 	/* JetStream gave up on a message (max deliveries): store-sub.c. */
 	while (store_next(store_polled.exhausted, &m))
 		store_sub_advisory(m);
+	/* The subscribers bucket's watch: store-kv.c. */
+	while (!store_kv_held() && store_next(store_polled.kv, &m))
+		store_kv_take(m);
 	TAILQ_FOREACH(c, &store_consumers, entry) {
 		/* A pull consumer's replies, per kind of pull: store-req.c. */
 		for (k = 0; k < STORE_PULL_KINDS; k++) {
@@ -277,6 +280,7 @@ store_check_done(struct bridge_job *job)
 		if (store_conn.connected && !store_conn.closing)
 			store_set_state(1, 1);
 		store_check_consumers();
+		store_kv_ensure();
 	}
 	free(cj);
 	/* A reload changed the settings while this one ran. */
@@ -361,6 +365,9 @@ store_conn_event(struct bridge_item *it)
 		store_set_state(1, store_conn.streams_ready);
 		store_answers_flush();
 		store_check();
+		/* Changes made while NATS was away: read the bucket again. */
+		if (what == STORE_RECONNECTED)
+			store_kv_restart("reconnected");
 		break;
 	case STORE_DISCONNECTED:
 		if (!store_conn.closing)
@@ -585,6 +592,7 @@ store_free(void)
 	store_pub_destroy();
 	store_req_destroy();
 	store_sub_destroy();
+	store_kv_free();
 	jsCtx_Destroy(store_conn.js);
 	store_conn.js = NULL;
 	natsConnection_Destroy(store_conn.nc);

@@ -17,7 +17,7 @@
 /* L's receipt for "jobs", KEY and "ev-1", as relays made it before replays. */
 #define RECEIPT_V1 "2.1234.56.1700000000000000789.66513d31857dd7570b46ed551295dc65"
 
-static const struct store_lease	 L = { 2, 1234, 56, 1700000000000000789LL };
+static const struct store_lease	 L = { 2, 1234, 56, 1700000000000000789LL, 0 };
 
 /* A receipt reads back as its lease, for its inbox and event only. */
 static void

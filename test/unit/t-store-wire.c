@@ -55,12 +55,14 @@ ack_parse(void)
 	T_EQ_INT(l.seq, 42);
 	T_EQ_INT(l.dseq, 7);
 	T_EQ_INT(l.ts, 1700000000000000001LL);
+	T_EQ_INT(l.pending, 5);
 	store_wire_ack_parse("$JS.ACK.hub.ACCHASH.WORK.relay-a.2.43.8.17.0.tok",
 	    &l);
 	T_EQ_INT(l.delivered, 2);
 	T_EQ_INT(l.seq, 43);
 	T_EQ_INT(l.dseq, 8);
 	T_EQ_INT(l.ts, 17);
+	T_EQ_INT(l.pending, 0);
 	/* Not a consumer's message: nothing. */
 	store_wire_ack_parse("_INBOX.abc.r.1", &l);
 	T_EQ_INT(l.delivered, 0);
@@ -105,7 +107,7 @@ replies(void)
 static void
 ack_subject(void)
 {
-	struct store_lease	 l = { 4, 99, 12, 1700000000123456789LL }, r;
+	struct store_lease	 l = { 4, 99, 12, 1700000000123456789LL, 0 }, r;
 	char			 b[256], small[20];
 
 	T_EQ_INT(store_wire_ack_subject(b, sizeof(b), "relay-inbox", &l), 0);
