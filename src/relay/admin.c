@@ -23,6 +23,7 @@
 
 #include "treaty.h"
 #include "admin.h"
+#include "admin-int.h"
 #include "api.h"
 #include "auth.h"
 #include "config.h"
@@ -80,18 +81,19 @@ struct pending {
 	TAILQ_ENTRY(pending)	 entry;
 };
 
-static const struct config	*admin_cfg;
+const struct config		*admin_cfg;
 static TAILQ_HEAD(, pending)	 admin_pending =
     TAILQ_HEAD_INITIALIZER(admin_pending);
 
 void
-admin_init(const struct config *cfg)
+admin_init(struct event_base *base, const struct config *cfg)
 {
 	admin_cfg = cfg;
+	admin_subs_init(base);
 }
 
 /* Refuse and log one request (metadata only). */
-static void
+void
 admin_reject(struct evhttp_request *req, int status, const char *code,
     const char *detail)
 {
@@ -133,8 +135,8 @@ admin_auth(struct evhttp_request *req)
 }
 
 /* A figure, or null when JetStream's is not known. */
-static void
-gen_figure(yajl_gen g, const char *key, int known, unsigned long long v)
+void
+admin_gen_figure(yajl_gen g, const char *key, int known, unsigned long long v)
 {
 	json_gen_str(g, key);
 	if (known)
@@ -144,7 +146,7 @@ gen_figure(yajl_gen g, const char *key, int known, unsigned long long v)
 }
 
 /* Answer status with what g holds, and free g. */
-static void
+void
 admin_reply_gen(struct evhttp_request *req, int status, yajl_gen g)
 {
 	struct evbuffer		*b = evbuffer_new();
@@ -158,12 +160,24 @@ admin_reply_gen(struct evhttp_request *req, int status, yajl_gen g)
 	evbuffer_free(b);
 }
 
+/* A subscriber's figures (SPEC 15), as members of the object g is in. */
+void
+admin_gen_figures(yajl_gen g, const struct subscriber *s)
+{
+	struct substatus	 st;
+
+	substatus_get(s->name, &st);
+	admin_gen_figure(g, "pending", st.known, st.pending);
+	admin_gen_figure(g, "inFlight", st.known, st.in_flight);
+	admin_gen_figure(g, "redelivered", st.known, st.redelivered);
+	admin_gen_figure(g, "dropped", 1, metrics_dropped_count(s->name));
+}
+
 /* GET /v1/admin/subscribers */
 static void
 admin_subscribers(struct evhttp_request *req)
 {
 	yajl_gen		 g = yajl_gen_alloc(NULL);
-	struct substatus	 st;
 	size_t			 i;
 
 	yajl_gen_map_open(g);
@@ -172,18 +186,16 @@ admin_subscribers(struct evhttp_request *req)
 	for (i = 0; i < admin_cfg->nsubscribers; i++) {
 		const struct subscriber	*s = &admin_cfg->subscribers[i];
 
-		substatus_get(s->name, &st);
 		yajl_gen_map_open(g);
 		json_gen_str(g, "name");
 		json_gen_str(g, s->name);
 		json_gen_str(g, "kind");
 		json_gen_str(g, s->kind == SUB_PULL ? "pull" : "push");
+		json_gen_str(g, "source");
+		json_gen_str(g, s->api ? "api" : "config");
 		json_gen_str(g, "filter");
 		json_gen_str(g, s->filter);
-		gen_figure(g, "pending", st.known, st.pending);
-		gen_figure(g, "inFlight", st.known, st.in_flight);
-		gen_figure(g, "redelivered", st.known, st.redelivered);
-		gen_figure(g, "dropped", 1, metrics_dropped_count(s->name));
+		admin_gen_figures(g, s);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -255,8 +267,8 @@ admin_drops_cb(void *arg, int ok, const struct store_drop *d, int n,
 	admin_reply_gen(req, 200, g);
 }
 
-/* The configured subscriber called name, or NULL. */
-static const struct subscriber *
+/* The running subscriber called name, or NULL. */
+const struct subscriber *
 admin_subscriber(const char *name)
 {
 	size_t	 i;
@@ -447,7 +459,7 @@ admin_replay_started(void *arg, struct store_replay_answer *a)
 	yajl_gen_map_open(g);
 	json_gen_str(g, "replay");
 	json_gen_str(g, r->id);
-	gen_figure(g, "matched", r->matched >= 0,
+	admin_gen_figure(g, "matched", r->matched >= 0,
 	    (unsigned long long)r->matched);
 	yajl_gen_map_close(g);
 	snprintf(loc, sizeof(loc), "/v1/admin/replays/%s", r->id);
@@ -521,11 +533,11 @@ admin_replay_report(void *arg, struct store_replay_answer *a)
 	json_gen_str(g, r->subscriber);
 	json_gen_str(g, "state");
 	json_gen_str(g, states[r->state]);
-	gen_figure(g, "matched", r->matched >= 0,
+	admin_gen_figure(g, "matched", r->matched >= 0,
 	    (unsigned long long)r->matched);
-	gen_figure(g, "delivered", 1, r->delivered);
-	gen_figure(g, "dropped", 1, r->dropped_n);
-	gen_figure(g, "remaining", r->matched >= 0 ||
+	admin_gen_figure(g, "delivered", 1, r->delivered);
+	admin_gen_figure(g, "dropped", 1, r->dropped_n);
+	admin_gen_figure(g, "remaining", r->matched >= 0 ||
 	    r->state != STORE_REPLAY_RUNNING, left);
 	json_gen_str(g, "since");
 	json_gen_str(g, time_text(r->since_ns, t, sizeof(t)));
@@ -660,8 +672,8 @@ admin_consumers_listed(void *arg, enum store_leftover_result res,
 		json_gen_str(g, c[i].push ? "push" : "pull");
 		json_gen_str(g, "filter");
 		json_gen_str(g, c[i].filter);
-		gen_figure(g, "pending", 1, c[i].pending);
-		gen_figure(g, "inFlight", 1, c[i].in_flight);
+		admin_gen_figure(g, "pending", 1, c[i].pending);
+		admin_gen_figure(g, "inFlight", 1, c[i].in_flight);
 		json_gen_str(g, "created");
 		json_gen_str(g, time_text(c[i].created_ns, t, sizeof(t)));
 		json_gen_str(g, "lastDelivered");
@@ -803,6 +815,7 @@ admin_fail_all(void)
 		    "relay is shutting down");
 		free(p);
 	}
+	admin_subs_fail_all();
 }
 
 /* A GET-only route: 1 when the method is GET or HEAD, else 405 sent. */
@@ -824,7 +837,7 @@ admin_get_only(struct evhttp_request *req)
  * prefix), percent-decoded by libevent (evmem_free_returned frees it);
  * NULL when the path is not that, or the name holds a NUL.
  */
-static char *
+char *
 admin_path_name(const char *path, const char *tail)
 {
 	size_t	 n = strlen(path), tl = strlen(tail), len = 0;
@@ -882,6 +895,10 @@ admin_handle(struct evhttp_request *req, const char *rest)
 	else if (strncmp(rest, "subscribers/", 12) == 0 &&
 	    (name = admin_path_name(rest + 12, "/replay")) != NULL) {
 		admin_replay_start(req, name, &q);
+		evmem_free_returned(name);
+	} else if (strncmp(rest, "subscribers/", 12) == 0 &&
+	    (name = admin_path_name(rest + 12, "")) != NULL) {
+		admin_subs_handle(req, name);
 		evmem_free_returned(name);
 	} else
 		admin_reject(req, 404, "not_found", "no such admin route");

@@ -22,6 +22,9 @@
 
 #define DROP_TYPE		"dev.treaty.delivery.dropped.v1"
 #define RETRY_SECONDS		2
+/* A change of a subscriber of the bucket (SPEC 16). */
+#define CHANGED_SUBJECT		"audit.relay.treaty.subscriber.changed"
+#define CHANGED_TYPE		"dev.treaty.subscriber.changed.v1"
 
 /* A publish in flight; outlives its record if that is cancelled. */
 struct audit_pub {
@@ -29,6 +32,8 @@ struct audit_pub {
 };
 
 struct audit_drop {
+	const char		*subject;	/* in AUDIT */
+	const char		*type;		/* the CloudEvent's */
 	char			*sub;
 	char			 drop_id[160];
 	char			*id;		/* for logs */
@@ -57,7 +62,7 @@ audit_init(struct event_base *base)
 void
 audit_drop_close(struct audit_drop *a, const char *reason)
 {
-	log_debug("drop record closed", "sub=%s id=%s reason=%s", a->sub,
+	log_debug("audit record closed", "sub=%s id=%s reason=%s", a->sub,
 	    log_q(a->id), log_q(reason));
 	event_del(&a->retry);
 	if (a->pub != NULL)
@@ -122,12 +127,12 @@ audit_publish(struct audit_drop *a)
 	h[0] = (struct store_header){ "ce-specversion", "1.0" };
 	h[1] = (struct store_header){ "ce-id", a->drop_id };
 	h[2] = (struct store_header){ "ce-source", "/treaty-relay" };
-	h[3] = (struct store_header){ "ce-type", DROP_TYPE };
+	h[3] = (struct store_header){ "ce-type", a->type };
 	h[4] = (struct store_header){ "content-type", "application/json" };
 	h[5] = (struct store_header){ "Treaty-Producer", "treaty-relay" };
 	p->a = a;
 	a->pub = p;
-	res = store_publish(STORE_DROP_SUBJECT, h, 6, msgid, a->record,
+	res = store_publish(a->subject, h, 6, msgid, a->record,
 	    strlen(a->record), audit_stored_cb, p);
 	if (res != STORE_OK) {
 		a->pub = NULL;
@@ -151,6 +156,8 @@ audit_drop(const char *subscriber, const char *replay,
 	char			*source;
 	size_t			 len;
 
+	a->subject = STORE_DROP_SUBJECT;
+	a->type = DROP_TYPE;
 	a->sub = xstrdup(subscriber);
 	a->id = store_msg_header_decoded(m, "ce-id");
 	a->cb = cb;
@@ -198,6 +205,50 @@ audit_drop(const char *subscriber, const char *replay,
 	TAILQ_INSERT_TAIL(&au.live, a, entry);
 	audit_publish(a);
 	return a;
+}
+
+/* A change record's owner: nobody waits for it. */
+static void
+audit_changed_cb(void *arg, int stored)
+{
+	(void)arg;
+	(void)stored;
+}
+
+/* Record a change of a subscriber of the bucket; see audit.h. */
+void
+audit_subscriber_changed(const char *subscriber, const char *action,
+    uint64_t revision, const char *actor)
+{
+	struct audit_drop	*a = xcalloc(1, sizeof(*a));
+	yajl_gen		 g = yajl_gen_alloc(NULL);
+	const unsigned char	*buf;
+	size_t			 len;
+
+	a->subject = CHANGED_SUBJECT;
+	a->type = CHANGED_TYPE;
+	a->sub = xstrdup(subscriber);
+	a->cb = audit_changed_cb;
+	/* A revision is the bucket's, and is never used twice. */
+	snprintf(a->drop_id, sizeof(a->drop_id), "subscriber-%s-%llu",
+	    subscriber, (unsigned long long)revision);
+	a->id = xstrdup(a->drop_id);
+	yajl_gen_map_open(g);
+	json_gen_str(g, "subscriber");
+	json_gen_str(g, subscriber);
+	json_gen_str(g, "action");
+	json_gen_str(g, action);
+	json_gen_str(g, "revision");
+	yajl_gen_integer(g, (long long)revision);
+	json_gen_str(g, "actor");
+	json_gen_str(g, actor);
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &len);
+	a->record = xstrndup((const char *)buf, len);
+	yajl_gen_free(g);
+	evtimer_assign(&a->retry, au.base, audit_retry_cb, a);
+	TAILQ_INSERT_TAIL(&au.live, a, entry);
+	audit_publish(a);
 }
 
 /* Shutdown: end every record not stored, telling its owner. */

@@ -2,7 +2,8 @@
  * audit.h: drop records.  When a subscriber, push or pull, will never get
  * an event, the relay says so in AUDIT as a CloudEvent of type
  * dev.treaty.delivery.dropped.v1 on audit.relay.treaty.delivery.dropped
- * (SPEC 3: no drop is silent).  Loop thread only.
+ * (SPEC 3: no drop is silent); and each change of a subscriber kept in
+ * JetStream (SPEC 16).  Loop thread only.
  */
 #ifndef AUDIT_H
 #define AUDIT_H
@@ -33,6 +34,15 @@ struct audit_drop *audit_drop(const char *subscriber, const char *replay,
  * logged; its callback does not run (the owner is closing it).
  */
 void	audit_drop_close(struct audit_drop *a, const char *reason);
+/*
+ * Record that subscriber of the TREATY_SUBSCRIBERS bucket was put or
+ * deleted ("put", "delete") at revision, by actor (the first 12 hex
+ * digits of the admin token's SHA-256): a dev.treaty.subscriber.changed.v1
+ * on audit.relay.treaty.subscriber.changed (SPEC 16), stored as a drop
+ * record is, and never with a secret.
+ */
+void	audit_subscriber_changed(const char *subscriber, const char *action,
+	    uint64_t revision, const char *actor);
 /* Shutdown: every record not stored yet ends, callbacks with stored 0. */
 void	audit_close_all(void);
 
