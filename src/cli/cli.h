@@ -94,6 +94,9 @@ void	admin_print_json(struct yajl_val_s *v);
 /* Say why the relay refused for good (what: "admin", "admin replay"). */
 struct client_result;
 void	admin_refused(const char *what, const struct client_result *r);
+/* The same with the reason given (client_why's, or another form of it). */
+void	admin_refused_why(const char *what, const struct client_result *r,
+	    const char *why);
 /* cmd-replay.c: treaty admin replay (argv[0] is "replay"). */
 int	cmd_admin_replay(int argc, char **argv);
 
@@ -148,6 +151,9 @@ int	 since_arg(const char *arg, char *buf, size_t len);
  */
 #define CLIENT_LONGOPTS							\
 	{ "url", required_argument, NULL, 1000 },			\
+	CLIENT_LONGOPTS_REST
+/* The same without --url, for a command whose --url is something else. */
+#define CLIENT_LONGOPTS_REST						\
 	{ "token-file", required_argument, NULL, 1001 },		\
 	{ "ca-file", required_argument, NULL, 1002 },			\
 	{ "retry-base", required_argument, NULL, 1003 },		\
@@ -155,16 +161,28 @@ int	 since_arg(const char *arg, char *buf, size_t len);
 	{ "deadline", required_argument, NULL, 1005 },			\
 	{ "idle-timeout", required_argument, NULL, 1006 },		\
 	{ "verbose", no_argument, NULL, 'v' }
-#define CLIENT_USAGE							\
-	"  [--url URL] [--token-file FILE] [--ca-file FILE]\n"		\
+#define CLIENT_USAGE	"  [--url URL] " CLIENT_USAGE_REST
+#define CLIENT_USAGE_REST						\
+	"[--token-file FILE] [--ca-file FILE]\n"			\
 	"  [--retry-base MS] [--retry-cap MS] [--deadline S] [--idle-timeout S]\n" \
 	"  [--verbose]"
+/*
+ * The relay's URL as the option --relay-url (code 1007) instead: for a
+ * command whose --url is something else (admin subscriber put).
+ */
+#define CLIENT_RELAY_URL_OPT						\
+	{ "relay-url", required_argument, NULL, 1007 }
 
 /*
  * Handle one of CLIENT_LONGOPTS: 0, or -1 after saying why (a bad value,
  * or usage when c is not one of them).
  */
 int	client_option(int c, const char *arg, const char *usage);
+/*
+ * The option that gives the relay's URL, as messages name it ("--url"
+ * unless said otherwise; client_free resets it).
+ */
+void	client_url_option(const char *opt);
 /* Set up the loop and SIGINT/SIGTERM handling (listen needs no more). */
 int	client_loop_init(void);
 /*
@@ -210,6 +228,11 @@ void	client_cancel(struct client_req *r);
 int	client_transient(const struct client_result *r);
 /* A short description of a result for messages ("503", "ETIMEDOUT"). */
 const char *client_what(const struct client_result *r, char *buf, size_t len);
+/* The string member key of the relay's JSON error body, cleaned, or "". */
+const char *client_error_member(const struct client_result *r,
+	    const char *key, char *buf, size_t len);
+/* The server's words made safe for a terminal: control characters '?'. */
+void	client_clean(char *s);
 /* The relay's "detail" from a JSON error body, or "". */
 const char *client_detail(const struct client_result *r, char *buf,
 	    size_t len);

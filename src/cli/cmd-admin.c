@@ -340,9 +340,16 @@ admin_refused(const char *what, const struct client_result *r)
 {
 	char	 why[768];
 
-	cli_err("%s: %s%s", what, client_why(r, why, sizeof(why)),
-	    r->status == 401 || r->status == 403 ? " (the token of "
-	    "--token-file or TREATY_TOKEN)" : "");
+	admin_refused_why(what, r, client_why(r, why, sizeof(why)));
+}
+
+/* The same, the reason given. */
+void
+admin_refused_why(const char *what, const struct client_result *r,
+    const char *why)
+{
+	cli_err("%s: %s%s", what, why, r->status == 401 || r->status == 403 ?
+	    " (the token of --token-file or TREATY_TOKEN)" : "");
 }
 
 static void	admin_send(void *arg);
