@@ -80,7 +80,28 @@ int	cmd_listen(int argc, char **argv);
 	"       treaty admin replay --status ID [--wait] [--json] [--attempts N]\n" \
 	"       treaty admin replay --cancel ID [--attempts N]\n"	\
 	"       treaty admin consumers [--json] [--attempts N]\n"	\
-	"       treaty admin consumers --delete NAME [--attempts N]\n" CLIENT_USAGE
+	"       treaty admin consumers --delete NAME [--attempts N]\n"	\
+	"       " SUBSCRIBER_PUT SUBSCRIBER_LINES CLIENT_USAGE "\n"	\
+	"  (admin subscriber: the relay's URL is --relay-url URL; --url is the\n" \
+	"  subscriber's)"
+/*
+ * The lines of treaty admin subscriber, in its usage (which begins with
+ * "usage: ") and in the usage of admin (which begins with spaces).
+ */
+#define SUBSCRIBER_PUT	"treaty admin subscriber put NAME --url URL --filter F\n"
+#define SUBSCRIBER_LINES						\
+	"         [--secret-file FILE] [--secret-out FILE] [--show-secret]\n" \
+	"         [--max-deliver N] [--max-in-flight N] [--standard-webhooks]\n" \
+	"         [--deliver-from all|new|TIME] [--if-match REV] [--attempts N]\n" \
+	"       treaty admin subscriber put NAME --token-sha256 HEX --filter F\n" \
+	"         [the same options]\n"					\
+	"       treaty admin subscriber put NAME --file FILE|- [--if-match REV]\n" \
+	"         [--secret-out FILE] [--show-secret] [--attempts N]\n"	\
+	"       treaty admin subscriber get NAME [--json] [--attempts N]\n" \
+	"       treaty admin subscriber delete NAME [--if-match REV] [--attempts N]\n"
+#define SUBSCRIBER_USAGE						\
+	"usage: " SUBSCRIBER_PUT SUBSCRIBER_LINES			\
+	"  [--relay-url URL] " CLIENT_USAGE_REST
 struct yajl_val_s;
 int	cmd_admin(int argc, char **argv);
 /* The value of --attempts (1 to ADMIN_ATTEMPTS_MAX), or -1 after a message. */
@@ -99,6 +120,11 @@ void	admin_refused_why(const char *what, const struct client_result *r,
 	    const char *why);
 /* cmd-replay.c: treaty admin replay (argv[0] is "replay"). */
 int	cmd_admin_replay(int argc, char **argv);
+/*
+ * cmd-subscriber.c: treaty admin subscriber put, get and delete (SPEC 16;
+ * argv[0] is "subscriber").
+ */
+int	cmd_admin_subscriber(int argc, char **argv);
 
 /* main.c */
 void	cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
