@@ -80,7 +80,28 @@ int	cmd_listen(int argc, char **argv);
 	"       treaty admin replay --status ID [--wait] [--json] [--attempts N]\n" \
 	"       treaty admin replay --cancel ID [--attempts N]\n"	\
 	"       treaty admin consumers [--json] [--attempts N]\n"	\
-	"       treaty admin consumers --delete NAME [--attempts N]\n" CLIENT_USAGE
+	"       treaty admin consumers --delete NAME [--attempts N]\n"	\
+	"       " SUBSCRIBER_PUT SUBSCRIBER_LINES CLIENT_USAGE "\n"	\
+	"  (admin subscriber: the relay's URL is --relay-url URL; --url is the\n" \
+	"  subscriber's)"
+/*
+ * The lines of treaty admin subscriber, in its usage (which begins with
+ * "usage: ") and in the usage of admin (which begins with spaces).
+ */
+#define SUBSCRIBER_PUT	"treaty admin subscriber put NAME --url URL --filter F\n"
+#define SUBSCRIBER_LINES						\
+	"         [--secret-file FILE] [--secret-out FILE] [--show-secret]\n" \
+	"         [--max-deliver N] [--max-in-flight N] [--standard-webhooks]\n" \
+	"         [--deliver-from all|new|TIME] [--if-match REV] [--attempts N]\n" \
+	"       treaty admin subscriber put NAME --token-sha256 HEX --filter F\n" \
+	"         [the same options]\n"					\
+	"       treaty admin subscriber put NAME --file FILE|- [--if-match REV]\n" \
+	"         [--secret-out FILE] [--show-secret] [--attempts N]\n"	\
+	"       treaty admin subscriber get NAME [--json] [--attempts N]\n" \
+	"       treaty admin subscriber delete NAME [--if-match REV] [--attempts N]\n"
+#define SUBSCRIBER_USAGE						\
+	"usage: " SUBSCRIBER_PUT SUBSCRIBER_LINES			\
+	"  [--relay-url URL] " CLIENT_USAGE_REST
 struct yajl_val_s;
 int	cmd_admin(int argc, char **argv);
 /* The value of --attempts (1 to ADMIN_ATTEMPTS_MAX), or -1 after a message. */
@@ -94,8 +115,16 @@ void	admin_print_json(struct yajl_val_s *v);
 /* Say why the relay refused for good (what: "admin", "admin replay"). */
 struct client_result;
 void	admin_refused(const char *what, const struct client_result *r);
+/* The same with the reason given (client_why's, or another form of it). */
+void	admin_refused_why(const char *what, const struct client_result *r,
+	    const char *why);
 /* cmd-replay.c: treaty admin replay (argv[0] is "replay"). */
 int	cmd_admin_replay(int argc, char **argv);
+/*
+ * cmd-subscriber.c: treaty admin subscriber put, get and delete (SPEC 16;
+ * argv[0] is "subscriber").
+ */
+int	cmd_admin_subscriber(int argc, char **argv);
 
 /* main.c */
 void	cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -148,6 +177,9 @@ int	 since_arg(const char *arg, char *buf, size_t len);
  */
 #define CLIENT_LONGOPTS							\
 	{ "url", required_argument, NULL, 1000 },			\
+	CLIENT_LONGOPTS_REST
+/* The same without --url, for a command whose --url is something else. */
+#define CLIENT_LONGOPTS_REST						\
 	{ "token-file", required_argument, NULL, 1001 },		\
 	{ "ca-file", required_argument, NULL, 1002 },			\
 	{ "retry-base", required_argument, NULL, 1003 },		\
@@ -155,16 +187,28 @@ int	 since_arg(const char *arg, char *buf, size_t len);
 	{ "deadline", required_argument, NULL, 1005 },			\
 	{ "idle-timeout", required_argument, NULL, 1006 },		\
 	{ "verbose", no_argument, NULL, 'v' }
-#define CLIENT_USAGE							\
-	"  [--url URL] [--token-file FILE] [--ca-file FILE]\n"		\
+#define CLIENT_USAGE	"  [--url URL] " CLIENT_USAGE_REST
+#define CLIENT_USAGE_REST						\
+	"[--token-file FILE] [--ca-file FILE]\n"			\
 	"  [--retry-base MS] [--retry-cap MS] [--deadline S] [--idle-timeout S]\n" \
 	"  [--verbose]"
+/*
+ * The relay's URL as the option --relay-url (code 1007) instead: for a
+ * command whose --url is something else (admin subscriber put).
+ */
+#define CLIENT_RELAY_URL_OPT						\
+	{ "relay-url", required_argument, NULL, 1007 }
 
 /*
  * Handle one of CLIENT_LONGOPTS: 0, or -1 after saying why (a bad value,
  * or usage when c is not one of them).
  */
 int	client_option(int c, const char *arg, const char *usage);
+/*
+ * The option that gives the relay's URL, as messages name it ("--url"
+ * unless said otherwise; client_free resets it).
+ */
+void	client_url_option(const char *opt);
 /* Set up the loop and SIGINT/SIGTERM handling (listen needs no more). */
 int	client_loop_init(void);
 /*
@@ -210,6 +254,11 @@ void	client_cancel(struct client_req *r);
 int	client_transient(const struct client_result *r);
 /* A short description of a result for messages ("503", "ETIMEDOUT"). */
 const char *client_what(const struct client_result *r, char *buf, size_t len);
+/* The string member key of the relay's JSON error body, cleaned, or "". */
+const char *client_error_member(const struct client_result *r,
+	    const char *key, char *buf, size_t len);
+/* The server's words made safe for a terminal: control characters '?'. */
+void	client_clean(char *s);
 /* The relay's "detail" from a JSON error body, or "". */
 const char *client_detail(const struct client_result *r, char *buf,
 	    size_t len);

@@ -79,7 +79,8 @@ static struct {
 	struct event_base	*base;
 	const char		*url;
 	char			*shown;		/* the URL without userinfo */
-	const char		*url_from;	/* "--url", "TREATY_URL", "default" */
+	const char		*url_from;	/* url_opt, "TREATY_URL", "default" */
+	const char		*url_opt;	/* the option that gives the URL */
 	const char		*token_file;
 	const char		*ca_file;
 	char			*token;
@@ -97,7 +98,7 @@ static struct {
 	int			 inflight;
 	struct client_req_list	 queue;
 } cl = { .retry_base = RETRY_BASE_MS, .retry_cap = RETRY_CAP_MS,
-    .deadline_s = DEADLINE_S, .idle_s = IDLE_S };
+    .deadline_s = DEADLINE_S, .idle_s = IDLE_S, .url_opt = "--url" };
 
 /* One of the shared options. */
 int
@@ -107,6 +108,7 @@ client_option(int c, const char *arg, const char *usage)
 
 	switch (c) {
 	case 1000: cl.url = arg; return 0;
+	case 1007: cl.url = arg; cl.url_opt = "--relay-url"; return 0;
 	case 1001: cl.token_file = arg; return 0;
 	case 1002: cl.ca_file = arg; return 0;
 	case 1003:
@@ -213,7 +215,7 @@ client_init(void)
 	char		*buf;
 	size_t		 n;
 
-	cl.url_from = "--url";
+	cl.url_from = cl.url_opt;
 	if (url == NULL && (url = getenv("TREATY_URL")) != NULL)
 		cl.url_from = "TREATY_URL";
 	if (url == NULL) {
@@ -331,6 +333,14 @@ client_free(void)
 	cl.retry_cap = RETRY_CAP_MS;
 	cl.deadline_s = DEADLINE_S;
 	cl.idle_s = IDLE_S;
+	cl.url_opt = "--url";
+}
+
+/* The option that gives the relay's URL, for messages; see cli.h. */
+void
+client_url_option(const char *opt)
+{
+	cl.url_opt = opt;
 }
 
 /* What to call at SIGINT/SIGTERM. */
@@ -544,8 +554,8 @@ static const char *
 client_where(char *buf, size_t len)
 {
 	if (strcmp(cl.url_from, "default") == 0)
-		snprintf(buf, len, "%s (the default: no --url, and TREATY_URL "
-		    "is not set)", cl.shown);
+		snprintf(buf, len, "%s (the default: no %s, and TREATY_URL "
+		    "is not set)", cl.shown, cl.url_opt);
 	else if (strcmp(cl.url_from, "TREATY_URL") == 0)
 		snprintf(buf, len, "%s (TREATY_URL)", cl.shown);
 	else
@@ -578,8 +588,8 @@ client_why(const struct client_result *r, char *buf, size_t len)
  * characters (C0, DEL, and C1 as UTF-8), which could move the cursor,
  * clear the screen or start a forged log line, become '?'.
  */
-static void
-detail_clean(char *s)
+void
+client_clean(char *s)
 {
 	unsigned char	*p = (unsigned char *)s;
 
@@ -593,14 +603,14 @@ detail_clean(char *s)
 		}
 }
 
-/* The "detail" (or "error") of the relay's JSON error body. */
+/* The string member key of the relay's JSON error body, or "". */
 const char *
-client_detail(const struct client_result *r, char *buf, size_t len)
+client_error_member(const struct client_result *r, const char *key,
+    char *buf, size_t len)
 {
-	static const char	*dpath[] = { "detail", NULL };
-	static const char	*epath[] = { "error", NULL };
-	yajl_val		 root, v;
-	char			*text;
+	const char	*path[] = { key, NULL };
+	yajl_val	 root, v;
+	char		*text;
 
 	buf[0] = '\0';
 	if (r->body == NULL || r->bodylen == 0 || r->bodylen > DETAIL_BODY_MAX)
@@ -608,11 +618,20 @@ client_detail(const struct client_result *r, char *buf, size_t len)
 	text = xstrndup(r->body, r->bodylen);
 	root = yajl_tree_parse(text, NULL, 0);
 	free(text);
-	if (root != NULL && ((v = yajl_tree_get(root, dpath, yajl_t_string))
-	    != NULL || (v = yajl_tree_get(root, epath, yajl_t_string)) != NULL))
+	if (root != NULL && (v = yajl_tree_get(root, path, yajl_t_string)) !=
+	    NULL)
 		snprintf(buf, len, "%s", YAJL_GET_STRING(v));
 	yajl_tree_free(root);
-	detail_clean(buf);
+	client_clean(buf);
+	return buf;
+}
+
+/* The "detail" (or "error") of the relay's JSON error body. */
+const char *
+client_detail(const struct client_result *r, char *buf, size_t len)
+{
+	if (client_error_member(r, "detail", buf, len)[0] == '\0')
+		client_error_member(r, "error", buf, len);
 	return buf;
 }
 

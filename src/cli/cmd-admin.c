@@ -12,6 +12,9 @@
  *                          subscriber removed from the configuration
  *                          leaves its own), as a table or the JSON;
  *                          with --delete NAME, that one deleted
+ *   treaty admin subscriber
+ *                          put, get or delete a subscriber kept in
+ *                          JetStream (SPEC 16): cmd-subscriber.c
  *
  * One GET, retried like every client request on what is worth retrying
  * (no answer, 429, 502-504) up to --attempts times: exit 0 with the
@@ -340,9 +343,16 @@ admin_refused(const char *what, const struct client_result *r)
 {
 	char	 why[768];
 
-	cli_err("%s: %s%s", what, client_why(r, why, sizeof(why)),
-	    r->status == 401 || r->status == 403 ? " (the token of "
-	    "--token-file or TREATY_TOKEN)" : "");
+	admin_refused_why(what, r, client_why(r, why, sizeof(why)));
+}
+
+/* The same, the reason given. */
+void
+admin_refused_why(const char *what, const struct client_result *r,
+    const char *why)
+{
+	cli_err("%s: %s%s", what, why, r->status == 401 || r->status == 403 ?
+	    " (the token of --token-file or TREATY_TOKEN)" : "");
 }
 
 static void	admin_send(void *arg);
@@ -466,13 +476,15 @@ cmd_admin(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc < 2 || argv[1][0] == '-') {
-		cli_err("admin: which? status, drops, replay or consumers\n%s",
-		    ADMIN_USAGE);
+		cli_err("admin: which? status, drops, replay, consumers or "
+		    "subscriber\n%s", ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
 	what = argv[1];
 	if (strcmp(what, "replay") == 0)
 		return cmd_admin_replay(argc - 1, argv + 1);
+	if (strcmp(what, "subscriber") == 0)
+		return cmd_admin_subscriber(argc - 1, argv + 1);
 	if (strcmp(what, "status") == 0)
 		ad.print = print_status;
 	else if (strcmp(what, "drops") == 0)

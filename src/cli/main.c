@@ -23,8 +23,8 @@ static const struct {
 	{ "work", cmd_work, "take events from an inbox: verify, record, "
 	  "acknowledge" },
 	{ "listen", cmd_listen, "receive pushes: verify, record once, 204" },
-	{ "admin", cmd_admin, "the relay's operations API: status, drops, "
-	  "replay" },
+	{ "admin", cmd_admin, "operate the relay: status, drops, replay, "
+	  "consumers, subscriber" },
 	{ "sign", cmd_sign, "sign a body: print an x-treaty-signature value" },
 	{ "verify", cmd_verify, "verify a body against an x-treaty-signature" },
 	{ "hash-token", cmd_hash_token, "print the SHA-256 of a token read "

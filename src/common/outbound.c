@@ -729,6 +729,7 @@ ob_attempt(struct outbound_req *r, const struct outbound_msg *m)
 		[OUTBOUND_POST] = EVHTTP_REQ_POST,
 		[OUTBOUND_GET] = EVHTTP_REQ_GET,
 		[OUTBOUND_DELETE] = EVHTTP_REQ_DELETE,
+		[OUTBOUND_PUT] = EVHTTP_REQ_PUT,
 	};
 	struct outbound_target	*t = r->t;
 	struct evkeyvalq	*oh;
@@ -752,7 +753,8 @@ ob_attempt(struct outbound_req *r, const struct outbound_msg *m)
 	oh = evhttp_request_get_output_headers(r->req);
 	evhttp_add_header(oh, "Host", t->hosthdr);
 	evhttp_add_header(oh, "User-Agent", ob.agent);
-	if (m->method == OUTBOUND_POST || m->len > 0) {
+	if (m->method == OUTBOUND_POST || m->method == OUTBOUND_PUT ||
+	    m->len > 0) {
 		snprintf(clen, sizeof(clen), "%zu", m->len);
 		evhttp_add_header(oh, "Content-Length", clen);
 	}

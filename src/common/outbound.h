@@ -36,7 +36,8 @@ struct outbound_header {
 enum outbound_method {
 	OUTBOUND_POST,
 	OUTBOUND_GET,
-	OUTBOUND_DELETE
+	OUTBOUND_DELETE,
+	OUTBOUND_PUT
 };
 
 /* One request.  Everything is copied before outbound_send returns. */
