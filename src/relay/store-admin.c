@@ -13,6 +13,7 @@
  * context (store_conn.js, made before the worker can use it and destroyed
  * after it has been joined); it writes only its job.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,115 @@ consumer_start(const struct store_consumer_copy *c, jsConsumerConfig *want,
 	return 0;
 }
 
+/* WORK's consumers as one listing shows them, sorted by name. */
+struct listing {
+	struct store_cinfo	*list;
+	int			 n;
+};
+/* Pages of a listing at most: 256 consumers each. */
+#define LISTING_PAGES_MAX	400
+
+/* qsort and bsearch order of a listing: by name. */
+static int
+cinfo_cmp(const void *a, const void *b)
+{
+	const struct store_cinfo *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * WORK's consumers with their state, into l: one listing (a page per
+ * 256 consumers) instead of a request per consumer, which with a
+ * thousand subscribers kept the worker and nats-server busy a third of
+ * the time for figures alone.  Read with yajl (store-wire.c), not with
+ * js_Consumers: nats.c 3.4's parser took 80 MB for 300 consumers, and
+ * the heap stayed that large.  0, or -1 when JetStream did not answer.
+ */
+static int
+work_consumers(struct listing *l)
+{
+	natsMsg		*resp;
+	char		 body[48];
+	int64_t		 offset = 0, total = 0, limit = 0;
+	int		 cap = 0, code, page, rc;
+
+	memset(l, 0, sizeof(*l));
+	for (page = 0; page < LISTING_PAGES_MAX; page++) {
+		snprintf(body, sizeof(body), "{\"offset\":%lld}",
+		    (long long)offset);
+		resp = NULL;
+		if (natsConnection_Request(&resp, store_conn.nc,
+		    "$JS.API.CONSUMER.LIST." STORE_WORK, body, (int)strlen(body),
+		    STORE_API_WAIT_MS) != NATS_OK) {
+			store_cinfo_free(l->list, l->n);
+			memset(l, 0, sizeof(*l));
+			return -1;
+		}
+		rc = store_wire_consumer_page(natsMsg_GetData(resp),
+		    (size_t)natsMsg_GetDataLength(resp), &l->list, &l->n, &cap,
+		    &total, &limit, &code);
+		natsMsg_Destroy(resp);
+		if (rc == -1) {
+			store_cinfo_free(l->list, l->n);
+			memset(l, 0, sizeof(*l));
+			return -1;
+		}
+		offset += limit;
+		if (limit <= 0 || offset >= total)
+			break;
+	}
+	if (l->n > 0)
+		qsort(l->list, (size_t)l->n, sizeof(*l->list), cinfo_cmp);
+	return 0;
+}
+
+/* The consumer called name in a listing, or NULL. */
+static const struct store_cinfo *
+info_find(const struct listing *l, const char *name)
+{
+	struct store_cinfo	 key;
+
+	if (l->n == 0)
+		return NULL;
+	key.name = (char *)(uintptr_t)name;
+	return bsearch(&key, l->list, (size_t)l->n, sizeof(*l->list),
+	    cinfo_cmp);
+}
+
+/* The configuration c's consumer should have, but where it starts. */
+static void
+consumer_want(const struct store_consumer_copy *c, jsConsumerConfig *want)
+{
+	jsConsumerConfig_Init(want);
+	want->Durable = c->name;
+	want->DeliverSubject = c->deliver;	/* NULL: a pull consumer */
+	/* The delivery group is the consumer: one instance gets each. */
+	want->DeliverGroup = c->deliver != NULL ? c->name : NULL;
+	want->AckPolicy = js_AckExplicit;
+	want->AckWait = (int64_t)c->ack_wait_s * NS_PER_S;
+	want->MaxDeliver = c->max_deliver;
+	want->MaxAckPending = c->max_ack_pending;
+	want->FilterSubject = c->filter;
+}
+
+/*
+ * 1 when JetStream's consumer, as a listing showed it (ci), is what c
+ * wants (consumer_differs's settings, and its kind): nothing to do.
+ */
+static int
+consumer_fine(const struct store_consumer_copy *c,
+    const struct store_cinfo *ci)
+{
+	return ci != NULL && (ci->deliver[0] != '\0') == (c->deliver != NULL) &&
+	    ci->max_deliver == c->max_deliver &&
+	    ci->max_ack_pending == c->max_ack_pending &&
+	    ci->ack_wait_ns == (int64_t)c->ack_wait_s * NS_PER_S &&
+	    strcmp(ci->filter, c->filter) == 0 &&
+	    str_same(ci->deliver, c->deliver) &&
+	    str_same(ci->group, c->deliver != NULL ? c->name : NULL);
+}
+
 /*
  * Create one consumer on WORK, or update it when its settings differ.
  * One of the other kind (the subscriber was push and is pull now, or the
@@ -202,16 +312,7 @@ store_admin_consumer_ensure(struct store_consumer_copy *c, char *detail,
 	natsStatus		 s;
 	const char		*what = "get";
 
-	jsConsumerConfig_Init(&want);
-	want.Durable = c->name;
-	want.DeliverSubject = c->deliver;	/* NULL: a pull consumer */
-	/* The delivery group is the consumer: one instance gets each. */
-	want.DeliverGroup = c->deliver != NULL ? c->name : NULL;
-	want.AckPolicy = js_AckExplicit;
-	want.AckWait = (int64_t)c->ack_wait_s * NS_PER_S;
-	want.MaxDeliver = c->max_deliver;
-	want.MaxAckPending = c->max_ack_pending;
-	want.FilterSubject = c->filter;
+	consumer_want(c, &want);
 	s = js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK, c->name, NULL,
 	    &code);
 	c->wrong_kind = s == NATS_OK && ci->Config != NULL &&
@@ -279,18 +380,25 @@ store_admin_check(struct bridge_job *job)
 /*
  * The consumer check, a job of its own after the streams: one that cannot
  * be made, or gets no answer, is logged and retried with the next check;
- * it never holds up ingest.
+ * it never holds up ingest.  One listing of WORK's consumers first: only
+ * those missing or different are asked about one by one.
  */
 void
 store_admin_consumers(struct bridge_job *job)
 {
 	struct store_consumers_job *kj = BRIDGE_CONTAINER(job,
 	    struct store_consumers_job, job);
-	char		 d[256];
-	size_t		 len;
-	int		 i;
+	struct listing		 l;
+	int			 listed = kj->nconsumers > 1 &&
+				    work_consumers(&l) == 0;
+	char			 d[256];
+	size_t			 len;
+	int			 i;
 
 	for (i = 0; i < kj->nconsumers; i++) {
+		if (listed && consumer_fine(&kj->consumers[i],
+		    info_find(&l, kj->consumers[i].name)))
+			continue;
 		d[0] = '\0';
 		if (store_admin_consumer_ensure(&kj->consumers[i], d,
 		    sizeof(d)) != 0)
@@ -300,6 +408,8 @@ store_admin_consumers(struct bridge_job *job)
 			snprintf(kj->detail + len, sizeof(kj->detail) - len,
 			    "%s%s", len ? "; " : "", d);
 	}
+	if (listed)
+		store_cinfo_free(l.list, l.n);
 }
 
 /*
@@ -391,7 +501,7 @@ store_admin_peek(struct bridge_job *job)
  * the peeks' too), no consumer touched.  -1 when JetStream did not answer.
  */
 static int
-oldest_pending(const jsConsumerInfo *ci, int64_t *ns)
+oldest_pending(const struct store_cinfo *ci, int64_t *ns)
 {
 	jsDirectGetMsgOptions	 dg;
 	natsMsg			*m = NULL;
@@ -401,18 +511,16 @@ oldest_pending(const jsConsumerInfo *ci, int64_t *ns)
 	natsStatus		 s;
 
 	*ns = 0;
-	if (ci->NumPending == 0 && ci->NumAckPending == 0)
+	if (ci->pending == 0 && ci->ack_pending == 0)
 		return 0;
 	jsDirectGetMsgOptions_Init(&dg);
-	dg.Sequence = ci->Delivered.Stream + 1;
-	if (ci->NumAckPending > 0) {
-		dg.Sequence = ci->AckFloor.Stream + 1;
-		if (ci->Config != NULL && dg.Sequence < ci->Config->OptStartSeq)
-			dg.Sequence = ci->Config->OptStartSeq;
+	dg.Sequence = ci->delivered_stream + 1;
+	if (ci->ack_pending > 0) {
+		dg.Sequence = ci->ack_floor_stream + 1;
+		if (dg.Sequence < ci->opt_start_seq)
+			dg.Sequence = ci->opt_start_seq;
 	}
-	dg.NextBySubject = ci->Config != NULL && ci->Config->FilterSubject !=
-	    NULL && ci->Config->FilterSubject[0] != '\0' ?
-	    ci->Config->FilterSubject : "evt.>";
+	dg.NextBySubject = ci->filter[0] != '\0' ? ci->filter : "evt.>";
 	s = js_DirectGetMsg(&m, store_conn.js, STORE_WORK, NULL, &dg);
 	if (s == NATS_NOT_FOUND)
 		return 0;	/* acknowledged meanwhile */
@@ -425,30 +533,30 @@ oldest_pending(const jsConsumerInfo *ci, int64_t *ns)
 	return 0;
 }
 
-/* Every consumer's figures from its consumer info (SPEC 15). */
+/* Every consumer's figures from one listing of WORK's (SPEC 15). */
 void
 store_admin_figures(struct bridge_job *job)
 {
 	struct store_figures_job *fj = BRIDGE_CONTAINER(job,
 	    struct store_figures_job, job);
-	jsConsumerInfo	*ci;
-	jsErrCode	 code;
-	int		 i;
+	const struct store_cinfo *ci;
+	struct listing		 l;
+	int			 i;
 
+	if (work_consumers(&l) == -1)
+		return;			/* none known: every figure null */
 	for (i = 0; i < fj->nconsumers; i++) {
 		struct store_figures	*f = &fj->figures[i];
 
-		ci = NULL;
-		code = 0;
-		if (js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK,
-		    fj->consumers[i].name, NULL, &code) != NATS_OK)
+		/* Not yet made (or deleted meanwhile): not known. */
+		if ((ci = info_find(&l, fj->consumers[i].name)) == NULL)
 			continue;
 		f->ok = oldest_pending(ci, &f->oldest_ns) == 0;
-		f->pending = ci->NumPending;
-		f->in_flight = (uint64_t)ci->NumAckPending;
-		f->redelivered = (uint64_t)ci->NumRedelivered;
-		jsConsumerInfo_Destroy(ci);
+		f->pending = ci->pending;
+		f->in_flight = ci->ack_pending;
+		f->redelivered = ci->redelivered;
 	}
+	store_cinfo_free(l.list, l.n);
 }
 
 /* Fetched at once while reading drop records. */

@@ -126,6 +126,7 @@ struct store_consumer {
 	store_msg_cb		 exhausted_cb;
 	void			*arg;
 	int			 idx;		/* in pull reply subjects */
+	int			 active;	/* polls left before it idles */
 	natsSubscription	*sub;		/* push: the delivery group */
 	/*
 	 * Pull: JetStream sends the messages of a pull request under their
@@ -310,6 +311,7 @@ void	 store_conn_event(struct bridge_item *it);
 void	 store_set_state(int connected, int streams);
 void	 store_check(void);
 void	 store_check_consumers(void);
+void	 store_check_one(const struct store_consumer *c);
 /*
  * Every polled subscription's messages to their takers, which own the
  * message they are given: store_pub_ack, store_req_reply,
@@ -358,6 +360,9 @@ void	 store_sub_deliver(struct store_consumer *c, natsMsg *m);
 void	 store_sub_unsubscribe(void);
 void	 store_sub_destroy(void);
 int	 store_consumer_copies(struct store_consumer_copy **out);
+/* One consumer's settings, as store_consumer_copies gives each (1). */
+int	 store_consumer_copy_one(const struct store_consumer *c,
+	    struct store_consumer_copy **out);
 void	 store_consumer_copies_free(struct store_consumer_copy *c, int n);
 /* The consumer check's verdicts on kinds (loop thread). */
 void	 store_consumers_kinds(const struct store_consumer_copy *c, int n);
@@ -380,6 +385,10 @@ natsStatus store_replay_seq_at(int64_t since_ns, const char *filter,
 void	 store_kv_restart(const char *why);
 void	 store_kv_ensure(void);
 int	 store_kv_held(void);
+/* 1 while the bucket is being read whole (a generation's snapshot). */
+int	 store_kv_reading(void);
+/* store.c: a reading is whole and applied (the deferred consumer check). */
+void	 store_kv_read_done(void);
 void	 store_kv_take(natsMsg *m);
 void	 store_kv_free(void);
 

@@ -86,8 +86,11 @@ kv_watch_done(struct bridge_job *job)
 		kv.w->begin();
 		if (kv.pending == 0) {
 			kv.in_snapshot = 0;
+			if (!kv.synced)
+				log_info("subscribers bucket read", "entries=0");
 			kv.synced = 1;
 			kv.w->end();
+			store_kv_read_done();
 		}
 		/* What arrived while the consumer was being made waits. */
 		store_poll();
@@ -226,6 +229,7 @@ store_kv_take(natsMsg *m)
 			    (unsigned long long)kv.got);
 		kv.synced = 1;
 		kv.w->end();
+		store_kv_read_done();
 	}
 }
 
@@ -235,6 +239,12 @@ store_kv_ensure(void)
 {
 	if (kv.consumer == NULL && !kv.starting)
 		store_kv_restart("start");
+}
+
+int
+store_kv_reading(void)
+{
+	return kv.w != NULL && (kv.starting || kv.in_snapshot);
 }
 
 /* 1 while the watch's messages must wait (its consumer being made). */
@@ -253,8 +263,9 @@ kv_write_done(struct bridge_job *job)
 
 	/* A stale If-Match is the client's; its refusal is logged. */
 	if (j->err[0] != '\0' && j->result != STORE_KV_STALE)
-		log_warnx(j->result == STORE_KV_OK ? "subscriber stored; its "
-		    "consumer not made yet" : "subscriber not stored",
+		log_warnx(j->result != STORE_KV_OK ? "subscriber not stored" :
+		    j->val != NULL ? "subscriber stored; its consumer not made "
+		    "yet" : "subscriber deleted; its consumer not deleted",
 		    "subscriber=%s detail=%s", j->name, log_q(j->err));
 	if (!j->closed)
 		j->cb(j->arg, j->result, j->rev, j->existed);

@@ -81,8 +81,8 @@ store_consumer_add(const struct store_consumer_spec *spec, store_msg_cb cb,
 	 */
 	if (store_conn.nc != NULL && !store_conn.closing) {
 		store_sub_init();
-		if (store_conn.connected && !c->replay)
-			store_check_consumers();
+		if (!c->replay)
+			store_check_one(c);
 	}
 	return c;
 }
@@ -109,7 +109,7 @@ store_consumer_update(struct store_consumer *c,
 	    c->from_ns == spec->from_ns)
 		return;
 	consumer_set(c, spec);
-	store_check_consumers();
+	store_check_one(c);
 }
 
 /* The consumer's name in JetStream. */
@@ -142,6 +142,20 @@ consumer_find(const char *name)
 	return NULL;
 }
 
+/* c's settings into cp, for the worker. */
+static void
+consumer_copy(const struct store_consumer *c, struct store_consumer_copy *cp)
+{
+	cp->name = xstrdup(c->name);
+	cp->deliver = c->deliver != NULL ? xstrdup(c->deliver) : NULL;
+	cp->filter = xstrdup(c->filter);
+	cp->max_deliver = c->max_deliver;
+	cp->max_ack_pending = c->max_ack_pending;
+	cp->ack_wait_s = c->ack_wait_s;
+	cp->from = c->from;
+	cp->from_ns = c->from_ns;
+}
+
 /* Copies of every subscriber's consumer's settings, for the worker; their count. */
 int
 store_consumer_copies(struct store_consumer_copy **out)
@@ -153,21 +167,20 @@ store_consumer_copies(struct store_consumer_copy **out)
 		n++;
 	*out = n > 0 ? xcalloc((size_t)n, sizeof(**out)) : NULL;
 	n = 0;
-	TAILQ_FOREACH(c, &store_consumers, entry) {
-		if (c->replay)
-			continue;
-		(*out)[n].name = xstrdup(c->name);
-		(*out)[n].deliver = c->deliver != NULL ? xstrdup(c->deliver) :
-		    NULL;
-		(*out)[n].filter = xstrdup(c->filter);
-		(*out)[n].max_deliver = c->max_deliver;
-		(*out)[n].max_ack_pending = c->max_ack_pending;
-		(*out)[n].ack_wait_s = c->ack_wait_s;
-		(*out)[n].from = c->from;
-		(*out)[n].from_ns = c->from_ns;
-		n++;
-	}
+	TAILQ_FOREACH(c, &store_consumers, entry)
+		if (!c->replay)
+			consumer_copy(c, &(*out)[n++]);
 	return n;
+}
+
+/* See store-int.h. */
+int
+store_consumer_copy_one(const struct store_consumer *c,
+    struct store_consumer_copy **out)
+{
+	*out = xcalloc(1, sizeof(**out));
+	consumer_copy(c, *out);
+	return 1;
 }
 
 /* See store-int.h. */

@@ -289,6 +289,100 @@ store_wire_puback(const char *status, const char *data, size_t len,
 	return 0;
 }
 
+/* A number of a listing's object, or 0. */
+static int64_t
+page_int(yajl_val o, const char *a, const char *b)
+{
+	const char	*path[3] = { a, b, NULL };
+	yajl_val	 v = yajl_tree_get(o, path, yajl_t_number);
+
+	return v != NULL && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : 0;
+}
+
+/* A string of a listing's object, copied, or "". */
+static char *
+page_str(yajl_val o, const char *a, const char *b)
+{
+	const char	*path[3] = { a, b, NULL };
+	yajl_val	 v = yajl_tree_get(o, path, yajl_t_string);
+
+	return xstrdup(v != NULL ? v->u.string : "");
+}
+
+/* A page of a consumer listing; see store-wire.h. */
+int
+store_wire_consumer_page(const char *data, size_t len,
+    struct store_cinfo **list, int *n, int *cap, int64_t *total,
+    int64_t *limit, int *code)
+{
+	static const char *p_cons[] = { "consumers", NULL };
+	struct store_cinfo	*ci;
+	yajl_val		 root, arr, o;
+	char			*text;
+	size_t			 i;
+
+	*code = 0;
+	text = xstrndup(data, len);
+	root = yajl_tree_parse(text, NULL, 0);
+	free(text);
+	if (root == NULL || !YAJL_IS_OBJECT(root)) {
+		yajl_tree_free(root);
+		return -1;
+	}
+	if ((*code = (int)page_int(root, "error", "err_code")) != 0 ||
+	    (arr = yajl_tree_get(root, p_cons, yajl_t_array)) == NULL) {
+		yajl_tree_free(root);
+		return -1;
+	}
+	*total = page_int(root, "total", NULL);
+	*limit = page_int(root, "limit", NULL);
+	for (i = 0; i < arr->u.array.len; i++) {
+		o = arr->u.array.values[i];
+		if (!YAJL_IS_OBJECT(o))
+			continue;
+		if (*n == *cap) {
+			*cap = *cap > 0 ? *cap * 2 : 64;
+			*list = xrealloc(*list, (size_t)*cap *
+			    sizeof(**list));
+		}
+		ci = &(*list)[(*n)++];
+		ci->name = page_str(o, "name", NULL);
+		ci->filter = page_str(o, "config", "filter_subject");
+		ci->deliver = page_str(o, "config", "deliver_subject");
+		ci->group = page_str(o, "config", "deliver_group");
+		ci->ack_wait_ns = page_int(o, "config", "ack_wait");
+		ci->max_deliver = page_int(o, "config", "max_deliver");
+		ci->max_ack_pending = page_int(o, "config", "max_ack_pending");
+		ci->opt_start_seq = (uint64_t)page_int(o, "config",
+		    "opt_start_seq");
+		ci->pending = (uint64_t)page_int(o, "num_pending", NULL);
+		ci->ack_pending = (uint64_t)page_int(o, "num_ack_pending",
+		    NULL);
+		ci->redelivered = (uint64_t)page_int(o, "num_redelivered",
+		    NULL);
+		ci->delivered_stream = (uint64_t)page_int(o, "delivered",
+		    "stream_seq");
+		ci->ack_floor_stream = (uint64_t)page_int(o, "ack_floor",
+		    "stream_seq");
+	}
+	yajl_tree_free(root);
+	return 0;
+}
+
+void
+store_cinfo_free(struct store_cinfo *list, int n)
+{
+	int	 i;
+
+	for (i = 0; i < n; i++) {
+		free(list[i].name);
+		free(list[i].filter);
+		free(list[i].deliver);
+		free(list[i].group);
+	}
+	free(list);
+}
+
 /* Whether a consumer info answer found the consumer; see store-wire.h. */
 int
 store_wire_consumer_found(const char *data, size_t len)

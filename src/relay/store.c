@@ -31,6 +31,17 @@
 #define PINGS_OUT_MAX		2
 #define CLOSE_WAIT_MS		2000	/* for nats.c's threads to end */
 #define POLL_BATCH		256	/* messages per subscription per poll */
+/*
+ * With more consumers than POLL_ALL_MAX, one that had nothing for
+ * POLL_ACTIVE polls in a row is looked at only every POLL_IDLE_MS: a
+ * look is a lock of its subscription, and a thousand of them per event
+ * cost ingest a fifth of its rate (docs/BENCHMARKS.md).  Its next
+ * message then waits up to POLL_IDLE_MS.
+ */
+#define POLL_ALL_MAX		32
+#define POLL_ACTIVE		16
+#define POLL_IDLE_MS		5
+_Static_assert(STORE_PULL_KINDS == 2, "store_poll looks at two pulls");
 
 struct store_conn	 store_conn;
 struct store_polled	 store_polled;
@@ -39,11 +50,15 @@ static struct {
 	struct event	 check_ev;	/* every CHECK_MS */
 	struct event	 retry_ev;	/* one-shot check after no answer */
 	struct event	 repoll_ev;	/* more messages were waiting */
+	struct event	 idle_ev;	/* the idle consumers' turn */
+	int		 nconsumers;	/* registered, counted by each poll */
+	long long	 idle_ms;	/* when they were last looked at */
 	struct event	 drain_ev;
 	int		 check_running;
 	int		 check_again;	/* asked for while one ran */
 	int		 consumers_running;
 	int		 consumers_again;
+	int		 consumers_after_read;	/* the bucket's */
 	void		(*drained)(void);
 } sv;
 
@@ -155,11 +170,17 @@ void
 store_poll(void)
 {
 	struct store_consumer	*c;
+	struct timeval		 tv = { 0, POLL_IDLE_MS * 1000 };
 	natsMsg			*m;
-	int			 n, k, more = 0;
+	int			 n, k, got, more = 0, skipped = 0, all, count = 0;
+	long long		 now;
 
 	if (store_conn.nc == NULL)
 		return;
+	now = now_ms();
+	all = sv.nconsumers <= POLL_ALL_MAX || now - sv.idle_ms >= POLL_IDLE_MS;
+	if (all)
+		sv.idle_ms = now;
 	/* Publish acknowledgements, <inbox>.*: store-pub.c. */
 	while (store_next(store_polled.acks, &m))
 		store_pub_ack(m);
@@ -173,6 +194,14 @@ store_poll(void)
 	while (!store_kv_held() && store_next(store_polled.kv, &m))
 		store_kv_take(m);
 	TAILQ_FOREACH(c, &store_consumers, entry) {
+		count++;
+		/* A pull under way is always looked at: it waits for this. */
+		if (!all && c->active == 0 && c->pull_req[0] == NULL &&
+		    c->pull_req[1] == NULL) {
+			skipped = 1;
+			continue;
+		}
+		got = 0;
 		/* A pull consumer's replies, per kind of pull: store-req.c. */
 		for (k = 0; k < STORE_PULL_KINDS; k++) {
 			for (n = 0; n < POLL_BATCH &&
@@ -181,15 +210,25 @@ store_poll(void)
 				    (enum store_pull_kind)k, m);
 			if (n == POLL_BATCH)
 				more = 1;
+			got += n;
 		}
 		/* A push consumer's deliveries: store-sub.c. */
 		for (n = 0; n < POLL_BATCH && store_next(c->sub, &m); n++)
 			store_sub_deliver(c, m);
 		if (n == POLL_BATCH)
 			more = 1;
+		got += n;
+		if (got > 0)
+			c->active = POLL_ACTIVE;
+		else if (c->active > 0)
+			c->active--;
 	}
+	sv.nconsumers = count;
 	if (more)
 		event_active(&sv.repoll_ev, EV_TIMEOUT, 0);
+	/* The idle ones get their turn even when nothing else comes. */
+	if (skipped && !evtimer_pending(&sv.idle_ev, NULL))
+		evtimer_add(&sv.idle_ev, &tv);
 }
 
 /* More consumer messages were waiting after a full batch. */
@@ -202,14 +241,10 @@ store_repoll_cb(evutil_socket_t fd, short ev, void *arg)
 	store_poll();
 }
 
-/* Loop thread: the consumer check finished. */
+/* What a consumer check found, logged; the job freed. */
 static void
-store_consumers_done(struct bridge_job *job)
+store_consumers_report(struct store_consumers_job *kj)
 {
-	struct store_consumers_job *kj = BRIDGE_CONTAINER(job,
-	    struct store_consumers_job, job);
-
-	sv.consumers_running = 0;
 	store_consumers_kinds(kj->consumers, kj->nconsumers);
 	if (kj->failed)
 		log_warnx("consumers not ready", "detail=%s",
@@ -218,10 +253,58 @@ store_consumers_done(struct bridge_job *job)
 		log_info("consumers", "detail=%s", log_q(kj->detail));
 	store_consumer_copies_free(kj->consumers, kj->nconsumers);
 	free(kj);
+}
+
+/* Loop thread: the consumer check finished. */
+static void
+store_consumers_done(struct bridge_job *job)
+{
+	sv.consumers_running = 0;
+	store_consumers_report(BRIDGE_CONTAINER(job,
+	    struct store_consumers_job, job));
 	if (sv.consumers_again) {
 		sv.consumers_again = 0;
 		store_check_consumers();
 	}
+}
+
+/* The subscribers bucket was read again and applied; see store-int.h. */
+void
+store_kv_read_done(void)
+{
+	if (sv.consumers_after_read) {
+		sv.consumers_after_read = 0;
+		store_check_consumers();
+	}
+}
+
+/* Loop thread: one consumer's check finished. */
+static void
+store_consumer_one_done(struct bridge_job *job)
+{
+	store_consumers_report(BRIDGE_CONTAINER(job,
+	    struct store_consumers_job, job));
+}
+
+/*
+ * Make or update one consumer that a reload (or the subscribers bucket)
+ * added or changed, rather than every one: with a thousand subscribers,
+ * a check of all of them per change would hold the worker, and each
+ * change behind it, for a second.
+ */
+void
+store_check_one(const struct store_consumer *c)
+{
+	struct store_consumers_job	*kj;
+
+	if (!store_conn.connected || store_conn.closing ||
+	    !store_conn.streams_ready)
+		return;		/* the check after the streams makes it */
+	kj = xcalloc(1, sizeof(*kj));
+	kj->nconsumers = store_consumer_copy_one(c, &kj->consumers);
+	kj->job.work = store_admin_consumers;
+	kj->job.done = store_consumer_one_done;
+	bridge_run(&kj->job);
 }
 
 /*
@@ -238,6 +321,15 @@ store_check_consumers(void)
 	if (!store_conn.connected || store_conn.closing ||
 	    !store_conn.streams_ready)
 		return;
+	/*
+	 * While the subscribers bucket is read again (a reconnection), the
+	 * list may still hold a subscriber deleted meanwhile, whose consumer
+	 * the check would make again: it runs once the reading is applied.
+	 */
+	if (store_kv_reading()) {
+		sv.consumers_after_read = 1;
+		return;
+	}
 	if (sv.consumers_running) {
 		sv.consumers_again = 1;
 		return;
@@ -495,6 +587,7 @@ store_init(struct event_base *base, const struct config *cfg)
 	event_assign(&sv.check_ev, base, -1, EV_PERSIST, store_check_cb, NULL);
 	event_assign(&sv.retry_ev, base, -1, 0, store_check_cb, NULL);
 	event_assign(&sv.repoll_ev, base, -1, 0, store_repoll_cb, NULL);
+	evtimer_assign(&sv.idle_ev, base, store_repoll_cb, NULL);
 	event_add(&sv.check_ev, &tv);
 
 	s = natsConnection_Connect(&store_conn.nc, store_conn.opts);
@@ -585,6 +678,7 @@ store_free(void)
 	event_del(&sv.check_ev);
 	event_del(&sv.retry_ev);
 	event_del(&sv.repoll_ev);
+	event_del(&sv.idle_ev);
 	event_del(&sv.drain_ev);
 	if (store_conn.nc != NULL && !natsConnection_IsClosed(store_conn.nc))
 		natsConnection_Close(store_conn.nc);
