@@ -76,6 +76,15 @@ audit_drop_close(struct audit_drop *a, const char *reason)
 
 static void	audit_publish(struct audit_drop *);
 
+/* A record not stored yet: said once per try, by its kind. */
+static void
+audit_retry_log(const struct audit_drop *a, int res)
+{
+	log_warnx(strcmp(a->type, DROP_TYPE) == 0 ? "drop record not stored "
+	    "yet, retrying" : "audit record not stored yet, retrying",
+	    "sub=%s id=%s result=%d", a->sub, log_q(a->id), res);
+}
+
 /* JetStream's answer to a publish of the record. */
 static void
 audit_stored_cb(void *arg, enum store_result res, int dup)
@@ -98,8 +107,7 @@ audit_stored_cb(void *arg, enum store_result res, int dup)
 		cb(cbarg, 1);
 		return;
 	}
-	log_warnx("drop record not stored yet, retrying", "sub=%s id=%s "
-	    "result=%d", a->sub, log_q(a->id), (int)res);
+	audit_retry_log(a, (int)res);
 	evtimer_add(&a->retry, &tv);
 }
 
@@ -137,8 +145,7 @@ audit_publish(struct audit_drop *a)
 	if (res != STORE_OK) {
 		a->pub = NULL;
 		free(p);
-		log_warnx("drop record not stored yet, retrying", "sub=%s id=%s "
-		    "result=%d", a->sub, log_q(a->id), (int)res);
+		audit_retry_log(a, (int)res);
 		evtimer_add(&a->retry, &tv);
 	}
 }

@@ -845,8 +845,9 @@ deliver_sync(struct sub_changes *ch)
 		TAILQ_FOREACH(d, &s->live, entry)
 			n++;
 		/* A deleted API subscriber's consumer went with it (SPEC 16). */
-		log_info(s->cfg->api ? "subscriber removed: deleted from the "
-		    "subscribers bucket; this instance delivers no more to it" :
+		log_info(s->cfg->api ? "subscriber removed: gone from the "
+		    "subscribers bucket, or not usable here; this instance "
+		    "delivers no more to it" :
 		    "subscriber removed: this instance delivers no more to it; "
 		    "its consumer stays in JetStream", "sub=%s consumer=%s "
 		    "finishing=%d", s->cfg->name,

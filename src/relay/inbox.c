@@ -589,8 +589,9 @@ inbox_sync(struct sub_changes *ch)
 		next = TAILQ_NEXT(s, entry);
 		if (s->seen)
 			continue;
-		log_info(s->cfg->api ? "inbox removed: deleted from the "
-		    "subscribers bucket; this instance serves it no more" :
+		log_info(s->cfg->api ? "inbox removed: gone from the "
+		    "subscribers bucket, or not usable here; this instance "
+		    "serves it no more" :
 		    "inbox removed: this instance serves it no more; its "
 		    "consumer stays in JetStream", "inbox=%s consumer=%s "
 		    "finishing=%d", s->cfg->name,

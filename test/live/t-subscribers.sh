@@ -132,8 +132,8 @@ check "no secret in either relay's log" 0 "$(cat "$A_LOG" "$B_LOG" | grep -c -e 
 check "DELETE: 204" 204 "$(areq DELETE subscribers/h1)"
 check "...then GET: 404" 404 "$(areq GET subscribers/h1)"
 check "...and its consumer is gone" 10014 "$(python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.CONSUMER.INFO.WORK.relay-h1' | python3 -c 'import json,sys; print(json.load(sys.stdin).get("error", {}).get("err_code"))' 2>/dev/null || echo none)"
-log_wait 10 'subscriber removed: deleted from the subscribers bucket.* sub=h1 ' "$B_LOG"
-check "B stops delivering to h1" logged "$(in_log 'subscriber removed: deleted from the subscribers bucket.* sub=h1 ' "$B_LOG")"
+log_wait 10 'subscriber removed: gone from the subscribers bucket.* sub=h1 ' "$B_LOG"
+check "B stops delivering to h1" logged "$(in_log 'subscriber removed: gone from the subscribers bucket.* sub=h1 ' "$B_LOG")"
 post evt.a.shop.h1.late h1-late '{"n":3}'
 post evt.a.shop.h2.late h2-late '{"n":4}'
 wait_until 15 "grep -q h2-late $T/deliveries"
@@ -156,7 +156,7 @@ check "the last known set keeps working meanwhile" 1 "$(grep -c cfg-1 "$T/delive
 kill -USR2 $PROXY
 log_wait 20 'subscriber added" sub=away( |$)' "$B_LOG"
 check "B applies the PUT made while it was away" logged "$(in_log 'subscriber added" sub=away( |$)' "$B_LOG")"
-check "...and the DELETE" logged "$(in_log 'removed: deleted from the subscribers bucket.* sub=c1 ' "$B_LOG")"
+check "...and the DELETE" logged "$(in_log 'removed: gone from the subscribers bucket.* sub=c1 ' "$B_LOG")"
 
 # --- keys: another relay with another key, then none -----------------------
 openssl rand -hex 32 > "$T/other"
