@@ -69,27 +69,49 @@ for i in range(first, last + 1):
 print("%.1f %.0f" % (time.monotonic() - t0, worst * 1000))
 PY
 }
-# ingest LABEL: wrk against A; prints requests a second.
+# ingest LABEL: wrk against A; prints "requests/s relay_cpu_s nats_cpu_s".
+# With BENCH_PROFILE=FILE, perf's profile of the relay during the second
+# run goes to FILE.
 ingest() {
+	local r0 n0 perf=
+	r0=$(cpu $A); n0=$(cpu $NATS)
+	if [ -n "${BENCH_PROFILE:-}" ] && [ "$1" = many ]; then
+		perf record -e cpu-clock -g -o "$T/perf.data" -p $A -- sleep 8 >/dev/null 2>&1 &
+		perf=$!
+	fi
 	wrk -t2 -c64 -d$DUR -s bench/ingest.lua http://127.0.0.1:$AP/ "$1" > "$T/wrk-$1.txt"
-	awk '/Requests\/sec/ { print $2 }' "$T/wrk-$1.txt"
+	awk -v r=$(( $(cpu $A) - r0 )) -v n=$(( $(cpu $NATS) - n0 )) -v hz=$HZ \
+	    '/Requests\/sec/ { printf "%s %.1f %.1f\n", $2, r / hz, n / hz }' "$T/wrk-$1.txt"
+	if [ -n "$perf" ]; then
+		wait $perf
+		perf report -i "$T/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
+		    grep -v '^#' | grep -v '^$' | grep '%' | head -40 > "$BENCH_PROFILE"
+	fi
 }
 
 echo "# $(nproc) cores, $(uname -r), nats-server $(nats-server --version | awk '{print $2}'), $N subscribers"
 puts 1 1 > /dev/null || exit 1
 rss0=$(rss $A)
-r1=$(ingest one)
-echo "ingest, 1 subscriber: $r1 requests/s"
+r0=$(cpu $A); n0=$(cpu $NATS)
+sleep 10
+awk -v r=$(( $(cpu $A) - r0 )) -v n=$(( $(cpu $NATS) - n0 )) -v hz=$HZ \
+    'BEGIN { printf "idle, 10 s with 1 subscriber: CPU s relay %.2f, nats-server %.2f\n", r / hz, n / hz }'
+read -r r1 rc1 nc1 < <(ingest one)
+echo "ingest, 1 subscriber: $r1 requests/s (CPU s: relay $rc1, nats-server $nc1)"
 read -r secs worst < <(puts 2 "$N") || exit 1
 echo "create: $((N - 1)) PUTs in $secs s (slowest $worst ms)"
 for _ in $(seq 300); do grep -q "subscriber added\" sub=s$N\( \|$\)" "$T/b.log" && break; sleep 0.1; done
 a=$(stamp "subscriber created\" subscriber=s$N " "$T/a.log")
 b=$(stamp "subscriber added\" sub=s$N( |\$)" "$T/b.log")
 echo "converge: B had s$N $((b - a)) ms after A stored it"
+r0=$(cpu $A); n0=$(cpu $NATS)
+sleep 10
+awk -v r=$(( $(cpu $A) - r0 )) -v n=$(( $(cpu $NATS) - n0 )) -v hz=$HZ \
+    'BEGIN { printf "idle, 10 s with %s subscribers: CPU s relay %.2f, nats-server %.2f\n", '"$N"', r / hz, n / hz }'
 rss1=$(rss $A)
 echo "memory: A's RSS $rss0 KiB with 1 subscriber, $rss1 KiB with $N: $(( (rss1 - rss0) / (N - 1) )) KiB a subscriber (bound: 10240 + 20 x $N = $((10240 + 20 * N)) KiB)"
-rN=$(ingest many)
-echo "ingest, $N subscribers (one matching): $rN requests/s"
+read -r rN rcN ncN < <(ingest many)
+echo "ingest, $N subscribers (one matching): $rN requests/s (CPU s: relay $rcN, nats-server $ncN)"
 awk -v a="$r1" -v b="$rN" 'BEGIN { printf "ingest ratio: %.2f (bound: 0.90)\n", b / a }'
 kill -TERM $A; wait $A 2>/dev/null
 relay a2 $AP; A=$!
