@@ -81,6 +81,7 @@ struct dconn {
 	TAILQ_ENTRY(dconn)	 idle_entry;
 	const char		*why;		/* the door closed it: why */
 	int			*gone;		/* set when freed: door_read_cb */
+	uint16_t		 peer_port;	/* the client's, for debug lines */
 };
 
 /* A request's first byte came: it is in progress, under its deadline. */

@@ -102,6 +102,13 @@ door_deadline_start(struct dconn *c)
 	if (c->busy)
 		return;
 	c->busy = 1;
+	/*
+	 * The moment the deadline runs from, by the log's clock; the close at
+	 * the deadline is "connection closed" with the same peer_port.
+	 */
+	log_debug("request deadline started", "control=%d peer_port=%u "
+	    "seconds=%d", c->d->control, (unsigned)c->peer_port,
+	    c->d->cfg->request_timeout_seconds);
 	c->due = now_ms() + tv.tv_sec * 1000;
 	if (!evtimer_pending(&c->deadline, NULL))
 		event_add(&c->deadline, &tv);
@@ -398,10 +405,23 @@ door_closed_cb(struct evhttp_connection *evcon, void *arg)
 	door_trim_later();
 	if (!c->d->control)
 		metrics_gauge(GAUGE_CONNECTIONS, c->d->nconns);
-	log_debug("connection closed", "control=%d reason=%s", c->d->control,
-	    log_q(c->why != NULL ? c->why : c->st == D_REFUSED ?
-	    "refusal answered" : "ended by evhttp"));
+	log_debug("connection closed", "control=%d reason=%s peer_port=%u",
+	    c->d->control, log_q(c->why != NULL ? c->why : c->st == D_REFUSED ?
+	    "refusal answered" : "ended by evhttp"), (unsigned)c->peer_port);
 	free(c);
+}
+
+/*
+ * The client's port, for the connection's debug lines: which "request
+ * deadline started" a "connection closed" ends.  evhttp took it from
+ * accept's address; its address string is left alone.
+ */
+static void
+door_peer(struct dconn *c)
+{
+	char	*addr;
+
+	evhttp_connection_get_peer(c->h_arg, &addr, &c->peer_port);
 }
 
 /*
@@ -433,9 +453,11 @@ door_hook_cb(evutil_socket_t fd, short ev, void *arg)
 	if (rd != door_read_cb) {
 		bufferevent_getcb(c->bev, &c->h_read, &c->h_write,
 		    &c->h_event, &c->h_arg);
-		if (!c->hooked)
+		if (!c->hooked) {
 			evhttp_connection_set_closecb(c->h_arg, door_closed_cb,
 			    c);
+			door_peer(c);
+		}
 		bufferevent_setcb(c->bev, door_read_cb, door_write_cb,
 		    door_event_cb, c);
 		if (c->refused) {
