@@ -67,7 +67,7 @@ struct dconn {
 	void			*h_arg;		/* the evhttp_connection */
 	struct event		 hook;		/* takes the callbacks over */
 	struct event		 deadline;	/* armed: at or before due */
-	long long		 due;		/* ms; the request's deadline */
+	long long		 due;		/* ns, monotonic; the deadline */
 	enum dstate		 st;
 	uint64_t		 left;
 	size_t			 off;		/* raw's first bytes, to let through */

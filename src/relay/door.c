@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <sys/queue.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -89,6 +90,20 @@ door_hand(struct dconn *c)
 }
 
 /*
+ * The monotonic clock in nanoseconds, what deadlines are kept in: one cut
+ * to the millisecond drops the start's fraction of a millisecond, and the
+ * deadline could then pass up to 1 ms short of its length.
+ */
+static long long
+door_now_ns(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/*
  * A request began: its deadline runs.  The timer is not moved for every
  * request (an event_add and event_del per request cost a tenth of the
  * door's time): it stays armed, and when it fires early for a later
@@ -104,12 +119,16 @@ door_deadline_start(struct dconn *c)
 	c->busy = 1;
 	/*
 	 * The moment the deadline runs from, by the log's clock; the close at
-	 * the deadline is "connection closed" with the same peer_port.
+	 * the deadline is "connection closed" with the same peer_port.  The
+	 * line is stamped before the clock is read for due, and the close
+	 * after a reading at or past due: the two stamps are then at least
+	 * the deadline apart (t-door, t-tls), as the log's CLOCK_REALTIME
+	 * moves with CLOCK_MONOTONIC but for a step of the wall clock.
 	 */
 	log_debug("request deadline started", "control=%d peer_port=%u "
 	    "seconds=%d", c->d->control, (unsigned)c->peer_port,
 	    c->d->cfg->request_timeout_seconds);
-	c->due = now_ms() + tv.tv_sec * 1000;
+	c->due = door_now_ns() + tv.tv_sec * NS_PER_S;
 	if (!evtimer_pending(&c->deadline, NULL))
 		event_add(&c->deadline, &tv);
 }
@@ -352,7 +371,7 @@ static void
 door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct dconn		*c = arg;
-	long long		 left = c->due - now_ms();
+	long long		 left = c->due - door_now_ns();
 	struct timeval		 tv;
 
 	(void)fd;
@@ -360,8 +379,10 @@ door_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 	if (!c->busy)
 		return;
 	if (left > 0) {
-		tv.tv_sec = left / 1000;
-		tv.tv_usec = (left % 1000) * 1000;
+		/* What is left, rounded up to a timeval's microsecond. */
+		left = (left + NS_PER_US - 1) / NS_PER_US;
+		tv.tv_sec = left / US_PER_S;
+		tv.tv_usec = left % US_PER_S;
 		event_add(&c->deadline, &tv);
 		return;
 	}
