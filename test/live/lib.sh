@@ -360,6 +360,27 @@ log_ms_after() {
 	t=$(log_stamps "$2" "${3:-}" | awk -v t="$1" '$1 >= t + 0 { print; exit }')
 	[ -n "$t" ] && echo "$t" || { echo "ERROR: not logged at $1 or later: $2"; return 1; }
 }
+# deadline_ms MS: how long the relay held a connection it closed at the
+# request deadline, by its own stamps alone: from its debug line
+# msg="request deadline started" to its msg="connection closed" ...
+# reason="request deadline", paired by peer_port (the last start before
+# the close), for the first such close on the main listener stamped at MS
+# or later; "ERROR: ..." when either line is missing.
+deadline_ms() {
+	stamp_ms -l < "$RELAY_LOG" | awk -v t="$1" '
+	function port() {
+		return match($0, / peer_port=[0-9]+/) ? substr($0, RSTART + 11, RLENGTH - 11) : ""
+	}
+	/ msg="request deadline started" control=0 / { start[port()] = $1 }
+	/ msg="connection closed" control=0 reason="request deadline" / && $1 >= t + 0 {
+		found = 1
+		p = port()
+		if (p != "" && p in start) printf "%.0f\n", $1 - start[p]
+		else print "ERROR: no deadline start logged for peer_port=" p
+		exit
+	}
+	END { if (!found) print "ERROR: no close at the request deadline logged at " t " or later" }'
+}
 # nats_stamps ERE [LOG]: the time (ms) of every line of nats-server's log
 # (the test's server by default) matching ERE: nats-server stamps its lines
 # with its own clock, in local time to the microsecond.
