@@ -48,7 +48,8 @@
  * make the relay hold up to 1 MiB per connection.  Bodies to other routes
  * are never this large.
  */
-#define DOOR_OPEN_BODY_MAX	(64 * 1024)
+#define DOOR_OPEN_BODY_KIB	64
+#define DOOR_OPEN_BODY_MAX	(DOOR_OPEN_BODY_KIB * 1024)
 
 /*
  * The door adds to evhttp's input: not fresh bytes.  A socket bufferevent
@@ -221,8 +222,16 @@ door_head(struct dconn *c, size_t len)
 			return;
 		}
 	}
-	if (over || (big && (r == NULL || r->precheck == NULL))) {
+	if (over) {
 		door_refuse_as(c, route, REFUSAL_TOO_LARGE, 0);
+		return;
+	}
+	if (big && (r == NULL || r->precheck == NULL)) {
+		/* Only events may be larger (SPEC 2); say what holds here. */
+		door_refuse(c, route, 413, "too_large", h.framing ==
+		    DOOR_CHUNKED ? "a chunked body is taken only by the events "
+		    "routes; send this one with Content-Length" : "the body is "
+		    "over " API_STR(DOOR_OPEN_BODY_KIB) " KiB", 0);
 		return;
 	}
 	door_pass(c, len);
