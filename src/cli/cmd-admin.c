@@ -142,12 +142,14 @@ print_status(const char *body, size_t len)
 	 * whole history, too costly to count per status): the header says
 	 * what the figure is, so a restart's zero is not read as "none".
 	 */
-	printf("%-*s %-4s %10s %10s %11s %19s  %s\n", w, "NAME", "KIND",
-	    "PENDING", "IN-FLIGHT", "REDELIVERED", "DROPPED-SINCE-START",
-	    "FILTER");
+	/* SOURCE: the configuration's, or the API's (SPEC 16). */
+	printf("%-*s %-4s %-6s %10s %10s %11s %19s  %s\n", w, "NAME", "KIND",
+	    "SOURCE", "PENDING", "IN-FLIGHT", "REDELIVERED",
+	    "DROPPED-SINCE-START", "FILTER");
 	for (i = 0; i < list->u.array.len; i++) {
 		s = list->u.array.values[i];
-		printf("%-*s %-4s", w, str_of(s, "name"), str_of(s, "kind"));
+		printf("%-*s %-4s %-6s", w, str_of(s, "name"), str_of(s, "kind"),
+		    str_of(s, "source"));
 		print_figure(s, "pending", 10);
 		print_figure(s, "inFlight", 10);
 		print_figure(s, "redelivered", 11);
