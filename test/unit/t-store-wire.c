@@ -567,6 +567,72 @@ consumer_created(void)
 	T_EQ_INT(store_wire_consumer_created(NULL, 0, NULL, 0, err, 64), -1);
 }
 
+/*
+ * A page of JetStream's consumer listing, as nats-server 2.9 writes it
+ * (fields trimmed to those read, plus one unknown): the consumers
+ * appended, the page's total and limit; an error answer's code.
+ */
+static void
+consumer_page(void)
+{
+	const char	*page1 = "{\"type\":\"io.nats.jetstream.api.v1."
+	    "consumer_list_response\",\"total\":3,\"offset\":0,\"limit\":2,"
+	    "\"consumers\":[{\"stream_name\":\"WORK\",\"name\":\"relay-b\","
+	    "\"config\":{\"durable_name\":\"relay-b\",\"deliver_subject\":"
+	    "\"treaty.deliver.b\",\"deliver_group\":\"relay-b\","
+	    "\"opt_start_seq\":7,\"ack_wait\":30000000000,\"max_deliver\":10,"
+	    "\"filter_subject\":\"evt.*.b.>\",\"max_ack_pending\":64,"
+	    "\"new_in_2_12\":true},\"delivered\":{\"consumer_seq\":5,"
+	    "\"stream_seq\":41},\"ack_floor\":{\"consumer_seq\":3,"
+	    "\"stream_seq\":39},\"num_ack_pending\":2,\"num_redelivered\":1,"
+	    "\"num_waiting\":0,\"num_pending\":12},{\"name\":\"relay-a\","
+	    "\"config\":{\"ack_wait\":30000000000,\"max_deliver\":3,"
+	    "\"max_ack_pending\":1000},\"num_pending\":0}]}";
+	const char	*page2 = "{\"total\":3,\"offset\":2,\"limit\":2,"
+	    "\"consumers\":[{\"name\":\"replay-x\",\"config\":{}}]}";
+	const char	*bad = "{\"error\":{\"code\":404,\"err_code\":10059,"
+	    "\"description\":\"stream not found\"}}";
+	struct store_cinfo	*l = NULL;
+	int64_t			 total = 0, limit = 0;
+	int			 n = 0, cap = 0, code = 0;
+
+	T_EQ_INT(store_wire_consumer_page(page1, strlen(page1), &l, &n, &cap,
+	    &total, &limit, &code), 0);
+	T_EQ_INT(n, 2);
+	T_EQ_INT(total, 3);
+	T_EQ_INT(limit, 2);
+	T_EQ_STR(l[0].name, "relay-b");
+	T_EQ_STR(l[0].deliver, "treaty.deliver.b");
+	T_EQ_STR(l[0].group, "relay-b");
+	T_EQ_STR(l[0].filter, "evt.*.b.>");
+	T_EQ_INT(l[0].ack_wait_ns, 30000000000LL);
+	T_EQ_INT(l[0].max_deliver, 10);
+	T_EQ_INT(l[0].max_ack_pending, 64);
+	T_EQ_INT(l[0].opt_start_seq, 7);
+	T_EQ_INT(l[0].pending, 12);
+	T_EQ_INT(l[0].ack_pending, 2);
+	T_EQ_INT(l[0].redelivered, 1);
+	T_EQ_INT(l[0].delivered_stream, 41);
+	T_EQ_INT(l[0].ack_floor_stream, 39);
+	/* A pull consumer: no deliver subject, no filter; "" each. */
+	T_EQ_STR(l[1].name, "relay-a");
+	T_EQ_STR(l[1].deliver, "");
+	T_EQ_STR(l[1].filter, "");
+	T_EQ_INT(l[1].max_ack_pending, 1000);
+	T_EQ_INT(store_wire_consumer_page(page2, strlen(page2), &l, &n, &cap,
+	    &total, &limit, &code), 0);
+	T_EQ_INT(n, 3);
+	T_EQ_STR(l[2].name, "replay-x");
+	T_EQ_INT(store_wire_consumer_page(bad, strlen(bad), &l, &n, &cap,
+	    &total, &limit, &code), -1);
+	T_EQ_INT(code, 10059);
+	T_EQ_INT(store_wire_consumer_page("nope", 4, &l, &n, &cap, &total,
+	    &limit, &code), -1);
+	T_EQ_INT(code, 0);
+	T_EQ_INT(n, 3);
+	store_cinfo_free(l, n);
+}
+
 static const struct t_case cases[] = {
 	{ "acknowledgement verbs", verbs },
 	{ "consumer and deliver names", names },
@@ -584,6 +650,7 @@ static const struct t_case cases[] = {
 	{ "replay progress records, subjects, names", replay_records },
 	{ "replay consumer requests", replay_consumer },
 	{ "consumer create answers", consumer_created },
+	{ "consumer listing pages", consumer_page },
 };
 
 int
