@@ -123,3 +123,22 @@ now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * MS_PER_S + ts.tv_nsec / NS_PER_MS;
 }
+
+/* A text's next line, trimmed; see util.h. */
+int
+text_line(const char **p, const char *end, const char **v, const char **ve)
+{
+	const char	*nl;
+
+	if (*p >= end)
+		return 0;
+	if ((nl = memchr(*p, '\n', (size_t)(end - *p))) == NULL)
+		nl = end;
+	for (*v = *p; *v < nl && (**v == ' ' || **v == '\t'); (*v)++)
+		;
+	for (*ve = nl; *ve > *v && ((*ve)[-1] == ' ' || (*ve)[-1] == '\t' ||
+	    (*ve)[-1] == '\r'); (*ve)--)
+		;
+	*p = nl < end ? nl + 1 : end;
+	return 1;
+}

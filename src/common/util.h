@@ -27,6 +27,14 @@ char	*xjoin(const char *a, const char *sep, const char *b);
  * out (n + 1 bytes, n at most 64); -1 when it has no random bytes.
  */
 int	 random_hex(char *out, size_t n);
+/*
+ * The next line of a text at *p (which ends at end) without its leading
+ * blanks and its trailing blanks and CR, [*v, *ve), and *p moved past
+ * its newline: a configuration file's and a key file's lines.  0 when no
+ * line is left.
+ */
+int	 text_line(const char **p, const char *end, const char **v,
+	    const char **ve);
 /* 1 when s is exactly n lowercase hex digits (ids the relay chose). */
 int	 hex_exact(const char *s, size_t n);
 /* Monotonic clock in milliseconds. */

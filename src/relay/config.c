@@ -431,22 +431,14 @@ int
 config_file_parse(const char *text, size_t len, config_file_cb fn, void *arg,
     int *errline, const char **why)
 {
-	const char	*p = text, *end = text + len, *nl, *eq, *v, *ve;
+	const char	*p = text, *end = text + len, *eq, *v, *ve;
 	char		*name, *value, *o;
 	int		 line = 0, rc;
 
 	*why = NULL;
-	for (; p < end; p = nl + 1) {
-		line++;
-		*errline = line;
-		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			nl = end;
-		/* Leading and trailing blanks (and a CR) do not count. */
-		for (v = p; v < nl && (*v == ' ' || *v == '\t'); v++)
-			;
-		for (ve = nl; ve > v && (ve[-1] == ' ' || ve[-1] == '\t' ||
-		    ve[-1] == '\r'); ve--)
-			;
+	/* Leading and trailing blanks (and a CR) do not count. */
+	while (text_line(&p, end, &v, &ve)) {
+		*errline = ++line;
 		if (v == ve || *v == '#' || *v == ';')
 			continue;
 		if (memchr(v, '\0', (size_t)(ve - v)) != NULL) {

@@ -171,20 +171,12 @@ static int
 seal_keys_parse(struct seal_keys *k, const char *text, size_t len,
     int *errline, char *err, size_t errlen)
 {
-	const char	*p = text, *end = text + len, *nl, *v, *ve;
+	const char	*p = text, *end = text + len, *v, *ve;
 	unsigned char	 key[SEAL_KEY_LEN];
 	int		 line = 0, keyline[SEAL_KEYS_MAX], i, rc = -1;
 
-	for (; p < end; p = nl + 1) {
-		line++;
-		*errline = line;
-		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			nl = end;
-		for (v = p; v < nl && (*v == ' ' || *v == '\t'); v++)
-			;
-		for (ve = nl; ve > v && (ve[-1] == ' ' || ve[-1] == '\t' ||
-		    ve[-1] == '\r'); ve--)
-			;
+	while (text_line(&p, end, &v, &ve)) {
+		*errline = ++line;
 		if (v == ve || *v == '#')
 			continue;
 		if (ve - v != SEAL_KEY_HEX) {
