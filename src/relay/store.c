@@ -177,10 +177,12 @@ store_poll(void)
 
 	if (store_conn.nc == NULL)
 		return;
-	now = now_ms();
-	all = sv.nconsumers <= POLL_ALL_MAX || now - sv.idle_ms >= POLL_IDLE_MS;
-	if (all)
-		sv.idle_ms = now;
+	/* The clock is read only when there are many to look at. */
+	if (!(all = sv.nconsumers <= POLL_ALL_MAX)) {
+		now = now_ms();
+		if ((all = now - sv.idle_ms >= POLL_IDLE_MS))
+			sv.idle_ms = now;
+	}
 	/* Publish acknowledgements, <inbox>.*: store-pub.c. */
 	while (store_next(store_polled.acks, &m))
 		store_pub_ack(m);
