@@ -35,7 +35,8 @@ int	door_connections(void);
  * does not hold TREATY_RELAY_MAX_CONNECTIONS and what the relay needs
  * besides (the control listener's reserve, lingering refusals, NATS,
  * push deliveries), the cap is lowered to what it does hold, with a
- * warning naming both numbers.  After door_attach, and after a reload.
+ * warning naming both numbers.  After door_attach, after a reload, and
+ * when the subscribers bucket changed the subscribers.
  */
 void	door_fit(void);
 /* The main listener's cap as it applies (lowered by door_fit or not). */

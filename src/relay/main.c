@@ -27,6 +27,7 @@
 #include "auth.h"
 #include "config.h"
 #include "deliver.h"
+#include "door.h"
 #include "evmem.h"
 #include "http.h"
 #include "inbox.h"
@@ -214,6 +215,8 @@ relay_apply_bucket(void)
 	auth_clear();
 	deliver_reload(&ch);
 	inbox_reload(&ch);
+	/* Push subscribers' deliveries count against the descriptors. */
+	door_fit();
 	if (ch.added > 0 || ch.changed > 0 || ch.removed > 0)
 		log_info("subscribers applied", "source=bucket "
 		    "subscribers=%zu added=%d changed=%d removed=%d",
