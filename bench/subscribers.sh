@@ -9,7 +9,9 @@
 #   memory   A's RSS before and after (bound: 10 MiB + 20 KiB a subscriber);
 #   restart  A stopped and started again: from its first line to "ready";
 #   ingest   wrk POSTs (64 connections, 10 s) with one subscriber, then with
-#            the 1,000 (one matching): requests a second, and the ratio.
+#            the 1,000 (one matching): requests a second, and the ratio;
+#   storm    10,000 PUTs to 100 names from 16 connections: how long, the
+#            relay's RSS, and what the bucket keeps (history 5 a key).
 # Figures: docs/BENCHMARKS.md.
 set -u
 cd "$(dirname "$0")/.."
@@ -119,3 +121,31 @@ healthy $AP || { echo "bench: A did not start again"; exit 1; }
 s=$(stamp 'msg="descriptor limit"' "$T/a2.log"); r=$(stamp 'msg=ready' "$T/a2.log")
 echo "restart: ready $((r - s)) ms after its first line ($(grep -o 'entries=[0-9]*' "$T/a2.log" | head -1))"
 echo "restarted RSS: $(rss $A) KiB"
+
+rs0=$(rss $A)
+python3 - "$AP" "$AT" "$SP" <<'PY'
+import http.client, json, sys, threading, time
+port, at, sink = sys.argv[1], sys.argv[2], sys.argv[3]
+bad = []
+def worker(k):
+    c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
+    for i in range(625):
+        name = "storm%d" % ((k * 625 + i) % 100)
+        body = json.dumps({"url": "http://127.0.0.1:%s/storm" % sink,
+                           "filter": "evt.storm.>", "maxDeliver": 1 + i % 50,
+                           "secret": "storm-secret-0123456789"})
+        c.request("PUT", "/v1/admin/subscribers/" + name, body,
+                  {"Authorization": "Bearer " + at})
+        r = c.getresponse(); r.read()
+        if r.status not in (200, 201):
+            bad.append(r.status)
+t0 = time.monotonic()
+ts = [threading.Thread(target=worker, args=(k,)) for k in range(16)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("storm: 10000 PUTs to 100 names from 16 connections in %.1f s (%d refused: %s)"
+      % (time.monotonic() - t0, len(bad), sorted(set(bad))))
+PY
+echo "storm: A's RSS $rs0 KiB before, $(rss $A) KiB after"
+python3 test/live/jsapi.py $NP raw '$JS.API.STREAM.INFO.KV_TREATY_SUBSCRIBERS' '{"subjects_filter":"$KV.TREATY_SUBSCRIBERS.>"}' |
+    python3 -c 'import json,sys; d=json.load(sys.stdin)["state"]; s={k: v for k, v in (d.get("subjects") or {}).items() if ".storm" in k}; print("storm: the bucket keeps %d messages in all, at most %d of a storm name (%d names)" % (d["messages"], max(s.values() or [0]), len(s)))'

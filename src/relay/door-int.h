@@ -50,6 +50,7 @@ struct door {
 	int			 control;
 	int			 nconns;
 	int			 max;		/* the effective cap */
+	int			 push_warned;	/* door_fit's warning said */
 	struct dconn_list	 idle;		/* longest idle first */
 };
 

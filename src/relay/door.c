@@ -590,19 +590,24 @@ door_attach(struct evhttp *http, struct event_base *base,
 /*
  * Descriptors the relay needs besides the main listener's connections:
  * the control listener's, the lingering refusals', NATS, DNS, listeners
- * and files (DOOR_OWN_FDS), and a push subscriber's deliveries (up to
- * maxInFlight connections each, in flight or kept).
+ * and files (DOOR_OWN_FDS), and the push subscribers' deliveries (up to
+ * maxInFlight connections each, in flight or kept), but at most half the
+ * limit (nofile): a thousand subscribers of the API with 64 each would
+ * otherwise leave the front door its minimum, though they are seldom all
+ * busy at once.  Deliveries past what is left fail to connect and are
+ * retried, as any failed attempt.  *push gets their sum.
  */
 static long long
-door_needs(const struct config *cfg)
+door_needs(const struct config *cfg, long long nofile, long long *push)
 {
 	long long	 n = DOOR_CONTROL_MAX + DOOR_OWN_FDS + door_linger_max();
 	size_t		 i;
 
+	*push = 0;
 	for (i = 0; i < cfg->nsubscribers; i++)
 		if (cfg->subscribers[i].kind == SUB_PUSH)
-			n += cfg->subscribers[i].max_in_flight;
-	return n;
+			*push += cfg->subscribers[i].max_in_flight;
+	return n + (*push < nofile / 2 ? *push : nofile / 2);
 }
 
 /* Fit the cap to the descriptor limit; see door.h. */
@@ -611,7 +616,7 @@ door_fit(void)
 {
 	struct door	*d = &doors[0];
 	struct rlimit	 rl;
-	long long	 needs, room;
+	long long	 needs, room, push;
 	int		 was = d->max;
 
 	d->max = 0;
@@ -619,7 +624,15 @@ door_fit(void)
 	    rl.rlim_cur == RLIM_INFINITY)
 		goto out;
 	door_linger_fit((long long)rl.rlim_cur);
-	needs = door_needs(d->cfg);
+	needs = door_needs(d->cfg, (long long)rl.rlim_cur, &push);
+	if (push > (long long)rl.rlim_cur / 2 && !d->push_warned) {
+		d->push_warned = 1;
+		log_warnx("the push subscribers' deliveries could use more than "
+		    "half the descriptor limit; half is kept for them, and a "
+		    "delivery past it fails and is retried", "nofile=%llu "
+		    "deliveries=%lld", (unsigned long long)rl.rlim_cur, push);
+	} else if (push <= (long long)rl.rlim_cur / 2)
+		d->push_warned = 0;
 	room = (long long)rl.rlim_cur - needs;
 	if (room >= d->cfg->max_connections)
 		goto out;
