@@ -86,6 +86,18 @@ GAPS=$(for i in $(seq 1 40); do
 done | sort -n | tail -1)
 check_ms "B has each of 40 subscribers made on A within 1 s (the worst)" "$GAPS" -50 1000
 
+# The front door's cap with many push subscribers and few descriptors:
+# their deliveries count for half the limit at most (door_fit), not for
+# all of them (45 x 64 here, which would leave the door its minimum, 16).
+prlimit --pid "$A_PID" --nofile=2048:2048
+check "a PUT on A after its limit went down to 2,048" 201 "$(put fit "$(hook fit)")"
+log_wait 10 'could use more than half the descriptor limit' "$A_LOG"
+check "A says its push subscribers could need more than half the limit" logged \
+    "$(in_log 'could use more than half the descriptor limit.* nofile=2048 ' "$A_LOG")"
+# 2,048 less 1,024 for the deliveries, 64 for the control listener, 64
+# of its own and 128 (a sixteenth) for lingering refusals.
+check "A's connection cap: 768, not the minimum" 768 "$(metric treaty_relay_connections_max)"
+
 # --- bad input ---------------------------------------------------------------
 check "a private address over plain http: 422" "422 url" "$(put bad '{"url":"http://10.1.2.3/x","filter":"evt.*.shop.>"}') $(field)"
 check "an unknown field: 422 naming it" "422 urll" "$(put bad '{"urll":"https://x.example/","filter":"evt.*.shop.>"}') $(field)"
