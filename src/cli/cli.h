@@ -135,10 +135,11 @@ int	cli_getopt(int argc, char **argv, const char *shorts,
 
 /* input.c */
 char	*read_all(FILE *f, size_t *len);
-/* Secrets of a file, one per line, newest first; count or -1. */
+/*
+ * Secrets of a file, one per line, newest first; count or -1.  Free the
+ * text with secret_free (util.h), which wipes it.
+ */
 int	 read_secrets(const char *path, char **text, struct treaty_secret *s);
-/* Wipe and free what read_secrets read. */
-void	 secrets_free(char *text);
 /*
  * What work and listen check signatures with: the secrets of a file and
  * a tolerance (0: the default, 300 s; --tolerance up to a day).

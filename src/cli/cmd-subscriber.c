@@ -558,13 +558,13 @@ gen_secrets(yajl_gen g, const char *path)
 	int			 i, n;
 
 	if ((n = read_secrets(path, &text, s)) < 0) {
-		secrets_free(text);
+		secret_free(text);
 		return -1;
 	}
 	for (i = 0; i < n; i++)
 		if (!treaty_utf8_valid(s[i].key, s[i].len)) {
 			cli_err("--secret-file: secret %d is not UTF-8 text", i + 1);
-			secrets_free(text);
+			secret_free(text);
 			return -1;
 		}
 	json_gen_str(g, n == 1 ? "secret" : "secrets");
@@ -574,7 +574,7 @@ gen_secrets(yajl_gen g, const char *path)
 		yajl_gen_string(g, (const unsigned char *)s[i].key, s[i].len);
 	if (n > 1)
 		yajl_gen_array_close(g);
-	secrets_free(text);
+	secret_free(text);
 	return 0;
 }
 

@@ -76,7 +76,7 @@ read_secrets(const char *path, char **text, struct treaty_secret *s)
 	}
 	/*
 	 * Secrets are taken with their lengths, the text left whole, so that
-	 * secrets_free wipes all of it (NULs written between lines would end
+	 * secret_free wipes all of it (NULs written between lines would end
 	 * its strlen at the first).
 	 */
 	for (line = *text; line != NULL && *line != '\0'; line = next) {
@@ -225,16 +225,6 @@ read_token_stdin(void)
 	return tok;
 }
 
-/* Wipe and free the text of a secret file. */
-void
-secrets_free(char *text)
-{
-	if (text == NULL)
-		return;
-	OPENSSL_cleanse(text, strlen(text));
-	free(text);
-}
-
 /* Read the secrets of path into v; -1 with a message. */
 int
 verifier_load(struct verifier *v, const char *path)
@@ -260,7 +250,7 @@ verifier_check(const struct verifier *v, const char *sig, const char *id,
 void
 verifier_free(struct verifier *v)
 {
-	secrets_free(v->text);
+	secret_free(v->text);
 	free(v->secrets);
 	v->text = NULL;
 	v->secrets = NULL;

@@ -90,7 +90,7 @@ sign_or_verify(int argc, char **argv, int verify)
 			cli_err("cannot sign: %s", treaty_strerror(c));
 	}
 out:
-	secrets_free(text);
+	secret_free(text);
 	free(body);
 	return rc;
 usage:

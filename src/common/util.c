@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 #include "util.h"
@@ -141,4 +142,14 @@ text_line(const char **p, const char *end, const char **v, const char **ve)
 		;
 	*p = nl < end ? nl + 1 : end;
 	return 1;
+}
+
+/* A secret's string wiped and freed; see util.h. */
+void
+secret_free(char *s)
+{
+	if (s == NULL)
+		return;
+	OPENSSL_cleanse(s, strlen(s));
+	free(s);
 }

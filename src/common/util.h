@@ -27,6 +27,8 @@ char	*xjoin(const char *a, const char *sep, const char *b);
  * out (n + 1 bytes, n at most 64); -1 when it has no random bytes.
  */
 int	 random_hex(char *out, size_t n);
+/* Wipe a string that held a secret (OPENSSL_cleanse), then free it. */
+void	 secret_free(char *s);
 /*
  * The next line of a text at *p (which ends at end) without its leading
  * blanks and its trailing blanks and CR, [*v, *ve), and *p moved past

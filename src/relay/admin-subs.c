@@ -280,10 +280,7 @@ write_free(struct write *w)
 	if (w->answer != NULL)
 		yajl_gen_free(w->answer);
 	config_subscriber_free(w->sub);
-	if (w->secret != NULL) {
-		OPENSSL_cleanse(w->secret, strlen(w->secret));
-		free(w->secret);
-	}
+	secret_free(w->secret);
 	free(w);
 }
 

@@ -441,16 +441,6 @@ out:
 	return res;
 }
 
-/* Wipe and free a plaintext; see seal.h. */
-void
-seal_plain_free(char *plain)
-{
-	if (plain == NULL)
-		return;
-	OPENSSL_cleanse(plain, strlen(plain));
-	free(plain);
-}
-
 /* The sealed form's head, "v1:<8 lowercase hex>:"; see seal.h. */
 int
 seal_is_sealed(const char *s)

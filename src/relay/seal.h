@@ -54,7 +54,7 @@ char			*seal_secret(const struct seal_keys *k,
 			    const char *name, const char *plain);
 /*
  * Open a value seal_secret made for name: SEAL_OK with *plain a new
- * string (free it with seal_plain_free); SEAL_NO_KEY when no key of k
+ * string (free it with secret_free, util.h); SEAL_NO_KEY when no key of k
  * (or k NULL) has its kid; SEAL_BAD when it is malformed, was sealed for
  * another name, was changed, or holds a NUL byte.  kid_out, unless NULL,
  * gets the value's kid, or "" when none can be read.
@@ -62,8 +62,6 @@ char			*seal_secret(const struct seal_keys *k,
 enum seal_result	 seal_open(const struct seal_keys *k, const char *name,
 			    const char *sealed, char **plain,
 			    char kid_out[SEAL_KID_LEN + 1]);
-/* Wipe and free a plaintext seal_open returned; NULL is fine. */
-void			 seal_plain_free(char *plain);
 /* 1 when s starts "v1:<8 lowercase hex>:", the sealed form. */
 int			 seal_is_sealed(const char *s);
 

@@ -193,7 +193,7 @@ entry_open(struct entry *e)
 		}
 		free(x->u.string);
 		x->u.string = xstrdup(plain);
-		seal_plain_free(plain);
+		secret_free(plain);
 	}
 	memset(&p, 0, sizeof(p));
 	p.cfg = sk.cfg;

@@ -17,6 +17,7 @@
 #include <openssl/evp.h>
 
 #include "../../src/relay/seal.h"
+#include "util.h"
 #include "harness.h"
 
 /* Two keys, and their ids: the first 8 hex of SHA-256 of the 32 bytes. */
@@ -122,7 +123,7 @@ open_only(const struct seal_keys *k, const char *name, const char *sealed)
 	r = seal_open(k, name, sealed, &plain, NULL);
 	if (r != SEAL_OK && plain != NULL)
 		t_fail(__FILE__, __LINE__, "a plaintext with result %d", r);
-	seal_plain_free(plain);
+	secret_free(plain);
 	return r;
 }
 
@@ -188,7 +189,7 @@ round_trip(void)
 		T_EQ_STR(kid, KID_A);
 		if (T_ASSERT(plain != NULL))
 			T_EQ_STR(plain, texts[i]);
-		seal_plain_free(plain);
+		secret_free(plain);
 		free(s);
 	}
 	/* SEAL_PLAIN_MAX bytes, and not one more. */
@@ -198,7 +199,7 @@ round_trip(void)
 		T_EQ_INT(seal_open(k, "orders", s, &plain, NULL), SEAL_OK);
 		if (T_ASSERT(plain != NULL))
 			T_EQ_INT(strlen(plain), SEAL_PLAIN_MAX);
-		seal_plain_free(plain);
+		secret_free(plain);
 		free(s);
 	}
 	big[SEAL_PLAIN_MAX] = 'q';
@@ -211,7 +212,7 @@ round_trip(void)
 	T_ASSERT(seal_secret(NULL, "orders", SECRET) == NULL);
 	T_EQ_INT(seal_keys_count(NULL), 0);
 	seal_keys_free(NULL);
-	seal_plain_free(NULL);
+	secret_free(NULL);
 }
 
 /* Two seals of one text differ: a fresh nonce each time. */
@@ -445,7 +446,7 @@ layout(void)
 	T_EQ_INT(seal_open(k, "orders", s, &plain, NULL), SEAL_OK);
 	if (T_ASSERT(plain != NULL))
 		T_EQ_STR(plain, SECRET);
-	seal_plain_free(plain);
+	secret_free(plain);
 	free(s);
 	s = by_hand(KID_A, key, "orders", "abc\0def", 7);
 	T_EQ_INT(open_only(k, "orders", s), SEAL_BAD);
@@ -479,7 +480,7 @@ rotation(void)
 		T_EQ_STR(kid, KID_A);
 		if (T_ASSERT(plain != NULL))
 			T_EQ_STR(plain, SECRET);
-		seal_plain_free(plain);
+		secret_free(plain);
 		T_EQ_INT(open_only(ba, "orders", new), SEAL_OK);
 		/* An instance still on the old file cannot open the new. */
 		T_EQ_INT(open_only(a, "orders", new), SEAL_NO_KEY);
