@@ -8,6 +8,7 @@
 #   make bench-pull     inbox workers fetching and acknowledging (bench/pull.sh)
 #   make bench-work     treaty work --inbox end to end, and verify cost (bench/work.sh)
 #   make bench-door     front-door attacks: unread answers, slow readers, idle flood (bench/door.sh)
+#   make bench-subscribers  1,000 subscribers through the API: create, converge, memory, ingest, a PUT storm (bench/subscribers.sh)
 #   make fuzz       libFuzzer run of each test/fuzz/fz-*.c (needs clang)
 #   make install    programs, library, header, man pages, units, sysusers.d
 #                   (PREFIX, DESTDIR, BINDIR, LIBDIR, MANDIR, UNITDIR, ...)
@@ -207,6 +208,9 @@ bench-work: all
 bench-door: all
 	@O=$(O) bench/door.sh
 
+bench-subscribers: all
+	@O=$(O) bench/subscribers.sh
+
 # make install: programs, library (static, shared, pkg-config), header, man
 # pages, both units with BINDIR in their ExecStart=, the sysusers.d file
 # that creates the user and group treaty-relay, the tmpfiles.d file that
@@ -336,7 +340,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all check test deps run bench bench-deliver bench-pull bench-work bench-door fuzz install uninstall lint-man clean
+.PHONY: all check test deps run bench bench-deliver bench-pull bench-work bench-door bench-subscribers fuzz install uninstall lint-man clean
 # Keep test and bench objects: they are not intermediates to throw away.
 .SECONDARY:
 

@@ -172,6 +172,9 @@ kill -USR2 $PROXY
 log_wait 20 'subscriber added" sub=away( |$)' "$B_LOG"
 check "B applies the PUT made while it was away" logged "$(in_log 'subscriber added" sub=away( |$)' "$B_LOG")"
 check "...and the DELETE" logged "$(in_log 'removed: gone from the subscribers bucket.* sub=c1 ' "$B_LOG")"
+# B's consumer check after the reconnection waits for that reading: it
+# must not make c1's consumer again (checked below, after the relays with
+# other keys: B's checks have run by then, the periodic one too).
 
 # --- keys: another relay with another key, then none -----------------------
 openssl rand -hex 32 > "$T/other"
@@ -191,6 +194,9 @@ D_URL=$RELAY_URL D_PID=$RELAY_PID
 check "without a key file every PUT is 409 no_secret_key" "409 no_secret_key" "$(BASE=$D_URL put h9 "$(hook h9)") $(err)"
 check "...and GET and the list still work there" "200 200" "$(areq GET subscribers "$D_URL") $(areq GET subscribers/cfg "$D_URL")"
 kill -TERM $D_PID; wait $D_PID 2>/dev/null
+
+check "B did not make the consumer of c1, deleted while it was away" "10014 0" \
+    "$(python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.CONSUMER.INFO.WORK.relay-c1' | python3 -c 'import json,sys; print(json.load(sys.stdin).get("error", {}).get("err_code"))' 2>/dev/null || echo none) $(grep -c 'created relay-c1 ' "$B_LOG")"
 
 # --- SIGHUP keeps them; a restart reads the bucket before it is ready ----
 RELAY_URL=$A_URL RELAY_LOG=$A_LOG RELAY_PID=$A_PID
