@@ -153,3 +153,10 @@ secret_free(char *s)
 	OPENSSL_cleanse(s, strlen(s));
 	free(s);
 }
+
+/* Two optional strings equal; see util.h. */
+int
+str_eq(const char *a, const char *b)
+{
+	return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
+}

@@ -27,6 +27,8 @@ char	*xjoin(const char *a, const char *sep, const char *b);
  * out (n + 1 bytes, n at most 64); -1 when it has no random bytes.
  */
 int	 random_hex(char *out, size_t n);
+/* Two optional strings are equal: both NULL, or the same text. */
+int	 str_eq(const char *a, const char *b);
 /* Wipe a string that held a secret (OPENSSL_cleanse), then free it. */
 void	 secret_free(char *s);
 /*

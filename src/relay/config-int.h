@@ -78,6 +78,8 @@ struct sub_parse {
  */
 int		 config_subscriber_parse(yajl_val o, struct subscriber *s,
 		    const struct sub_parse *p, struct config_error *err);
+/* Free what a subscriber's members hold (not s itself). */
+void		 config_subscriber_clear(struct subscriber *s);
 /* 1 when url may be pushed to (SPEC 3); else 0 with why. */
 int		 config_url_allowed(const char *url, int allow_private,
 		    const char **why);

@@ -5,7 +5,8 @@
  * bucket.  The one place a subscriber is validated, so that the API
  * refuses exactly what the configuration refuses; every error names the
  * field (with the list's "[i]." before it when there is a list).  Main
- * thread; pure but for libevent's URL parser.
+ * thread; pure but for libevent's URL parser.  And what a subscriber is
+ * beyond its parse: copied, compared, freed, its secrets prepared to sign.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -357,4 +358,101 @@ config_subscriber_parse(yajl_val o, struct subscriber *s,
 		    "bytes (standardWebhooks)");
 	}
 	return 0;
+}
+
+/* Free what a subscriber's members hold. */
+void
+config_subscriber_clear(struct subscriber *s)
+{
+	size_t	 j;
+
+	free(s->url);
+	free(s->filter);
+	for (j = 0; j < s->nsecrets; j++)
+		free(s->secrets[j]);
+	free(s->secrets);
+}
+
+/*
+ * The subscriber's secrets, newest first, prepared for signing: every
+ * delivery signs, so each key is set up once (treaty_keys).
+ */
+struct treaty_keys *
+config_keys(const struct subscriber *sc)
+{
+	struct treaty_secret	 s[TREATY_MAX_SECRETS];
+	size_t			 j;
+
+	for (j = 0; j < sc->nsecrets && j < TREATY_MAX_SECRETS; j++) {
+		s[j].key = sc->secrets[j];
+		s[j].len = strlen(sc->secrets[j]);
+	}
+	return treaty_keys_new(s, j);
+}
+
+/* A copy of sc that owns all it holds (config_subscriber_free). */
+struct subscriber *
+config_subscriber_dup(const struct subscriber *sc)
+{
+	struct subscriber	*c = xmalloc(sizeof(*c));
+
+	config_subscriber_copy(c, sc);
+	return c;
+}
+
+void
+config_subscriber_copy(struct subscriber *c, const struct subscriber *sc)
+{
+	size_t			 j;
+
+	*c = *sc;
+	c->url = sc->url != NULL ? xstrdup(sc->url) : NULL;
+	c->filter = xstrdup(sc->filter);
+	c->secrets = xcalloc(sc->nsecrets + 1, sizeof(char *));
+	for (j = 0; j < sc->nsecrets; j++)
+		c->secrets[j] = xstrdup(sc->secrets[j]);
+}
+
+void
+config_subscribers_set(struct config *cfg, struct subscriber *subs, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < cfg->nsubscribers; i++)
+		config_subscriber_clear(&cfg->subscribers[i]);
+	free(cfg->subscribers);
+	cfg->subscribers = subs;
+	cfg->nsubscribers = n;
+}
+
+void
+config_subscriber_free(struct subscriber *sc)
+{
+	if (sc == NULL)
+		return;
+	config_subscriber_clear(sc);
+	free(sc);
+}
+
+/* 1 when every setting of a and b is the same. */
+int
+config_subscriber_equal(const struct subscriber *a, const struct subscriber *b)
+{
+	size_t	 j;
+
+	if (strcmp(a->name, b->name) != 0 || a->kind != b->kind ||
+	    !str_eq(a->url, b->url) || strcmp(a->filter, b->filter) != 0 ||
+	    a->nsecrets != b->nsecrets || a->tokens.n != b->tokens.n ||
+	    a->max_deliver != b->max_deliver ||
+	    a->max_in_flight != b->max_in_flight ||
+	    a->standard_webhooks != b->standard_webhooks ||
+	    a->from != b->from || a->from_ns != b->from_ns)
+		return 0;
+	for (j = 0; j < a->nsecrets; j++)
+		if (strcmp(a->secrets[j], b->secrets[j]) != 0)
+			return 0;
+	for (j = 0; j < a->tokens.n; j++)
+		if (strcmp(a->tokens.hash[j], b->tokens.hash[j]) != 0)
+			return 0;
+	return 1;
 }
