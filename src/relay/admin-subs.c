@@ -29,6 +29,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "treaty.h"
+#include "api.h"
 #include "admin.h"
 #include "admin-int.h"
 #include "audit.h"
@@ -44,6 +45,8 @@
 #include "subkv.h"
 #include "util.h"
 
+/* How deep a PUT's JSON may nest (a definition needs two). */
+#define DEPTH_MAX		8
 /* A PUT's body at most (SPEC 16); the front door holds no more either. */
 #define BODY_MAX		(64 * 1024)
 /* Subscribers in the bucket at most: distinct names are not bounded by its history. */
@@ -465,8 +468,21 @@ put_parse(struct evhttp_request *req, struct write *w)
 	text = xmalloc(len + 1);
 	evbuffer_copyout(in, text, len);
 	text[len] = '\0';
-	if (memchr(text, '\0', len) != NULL ||
-	    (o = yajl_tree_parse(text, NULL, 0)) == NULL) {
+	/*
+	 * A definition nests two deep: deeper is refused before yajl builds
+	 * (and frees, recursively) a tree of it; so is what is not UTF-8,
+	 * which yajl would take and store as it came.
+	 */
+	if (json_scan(text, len, DEPTH_MAX) != JSON_FLAW_NONE ||
+	    !treaty_utf8_valid(text, len)) {
+		OPENSSL_cleanse(text, len);
+		free(text);
+		admin_reject(req, 400, "bad_request", "not a definition: JSON "
+		    "in UTF-8, objects and lists at most " API_STR(DEPTH_MAX)
+		    " deep, no comments");
+		return -1;
+	}
+	if ((o = yajl_tree_parse(text, NULL, 0)) == NULL) {
 		if (json_error_at(text, len, &line, &col, why,
 		    sizeof(why)) == 0)
 			snprintf(detail, sizeof(detail), "not valid JSON near "
