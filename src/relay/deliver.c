@@ -1,5 +1,7 @@
 /*
- * deliver.c: push delivery (SPEC 3).  Loop thread only.
+ * deliver.c: push delivery (SPEC 3): the deliveries; the subscribers
+ * they belong to, and what a reload does to them, are deliver-sub.c's
+ * (deliver-int.h, what the two share).  Loop thread only.
  *
  * Delivery is a pipeline (docs/DESIGN.md, "The delivery pipeline"):
  *
@@ -71,6 +73,7 @@
 #include "audit.h"
 #include "config.h"
 #include "deliver.h"
+#include "deliver-int.h"
 #include "gate.h"
 #include "log.h"
 #include "metrics.h"
@@ -83,7 +86,6 @@
 
 #define PIN_CACHE_MS		(10 * 60 * 1000)
 #define MAX_HEADERS		80	/* stored ce-* headers forwarded */
-#define MAX_IDLE_CONNS		1024	/* per subscriber */
 #define OWN_HEADERS		5	/* ours: the attempt, the signature,
 					   Standard Webhooks' three */
 /*
@@ -92,21 +94,7 @@
  * without keeping state.  Not signed: it says nothing about the event.
  */
 #define ATTEMPT_HEADER		"x-treaty-attempt"
-/*
- * "delivery failed" lines a second per subscriber (log.h's log_limit, as
- * for refused requests): a dead subscriber's 300 events wrote 610 lines,
- * each retry another; past the limit one line a second counts the rest,
- * and treaty_relay_deliveries_total counts every attempt.
- */
-#define FAILED_LOG_PER_S	10
 
-enum delivery_state {
-	DS_WAITING,		/* queued at a gate (gp.at), for its turn */
-	DS_IDLE,		/* nothing pending */
-	DS_RESOLVING,		/* op.rr: the address */
-	DS_SENDING,		/* op.out: the POST */
-	DS_DROPPING		/* op.ad: the drop record, before the term */
-};
 static const char *const delivery_state_names[] = {
 	"waiting", "idle", "resolving", "sending", "dropping"
 };
@@ -116,108 +104,12 @@ struct hdrs {
 	size_t			 n;
 };
 
-struct delivery;
-TAILQ_HEAD(delivery_list, delivery);
-
-/*
- * A subscriber URL's connection pool.  A reload that changes the URL (or
- * maxInFlight, its size) makes a new one; the old one lives on until the
- * last delivery that uses it ends.
- */
-struct dtarget {
-	struct outbound_target	*t;
-	int			 refs;	/* its deliveries, +1 while current */
-};
-
-/*
- * How a subscriber's deliveries are signed, pinned by each like its pool:
- * a reload that changes the url and the secrets together must not have a
- * delivery under way sign for the new endpoint and post to the old.
- */
-struct dsign {
-	struct treaty_keys	*keys;
-	int			 standard_webhooks;
-	int			 refs;	/* its deliveries, +1 while current */
-};
-
-/*
- * One push subscriber, with its own copy of its settings, which a reload
- * replaces (later attempts use the new ones).  A removed subscriber moves
- * to dl.gone until its last delivery ends.
- */
-struct dsub {
-	int			 idx;		/* metrics index */
-	struct subscriber	*cfg;
-	struct store_consumer	*consumer;	/* NULL once removed */
-	struct dtarget		*target;
-	enum resolve_accept	 accept;	/* which addresses it may reach */
-	struct dsign		*sign;
-	struct source		 own;		/* its consumer, as a source */
-	struct delivery_list	 live;
-	struct gate_sub		 gates;		/* its place at each gate */
-	struct log_limit	 failed_log;	/* its "delivery failed" lines */
-	int			 seen;		/* by the reload under way */
-	TAILQ_ENTRY(dsub)	 entry;
-};
-TAILQ_HEAD(dsub_list, dsub);
-
-struct delivery {
-	struct dsub		*s;
-	struct dtarget		*t;		/* the pool it uses */
-	struct dsign		*sign;		/* and its keys */
-	struct store_msg	*m;		/* NULL once JetStream was answered */
-	enum delivery_state	 state;
-	union {
-		struct resolve_req	*rr;
-		struct outbound_req	*out;
-		struct audit_drop	*ad;
-	}			 op;		/* what state is waiting for */
-	struct event		 progress;
-	char			*id;		/* decoded ce-id */
-	char			*source;	/* decoded ce-source */
-	char			 subject[TREATY_SUBJECT_MAX + 1];
-	struct source		 src;		/* where m came from */
-	uint64_t		 attempt;
-	struct gate_pass	 gp;		/* its place at the gates */
-	TAILQ_ENTRY(delivery)	 entry;
-};
-
-static struct {
-	struct event_base	*base;
-	const struct config	*cfg;
-	struct dsub_list	 subs;
-	struct dsub_list	 gone;		/* removed, deliveries left */
-	int			 in_flight;
-	int			 stopping;
-	int			 progress_s;	/* what the timers run at */
-	struct event		 pump;		/* a gate has opened */
-} dl = {
+struct deliver_state dl = {
 	.subs = TAILQ_HEAD_INITIALIZER(dl.subs),
 	.gone = TAILQ_HEAD_INITIALIZER(dl.gone)
 };
 
-static void	dsub_free(struct dsub *s);
 static void	delivery_begin(struct delivery *d);
-
-/* Let go of a pool; the last user frees it. */
-static void
-dtarget_release(struct dtarget *t)
-{
-	if (--t->refs > 0)
-		return;
-	outbound_target_free(t->t);
-	free(t);
-}
-
-/* Let go of signing keys; the last user frees them. */
-static void
-dsign_release(struct dsign *g)
-{
-	if (--g->refs > 0)
-		return;
-	treaty_keys_free(g->keys);
-	free(g);
-}
 
 /* Move a delivery to state s. */
 static void
@@ -589,7 +481,7 @@ deliver_pump_cb(evutil_socket_t fd, short ev, void *arg)
  * (gate_give_back).  A removed subscriber is freed with its last
  * delivery: s is not read once they are taken out.
  */
-static void
+void
 dsub_give_back_waiting(struct dsub *s, const char *id)
 {
 	struct gate_queue	 back;
@@ -606,8 +498,8 @@ dsub_give_back_waiting(struct dsub *s, const char *id)
 	}
 }
 
-/* A message from a subscriber's consumer. */
-static void
+/* A message from a subscriber's consumer; see deliver-int.h. */
+void
 deliver_msg_cb(void *arg, struct store_msg *m)
 {
 	struct dsub	*s = arg;
@@ -621,7 +513,7 @@ deliver_msg_cb(void *arg, struct store_msg *m)
  * or lost with a relay (kill -9, a lost connection).  Record the drop like
  * any other (SPEC 3: no drop is silent); the term that follows is a no-op.
  */
-static void
+void
 deliver_exhausted_cb(void *arg, struct store_msg *m)
 {
 	struct dsub	*s = arg;
@@ -629,25 +521,6 @@ deliver_exhausted_cb(void *arg, struct store_msg *m)
 
 	delivery_drop(d, DROP_EXHAUSTED, 0,
 	    "last attempt unfinished (relay stopped or lost)", -1);
-}
-
-/* The push subscriber called name, or NULL. */
-static struct dsub *
-dsub_find(const char *name)
-{
-	struct dsub	*s;
-
-	TAILQ_FOREACH(s, &dl.subs, entry)
-		if (strcmp(s->cfg->name, name) == 0)
-			return s;
-	return NULL;
-}
-
-/* 1 when name is a push subscriber here; see deliver.h. */
-int
-deliver_has(const char *name)
-{
-	return !dl.stopping && dsub_find(name) != NULL;
 }
 
 /* A message of another source for push subscriber name; see deliver.h. */
@@ -670,193 +543,6 @@ deliver_source_msg(const char *name, const struct source *src,
 	return 0;
 }
 
-/* Its consumer's settings. */
-static struct store_consumer_spec
-dsub_spec(const struct dsub *s)
-{
-	return (struct store_consumer_spec){ s->cfg->name, STORE_PUSH,
-	    s->cfg->filter, s->cfg->max_deliver, s->cfg->max_in_flight,
-	    dl.cfg->ack_wait_seconds, NULL, s->cfg->from, s->cfg->from_ns };
-}
-
-/*
- * The addresses s's URL may reach (SPEC 3): any for a local host (those
- * allowed plain http) and, with TREATY_RELAY_ALLOW_PRIVATE_NETWORKS, for
- * https; public ones otherwise.  Plain http that the setting allowed
- * beyond the local hosts (config-lists.c) goes only to private ones: the
- * operator vouched for their own network, and an event must not cross
- * the internet in clear because a name resolved to a public address.
- */
-static enum resolve_accept
-dsub_accept(const struct dsub *s)
-{
-	const struct outbound_target *t = s->target->t;
-
-	if (config_host_is_local(outbound_target_host(t)))
-		return RESOLVE_ANY;
-	if (!dl.cfg->allow_private_networks)
-		return RESOLVE_PUBLIC;
-	return outbound_target_tls(t) ? RESOLVE_ANY : RESOLVE_PRIVATE;
-}
-
-/*
- * Take sc's settings (a copy): a new pool when the URL or its size
- * changed, the secrets, the address rule.
- */
-static void
-dsub_set(struct dsub *s, const struct subscriber *sc)
-{
-	struct subscriber	*old = s->cfg;
-	struct dtarget		*t;
-
-	s->cfg = config_subscriber_dup(sc);
-	s->gates.cfg = s->cfg;
-	source_set(&s->own, NULL, s->cfg->max_deliver);
-	if (old == NULL || strcmp(old->url, sc->url) != 0 ||
-	    old->max_in_flight != sc->max_in_flight) {
-		t = xcalloc(1, sizeof(*t));
-		t->refs = 1;
-		/*
-		 * As many idle connections as POSTs may run at once (the
-		 * window): fewer would close and reopen one per delivery
-		 * under load.
-		 */
-		t->t = outbound_target_new(sc->url, sc->max_in_flight <
-		    MAX_IDLE_CONNS ? sc->max_in_flight : MAX_IDLE_CONNS);
-		if (t->t == NULL)
-			fatalx("bad subscriber url", "sub=%s", sc->name);
-		if (s->target != NULL)
-			dtarget_release(s->target);
-		s->target = t;
-	}
-	s->accept = dsub_accept(s);
-	if (s->sign != NULL)
-		dsign_release(s->sign);
-	s->sign = xcalloc(1, sizeof(*s->sign));
-	s->sign->refs = 1;
-	s->sign->keys = config_keys(s->cfg);
-	s->sign->standard_webhooks = s->cfg->standard_webhooks;
-	config_subscriber_free(old);
-}
-
-/* A push subscriber, and its consumer. */
-static void
-dsub_new(const struct subscriber *sc)
-{
-	struct dsub			*s = xcalloc(1, sizeof(*s));
-	struct store_consumer_spec	 spec;
-
-	TAILQ_INIT(&s->live);
-	gate_sub_init(&s->gates, &dl.pump);
-	log_limit_init(&s->failed_log, "delivery failures not logged",
-	    FAILED_LOG_PER_S, 1, "sub=%s", sc->name);
-	dsub_set(s, sc);
-	s->idx = metrics_subscriber_add(sc->name);
-	s->seen = 1;
-	TAILQ_INSERT_TAIL(&dl.subs, s, entry);
-	spec = dsub_spec(s);
-	s->consumer = store_consumer_add(&spec, deliver_msg_cb,
-	    deliver_exhausted_cb, s);
-}
-
-/* Free a subscriber whose deliveries have all ended. */
-static void
-dsub_free(struct dsub *s)
-{
-	log_limit_flush(&s->failed_log, 1);
-	gate_sub_free(&s->gates);
-	dtarget_release(s->target);
-	dsign_release(s->sign);
-	config_subscriber_free(s->cfg);
-	free(s);
-}
-
-/*
- * A reload removed it: no new messages here (what nats.c queued and what
- * waits at a gate go back), its deliveries under way finish, its
- * JetStream consumer stays.
- */
-static void
-dsub_remove(struct dsub *s)
-{
-	struct store_consumer	*c = s->consumer;
-
-	TAILQ_REMOVE(&dl.subs, s, entry);
-	s->consumer = NULL;
-	store_consumer_remove(c);
-	metrics_subscriber_gone(s->idx);
-	if (TAILQ_EMPTY(&s->live)) {
-		dsub_free(s);
-		return;
-	}
-	TAILQ_INSERT_TAIL(&dl.gone, s, entry);
-	dsub_give_back_waiting(s, NULL);
-}
-
-/*
- * Bring the push subscribers to the configuration: add, change, remove
- * (by name), counting into ch when it is not NULL (a reload).
- */
-static void
-deliver_sync(struct sub_changes *ch)
-{
-	const struct subscriber		*sc;
-	struct store_consumer_spec	 spec;
-	struct dsub			*s, *next;
-	struct delivery			*d;
-	struct sub_changes		 start;
-	size_t				 i;
-	int				 n;
-
-	if (ch == NULL) {
-		/* Start-up: every subscriber is new, and not news. */
-		memset(&start, 0, sizeof(start));
-		ch = &start;
-	}
-
-	TAILQ_FOREACH(s, &dl.subs, entry)
-		s->seen = 0;
-	for (i = 0; i < dl.cfg->nsubscribers; i++) {
-		sc = &dl.cfg->subscribers[i];
-		if (sc->kind != SUB_PUSH)
-			continue;
-		if ((s = dsub_find(sc->name)) == NULL) {
-			dsub_new(sc);
-			if (ch != &start)
-				log_info("subscriber added", "sub=%s", sc->name);
-			ch->added++;
-			continue;
-		}
-		s->seen = 1;
-		if (!config_subscriber_equal(s->cfg, sc)) {
-			dsub_set(s, sc);
-			ch->changed++;
-			log_info("subscriber changed", "sub=%s", sc->name);
-		} else
-			s->accept = dsub_accept(s);
-		spec = dsub_spec(s);
-		store_consumer_update(s->consumer, &spec);
-	}
-	for (s = TAILQ_FIRST(&dl.subs); s != NULL; s = next) {
-		next = TAILQ_NEXT(s, entry);
-		if (s->seen)
-			continue;
-		n = 0;
-		TAILQ_FOREACH(d, &s->live, entry)
-			n++;
-		/* A deleted API subscriber's consumer went with it (SPEC 16). */
-		log_info(s->cfg->api ? "subscriber removed: gone from the "
-		    "subscribers bucket, or not usable here; this instance "
-		    "delivers no more to it" :
-		    "subscriber removed: this instance delivers no more to it; "
-		    "its consumer stays in JetStream", "sub=%s consumer=%s "
-		    "finishing=%d", s->cfg->name,
-		    store_consumer_name(s->consumer), n);
-		ch->removed++;
-		dsub_remove(s);
-	}
-}
-
 /* Set up every push subscriber. */
 void
 deliver_init(struct event_base *base, const struct config *cfg)
@@ -871,56 +557,6 @@ deliver_init(struct event_base *base, const struct config *cfg)
 		fatalx("cannot set up TLS for deliveries", "ca_file=%s",
 		    log_q(cfg->ca_file));
 	deliver_sync(NULL);
-}
-
-/*
- * A new progress interval (it is below the new ack wait): every delivery
- * under way tells JetStream now and goes on at the new pace, since the
- * old one may be past a lowered ack wait.  Removed subscribers' too.
- */
-static void
-deliver_progress_reset(void)
-{
-	struct dsub_list	*lists[] = { &dl.subs, &dl.gone };
-	struct timeval		 tv = { dl.cfg->progress_seconds, 0 };
-	struct dsub		*s;
-	struct delivery		*d;
-	size_t			 i;
-
-	if (dl.progress_s == dl.cfg->progress_seconds)
-		return;
-	dl.progress_s = dl.cfg->progress_seconds;
-	for (i = 0; i < 2; i++)
-		TAILQ_FOREACH(s, lists[i], entry)
-			TAILQ_FOREACH(d, &s->live, entry) {
-				if (d->m != NULL)
-					store_msg_progress(d->m);
-				event_add(&d->progress, &tv);
-			}
-}
-
-/* The configuration was reloaded; see deliver.h. */
-void
-deliver_reload(struct sub_changes *ch)
-{
-	if (dl.stopping)
-		return;
-	deliver_sync(ch);
-	deliver_progress_reset();
-	/* A window may be wider now. */
-	event_active(&dl.pump, 0, 0);
-}
-
-/* Say what each subscriber's limit left out; see deliver.h. */
-void
-deliver_log_flush(void)
-{
-	struct dsub	*s;
-
-	TAILQ_FOREACH(s, &dl.subs, entry)
-		log_limit_flush(&s->failed_log, 0);
-	TAILQ_FOREACH(s, &dl.gone, entry)
-		log_limit_flush(&s->failed_log, 0);
 }
 
 /* Deliveries under way. */

@@ -1,0 +1,145 @@
+/*
+ * deliver-int.h: what the files of push delivery share (deliver.c, the
+ * deliveries; deliver-sub.c, the subscribers they belong to), and nothing
+ * else includes.  Loop thread only.
+ */
+#ifndef DELIVER_INT_H
+#define DELIVER_INT_H
+
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <event2/event_struct.h>
+
+#include "treaty.h"
+#include "gate.h"
+#include "log.h"
+#include "resolve.h"
+#include "source.h"
+
+#define MAX_IDLE_CONNS		1024	/* per subscriber */
+/*
+ * "delivery failed" lines a second per subscriber (log.h's log_limit, as
+ * for refused requests): a dead subscriber's 300 events wrote 610 lines,
+ * each retry another; past the limit one line a second counts the rest,
+ * and treaty_relay_deliveries_total counts every attempt.
+ */
+#define FAILED_LOG_PER_S	10
+
+struct audit_drop;
+struct outbound_req;
+struct outbound_target;
+struct resolve_req;
+struct store_consumer;
+struct store_msg;
+struct subscriber;
+struct treaty_keys;
+
+enum delivery_state {
+	DS_WAITING,		/* queued at a gate (gp.at), for its turn */
+	DS_IDLE,		/* nothing pending */
+	DS_RESOLVING,		/* op.rr: the address */
+	DS_SENDING,		/* op.out: the POST */
+	DS_DROPPING		/* op.ad: the drop record, before the term */
+};
+struct delivery;
+TAILQ_HEAD(delivery_list, delivery);
+
+/*
+ * A subscriber URL's connection pool.  A reload that changes the URL (or
+ * maxInFlight, its size) makes a new one; the old one lives on until the
+ * last delivery that uses it ends.
+ */
+struct dtarget {
+	struct outbound_target	*t;
+	int			 refs;	/* its deliveries, +1 while current */
+};
+
+/*
+ * How a subscriber's deliveries are signed, pinned by each like its pool:
+ * a reload that changes the url and the secrets together must not have a
+ * delivery under way sign for the new endpoint and post to the old.
+ */
+struct dsign {
+	struct treaty_keys	*keys;
+	int			 standard_webhooks;
+	int			 refs;	/* its deliveries, +1 while current */
+};
+
+/*
+ * One push subscriber, with its own copy of its settings, which a reload
+ * replaces (later attempts use the new ones).  A removed subscriber moves
+ * to dl.gone until its last delivery ends.
+ */
+struct dsub {
+	int			 idx;		/* metrics index */
+	struct subscriber	*cfg;
+	struct store_consumer	*consumer;	/* NULL once removed */
+	struct dtarget		*target;
+	enum resolve_accept	 accept;	/* which addresses it may reach */
+	struct dsign		*sign;
+	struct source		 own;		/* its consumer, as a source */
+	struct delivery_list	 live;
+	struct gate_sub		 gates;		/* its place at each gate */
+	struct log_limit	 failed_log;	/* its "delivery failed" lines */
+	int			 seen;		/* by the reload under way */
+	TAILQ_ENTRY(dsub)	 entry;
+};
+TAILQ_HEAD(dsub_list, dsub);
+
+struct delivery {
+	struct dsub		*s;
+	struct dtarget		*t;		/* the pool it uses */
+	struct dsign		*sign;		/* and its keys */
+	struct store_msg	*m;		/* NULL once JetStream was answered */
+	enum delivery_state	 state;
+	union {
+		struct resolve_req	*rr;
+		struct outbound_req	*out;
+		struct audit_drop	*ad;
+	}			 op;		/* what state is waiting for */
+	struct event		 progress;
+	char			*id;		/* decoded ce-id */
+	char			*source;	/* decoded ce-source */
+	char			 subject[TREATY_SUBJECT_MAX + 1];
+	struct source		 src;		/* where m came from */
+	uint64_t		 attempt;
+	struct gate_pass	 gp;		/* its place at the gates */
+	TAILQ_ENTRY(delivery)	 entry;
+};
+
+/* The state of push delivery (deliver.c defines it). */
+struct deliver_state {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct dsub_list	 subs;
+	struct dsub_list	 gone;		/* removed, deliveries left */
+	int			 in_flight;
+	int			 stopping;
+	int			 progress_s;	/* what the timers run at */
+	struct event		 pump;		/* a gate has opened */
+};
+extern struct deliver_state	 dl;
+
+/* deliver.c */
+/* A message of s's own consumer (store_consumer_add's callbacks). */
+void	deliver_msg_cb(void *arg, struct store_msg *m);
+void	deliver_exhausted_cb(void *arg, struct store_msg *m);
+/* Give back what waits at s's gates (of replay id, or all with NULL). */
+void	dsub_give_back_waiting(struct dsub *s, const char *id);
+
+/* deliver-sub.c */
+/* Let go of a pool, of signing keys; the last user frees it. */
+void	dtarget_release(struct dtarget *t);
+void	dsign_release(struct dsign *g);
+/* The push subscriber called name, or NULL. */
+struct dsub *dsub_find(const char *name);
+/* Free a subscriber whose deliveries have all ended. */
+void	dsub_free(struct dsub *s);
+/*
+ * Bring the push subscribers to the configuration: add, change, remove
+ * (by name), counting into ch when it is not NULL (a reload).
+ */
+void	deliver_sync(struct sub_changes *ch);
+
+#endif
