@@ -204,7 +204,8 @@ cinfo_cmp(const void *a, const void *b)
 }
 
 /*
- * WORK's consumers with their state, into l: one listing (a page per
+ * WORK's consumers with their state, into l (worker thread: each page is
+ * a request that waits for JetStream's answer): one listing (a page per
  * 256 consumers) instead of a request per consumer, which with a
  * thousand subscribers kept the worker and nats-server busy a third of
  * the time for figures alone.  Read with yajl (store-wire.c), not with

@@ -42,7 +42,9 @@ struct entry {
 	size_t			 len;
 	struct subscriber	*sub;		/* usable here, or NULL */
 	int			 seen;		/* in this reading */
-	uint64_t		 warned;	/* revision last warned about */
+	/* The revisions last warned about: not usable, a configured name. */
+	uint64_t		 warned;
+	uint64_t		 warned_configured;
 	TAILQ_ENTRY(entry)	 link;
 };
 
@@ -351,9 +353,9 @@ subkv_merge(const struct subscriber *cur, size_t n, struct subscriber **out)
 		if (e->sub == NULL)
 			continue;
 		if (configured(cur, n, e->name)) {
-			if (e->warned != e->rev + 1) {
-				/* Once per revision (rev + 1: not open's). */
-				e->warned = e->rev + 1;
+			if (e->warned_configured != e->rev) {
+				/* Once per revision. */
+				e->warned_configured = e->rev;
 				log_warnx("subscribers bucket: the name is "
 				    "configured; the bucket's entry is "
 				    "ignored", "subscriber=%s revision=%llu",
@@ -377,6 +379,7 @@ subkv_reload(void)
 	TAILQ_FOREACH(e, &sk.list, link) {
 		/* Say again what this reading still cannot use. */
 		e->warned = 0;
+		e->warned_configured = 0;
 		s = entry_open(e);
 		if ((s == NULL) != (e->sub == NULL) || (s != NULL &&
 		    !config_subscriber_equal(s, e->sub)))
