@@ -88,7 +88,9 @@ http_healthz(struct evhttp_request *req, const char *rest)
 	const char	*reason = http_stopping ? "shutting_down" :
 			    !store_connected() ? "nats_disconnected" :
 			    !store_streams_ready() ? "streams_not_ready" :
-			    !store_kv_synced() ? "subscribers_not_read" : NULL;
+			    !store_kv_synced(STORE_KV_SUBS) ? "subscribers_not_read" :
+			    !store_kv_synced(STORE_KV_STATE) ? "states_not_read" :
+			    NULL;
 
 	(void)rest;
 	if (reason == NULL) {

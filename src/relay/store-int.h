@@ -155,7 +155,8 @@ struct store_polled {
 	natsSubscription	*acks;		/* <inbox>.*: store-pub.c */
 	natsSubscription	*replies;	/* <inbox>.r.*: store-req.c */
 	natsSubscription	*exhausted;	/* advisories: store-sub.c */
-	natsSubscription	*kv;		/* the bucket's watch: store-kv.c */
+	/* The buckets' watches: store-kv.c. */
+	natsSubscription	*kv[STORE_KV_NBUCKETS];
 };
 extern struct store_polled		 store_polled;
 
@@ -246,10 +247,11 @@ struct store_leftover_job {
 	int			 closed;
 };
 
-/* A write to TREATY_SUBSCRIBERS (store-kv.h), and its consumer. */
+/* A write to a bucket (store-kv.h), and for a subscriber its consumer. */
 struct store_kv_job {
 	struct bridge_job	 job;
 	/* In. */
+	enum store_kv_bucket	 bucket;
 	char			*name;
 	char			*val;		/* NULL: a delete */
 	size_t			 len;
@@ -271,6 +273,7 @@ struct store_kv_job {
 struct store_kv_watch_job {
 	struct bridge_job	 job;
 	/* In. */
+	enum store_kv_bucket	 bucket;
 	char			*deliver;	/* where it delivers */
 	char			*old;		/* the last one's, to delete */
 	int			 gen;
@@ -382,19 +385,30 @@ natsStatus store_replay_seq_at(int64_t since_ns, const char *filter,
 	    uint64_t *seq, char *err, size_t errlen);
 
 /* store-kv.c */
-void	 store_kv_restart(const char *why);
+/* Restart every bucket's watch (a reconnection). */
+void	 store_kv_restart_all(const char *why);
 void	 store_kv_ensure(void);
-int	 store_kv_held(void);
-/* 1 while the bucket is being read whole (a generation's snapshot). */
+/* 1 while b's watch's messages must wait (its consumer being made). */
+int	 store_kv_held(enum store_kv_bucket b);
+/*
+ * 1 while the subscribers bucket is being read whole (a generation's
+ * snapshot).
+ */
 int	 store_kv_reading(void);
 /* store.c: a reading is whole and applied (the deferred consumer check). */
 void	 store_kv_read_done(void);
-void	 store_kv_take(natsMsg *m);
+void	 store_kv_take(enum store_kv_bucket b, natsMsg *m);
 void	 store_kv_free(void);
 
 /* store-kv-admin.c, worker thread. */
-/* Make or update the bucket (replicas as the streams'); as stream_ensure. */
+/*
+ * Make or update every bucket (replicas as the streams'); as
+ * stream_ensure.
+ */
 int	 store_admin_kv_bucket(int replicas, char *detail, size_t dlen);
+/* Bucket b's stream and its subjects' prefix ("$KV.<bucket>."). */
+const char *store_kv_stream(enum store_kv_bucket b);
+const char *store_kv_prefix(enum store_kv_bucket b);
 void	 store_admin_kv_write(struct bridge_job *job);
 void	 store_admin_kv_watch(struct bridge_job *job);
 

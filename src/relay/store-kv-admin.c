@@ -1,8 +1,8 @@
 /*
- * store-kv-admin.c: the JetStream calls of the TREATY_SUBSCRIBERS bucket
- * that wait for an answer: the bucket made or brought up to date (within
- * the stream check), a write or a delete with its consumer on WORK, and
- * the watch's consumer made.
+ * store-kv-admin.c: the JetStream calls of the KV buckets (store-kv.h)
+ * that wait for an answer: the buckets made or brought up to date (within
+ * the stream check), a write or a delete (for a subscriber's definition
+ * with its consumer on WORK), and a watch's consumer made.
  *
  * WORKER THREAD ONLY, as store-admin.c: each function reads nothing but
  * its job and the JetStream context, and writes only its job.
@@ -24,15 +24,28 @@
 #include "store-int.h"
 #include "util.h"
 
-#define KV_STREAM	"KV_" STORE_KV_BUCKET
-#define KV_PREFIX	"$KV." STORE_KV_BUCKET "."
-#define KV_HISTORY	5		/* SPEC 16 */
 /*
- * A safety net, far above 10,000 definitions of a few KiB with their
- * history: with discard new, a full bucket refuses every write (updates
- * too) while deletes still pass, so it must never be reached in use.
+ * Each bucket: its stream, subjects, history and bounds.  The byte
+ * bounds are safety nets, far above 10,000 definitions of a few KiB with
+ * their history (5, SPEC 16), or 10,000 states of one revision each
+ * (history 1: only the newest state matters): with discard new, a full
+ * bucket refuses every write (updates too) while deletes still pass, so
+ * it must never be reached in use.
  */
-#define KV_MAX_BYTES	(256LL * 1024 * 1024)
+static const struct {
+	const char	*stream;
+	const char	*prefix;
+	int		 history;
+	int64_t		 max_bytes;
+	int32_t		 value_max;
+} buckets[STORE_KV_NBUCKETS] = {
+	[STORE_KV_SUBS] = { "KV_" STORE_KV_BUCKET,
+	    "$KV." STORE_KV_BUCKET ".", 5, 256LL * 1024 * 1024,
+	    STORE_KV_VALUE_MAX },
+	[STORE_KV_STATE] = { "KV_" STORE_KV_STATE_BUCKET,
+	    "$KV." STORE_KV_STATE_BUCKET ".", 1, 64LL * 1024 * 1024,
+	    STORE_KV_STATE_MAX }
+};
 /* JetStream's codes for a stale expectation and a full stream. */
 #define KV_WRONG_LAST	10071
 #define KV_STORE_FULL	10077
@@ -41,19 +54,32 @@
 /* The watch's heartbeat; store-kv.c restarts it after two are missed. */
 #define KV_HEARTBEAT_NS	(5LL * NS_PER_S)
 
-/* The bucket's stream as a KV bucket has it (nats.c's kv.c). */
+const char *
+store_kv_stream(enum store_kv_bucket b)
+{
+	return buckets[b].stream;
+}
+
+const char *
+store_kv_prefix(enum store_kv_bucket b)
+{
+	return buckets[b].prefix;
+}
+
+/* Bucket b's stream as a KV bucket has it (nats.c's kv.c). */
 static void
-bucket_config(jsStreamConfig *sc, const char **subj, int replicas)
+bucket_config(jsStreamConfig *sc, enum store_kv_bucket b, const char **subj,
+    int replicas)
 {
 	jsStreamConfig_Init(sc);
-	sc->Name = KV_STREAM;
+	sc->Name = buckets[b].stream;
 	sc->Subjects = subj;
 	sc->SubjectsLen = 1;
 	sc->Storage = js_FileStorage;
 	sc->Retention = js_LimitsPolicy;
-	sc->MaxMsgsPerSubject = KV_HISTORY;
-	sc->MaxBytes = KV_MAX_BYTES;
-	sc->MaxMsgSize = STORE_KV_VALUE_MAX;
+	sc->MaxMsgsPerSubject = buckets[b].history;
+	sc->MaxBytes = buckets[b].max_bytes;
+	sc->MaxMsgSize = buckets[b].value_max;
 	sc->Replicas = replicas;
 	sc->Discard = js_DiscardNew;
 	sc->AllowRollup = true;
@@ -81,34 +107,56 @@ bucket_differs(const jsStreamConfig *have, const jsStreamConfig *want)
 	    have->AllowDirect != want->AllowDirect;
 }
 
-/* Make or update the bucket; see store-int.h. */
-int
-store_admin_kv_bucket(int replicas, char *detail, size_t dlen)
+/* Make or update bucket b; as store_admin_kv_bucket. */
+static int
+bucket_ensure(enum store_kv_bucket b, int replicas, char *detail,
+    size_t dlen)
 {
 	jsStreamConfig	 want;
 	jsStreamInfo	*si = NULL;
 	jsErrCode	 code = 0;
 	natsStatus	 s;
-	const char	*subj[1] = { KV_PREFIX ">" };
-	const char	*what = "get";
+	char		 all[64];
+	const char	*subj[1] = { all };
+	const char	*what = "get", *name = buckets[b].stream;
 
-	bucket_config(&want, subj, replicas);
-	s = js_GetStreamInfo(&si, store_conn.js, KV_STREAM, NULL, &code);
+	snprintf(all, sizeof(all), "%s>", buckets[b].prefix);
+	bucket_config(&want, b, subj, replicas);
+	s = js_GetStreamInfo(&si, store_conn.js, name, NULL, &code);
 	if (s == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
 		what = "create";
 		s = js_AddStream(&si, store_conn.js, &want, NULL, &code);
 		if (s == NATS_OK)
-			snprintf(detail, dlen, "created %s", KV_STREAM);
+			snprintf(detail, dlen, "created %s", name);
 	} else if (s == NATS_OK && bucket_differs(si->Config, &want)) {
 		jsStreamInfo_Destroy(si);
 		si = NULL;
 		what = "update";
 		s = js_UpdateStream(&si, store_conn.js, &want, NULL, &code);
 		if (s == NATS_OK)
-			snprintf(detail, dlen, "updated %s", KV_STREAM);
+			snprintf(detail, dlen, "updated %s", name);
 	}
 	jsStreamInfo_Destroy(si);
-	return store_admin_api_result(s, code, what, KV_STREAM, detail, dlen);
+	return store_admin_api_result(s, code, what, name, detail, dlen);
+}
+
+/* Make or update every bucket; see store-int.h. */
+int
+store_admin_kv_bucket(int replicas, char *detail, size_t dlen)
+{
+	char		 d[STORE_KV_NBUCKETS][96];
+	int		 b, r = 0;
+	size_t		 off = 0;
+
+	detail[0] = '\0';
+	for (b = 0; b < STORE_KV_NBUCKETS && r == 0; b++) {
+		d[b][0] = '\0';
+		r = bucket_ensure(b, replicas, d[b], sizeof(d[b]));
+		if (d[b][0] != '\0' && off < dlen)
+			off += snprintf(detail + off, dlen - off, "%s%s",
+			    off > 0 ? "; " : "", d[b]);
+	}
+	return r;
 }
 
 /* Why a write failed, into the job. */
@@ -128,7 +176,7 @@ kv_fail(struct store_kv_job *j, enum store_kv_result r, natsStatus s,
  * with the stream's limits), *live 1 for a value (not a delete marker).
  */
 static natsStatus
-kv_last(const char *subject, uint64_t *seq, int *live)
+kv_last(const char *stream, const char *subject, uint64_t *seq, int *live)
 {
 	natsMsg		*m = NULL;
 	jsErrCode	 code = 0;
@@ -137,7 +185,7 @@ kv_last(const char *subject, uint64_t *seq, int *live)
 
 	*seq = 0;
 	*live = 0;
-	s = js_GetLastMsg(&m, store_conn.js, KV_STREAM, subject, NULL, &code);
+	s = js_GetLastMsg(&m, store_conn.js, stream, subject, NULL, &code);
 	if (s == NATS_NOT_FOUND || code == JSNoMessageFoundErr)
 		return NATS_OK;
 	if (s != NATS_OK)
@@ -146,6 +194,30 @@ kv_last(const char *subject, uint64_t *seq, int *live)
 	*live = natsMsgHeader_Get(m, "KV-Operation", &op) != NATS_OK;
 	natsMsg_Destroy(m);
 	return NATS_OK;
+}
+
+/*
+ * A deleted subscriber's state goes with it, so that one made again
+ * under its name starts active.  Best effort: a state left behind is
+ * the old subscriber's last, and a resume clears it.
+ */
+static void
+state_purge(const char *name)
+{
+	natsMsg		*m = NULL;
+	jsPubOptions	 po;
+	char		 subject[64 + NAME_MAX_LEN];
+
+	snprintf(subject, sizeof(subject), "%s%s",
+	    buckets[STORE_KV_STATE].prefix, name);
+	if (natsMsg_Create(&m, subject, NULL, NULL, 0) != NATS_OK)
+		return;
+	natsMsgHeader_Set(m, "KV-Operation", "PURGE");
+	natsMsgHeader_Set(m, "Nats-Rollup", "sub");
+	jsPubOptions_Init(&po);
+	po.MaxWait = STORE_API_WAIT_MS;
+	js_PublishMsg(NULL, store_conn.js, m, &po, NULL);
+	natsMsg_Destroy(m);
 }
 
 /*
@@ -164,22 +236,29 @@ store_admin_kv_write(struct bridge_job *job)
 	jsErrCode	 code;
 	natsMsg		*m = NULL;
 	natsStatus	 s = NATS_OK;
-	char		 subject[sizeof(KV_PREFIX) + NAME_MAX_LEN];
+	const char	*stream = buckets[j->bucket].stream;
+	char		 subject[64 + NAME_MAX_LEN];
 	char		 d[192] = "";
 	uint64_t	 last, have;
 	int		 live = 0, try;
 
-	snprintf(subject, sizeof(subject), KV_PREFIX "%s", j->name);
+	snprintf(subject, sizeof(subject), "%s%s", buckets[j->bucket].prefix,
+	    j->name);
 	for (try = 0; try < KV_WRITE_TRIES; try++) {
 		jsPubOptions_Init(&po);
 		po.MaxWait = STORE_API_WAIT_MS;
 		if (j->if_match) {
-			/* Read only to tell 201 from 200: a hint, not the verdict. */
-			if (kv_last(subject, &have, &live) != NATS_OK ||
+			/*
+			 * Read only to tell 201 from 200 (a definition's): a
+			 * hint, not the verdict.
+			 */
+			if (j->bucket != STORE_KV_SUBS || kv_last(stream,
+			    subject, &have, &live) != NATS_OK ||
 			    have != j->expect)
 				live = 0;
 			last = j->expect;
-		} else if ((s = kv_last(subject, &last, &live)) != NATS_OK) {
+		} else if ((s = kv_last(stream, subject, &last, &live)) !=
+		    NATS_OK) {
 			kv_fail(j, STORE_KV_FAILED, s, 0, "read");
 			return;
 		}
@@ -238,6 +317,7 @@ store_admin_kv_write(struct bridge_job *job)
 			    code != JSConsumerNotFoundErr)
 				kv_fail(j, STORE_KV_OK, s, code,
 				    "consumer of");
+			state_purge(j->name);
 		}
 	}
 }
@@ -257,25 +337,27 @@ store_admin_kv_watch(struct bridge_job *job)
 	jsConsumerInfo	*ci = NULL;
 	jsErrCode	 code = 0;
 	natsStatus	 s;
-	char		 desc[64];
+	char		 desc[64], all[64];
+	const char	*stream = buckets[w->bucket].stream;
 
+	snprintf(all, sizeof(all), "%s>", buckets[w->bucket].prefix);
 	if (w->old != NULL)
-		js_DeleteConsumer(store_conn.js, KV_STREAM, w->old, NULL, NULL);
+		js_DeleteConsumer(store_conn.js, stream, w->old, NULL, NULL);
 	jsConsumerConfig_Init(&cc);
 	snprintf(desc, sizeof(desc), "treaty-relay watch %d", w->gen);
 	cc.Description = desc;
 	cc.DeliverSubject = w->deliver;
-	cc.FilterSubject = KV_PREFIX ">";
+	cc.FilterSubject = all;
 	cc.DeliverPolicy = js_DeliverLastPerSubject;
 	cc.AckPolicy = js_AckNone;
 	cc.MaxDeliver = 1;
 	cc.Heartbeat = KV_HEARTBEAT_NS;
 	cc.MemoryStorage = true;
 	cc.Replicas = 1;
-	s = js_AddConsumer(&ci, store_conn.js, KV_STREAM, &cc, NULL, &code);
+	s = js_AddConsumer(&ci, store_conn.js, stream, &cc, NULL, &code);
 	if (s != NATS_OK) {
 		w->failed = 1;
-		store_admin_api_result(s, code, "watch of", KV_STREAM, w->err,
+		store_admin_api_result(s, code, "watch of", stream, w->err,
 		    sizeof(w->err));
 		return;
 	}

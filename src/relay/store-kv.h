@@ -1,11 +1,11 @@
 /*
- * store-kv.h: the KV bucket TREATY_SUBSCRIBERS (SPEC 16), where the
- * subscribers managed through the API live (store-kv.c).  Loop thread
- * only; the JetStream calls that wait run as worker jobs
- * (store-kv-admin.c).
+ * store-kv.h: the KV buckets: TREATY_SUBSCRIBERS (SPEC 16), where the
+ * subscribers managed through the API live, and TREATY_SUBSCRIBER_STATE
+ * (SPEC 17), every subscriber's state (store-kv.c).  Loop thread only;
+ * the JetStream calls that wait run as worker jobs (store-kv-admin.c).
  *
- * The bucket is made and kept up to date by the stream check, beside WORK
- * and AUDIT (replicas as theirs, history 5).  Every instance watches it
+ * The buckets are made and kept up to date by the stream check, beside
+ * WORK and AUDIT (replicas as theirs).  Every instance watches each
  * with a consumer of its own that hands over the newest value of every
  * key, then each change: the watcher's snapshot, then its changes.  On
  * every (re)start of that consumer (a reconnection, a gap in its
@@ -22,8 +22,18 @@
 #include "store-sub.h"
 
 #define STORE_KV_BUCKET		"TREATY_SUBSCRIBERS"
+#define STORE_KV_STATE_BUCKET	"TREATY_SUBSCRIBER_STATE"
 /* A value's bound: a 64 KiB definition whose secrets are sealed. */
 #define STORE_KV_VALUE_MAX	(128 * 1024)
+/* A state's bound (substate.c writes a few hundred bytes). */
+#define STORE_KV_STATE_MAX	4096
+
+/* The buckets, each with its own watch; a key is a subscriber's name. */
+enum store_kv_bucket {
+	STORE_KV_SUBS,		/* definitions (subkv.c) */
+	STORE_KV_STATE,		/* states (substate.c) */
+	STORE_KV_NBUCKETS
+};
 
 /* What the watch reports, on the loop thread. */
 struct store_kv_watcher {
@@ -38,10 +48,14 @@ struct store_kv_watcher {
 	/* The snapshot is whole: entries not confirmed since begin are gone. */
 	void	(*end)(void);
 };
-/* Register the watcher (before store_init); the watch starts with NATS. */
-void		 store_kv_watch(const struct store_kv_watcher *w);
-/* 1 once the first snapshot is whole (it stays 1). */
-int		 store_kv_synced(void);
+/*
+ * Register bucket b's watcher (before store_init); the watch starts with
+ * NATS.
+ */
+void		 store_kv_watch(enum store_kv_bucket b,
+		    const struct store_kv_watcher *w);
+/* 1 once b's first snapshot is whole (it stays 1). */
+int		 store_kv_synced(enum store_kv_bucket b);
 
 enum store_kv_result {
 	STORE_KV_OK,
@@ -72,6 +86,15 @@ struct store_kv_job *store_kv_put(const char *name, const char *val,
  */
 struct store_kv_job *store_kv_delete(const char *name, int if_match,
 		    uint64_t expect, store_kv_cb cb, void *arg);
+/*
+ * Write (val not NULL) or purge key's value in bucket b (not
+ * STORE_KV_SUBS, whose writes are the two above) only over revision
+ * expect (0: the key must not exist): STORE_KV_STALE when another
+ * write came first.  NULL as for a put.
+ */
+struct store_kv_job *store_kv_set(enum store_kv_bucket b, const char *key,
+		    const char *val, size_t len, uint64_t expect,
+		    store_kv_cb cb, void *arg);
 /* Forget a job: its callback does not run. */
 void		 store_kv_close(struct store_kv_job *j);
 

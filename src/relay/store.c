@@ -172,7 +172,7 @@ store_poll(void)
 	struct store_consumer	*c;
 	struct timeval		 tv = { 0, POLL_IDLE_MS * 1000 };
 	natsMsg			*m;
-	int			 n, k, got, more = 0, skipped = 0, all, count = 0;
+	int			 n, k, got, more = 0, skipped = 0, all, count = 0, b;
 	long long		 now;
 
 	if (store_conn.nc == NULL)
@@ -192,9 +192,10 @@ store_poll(void)
 	/* JetStream gave up on a message (max deliveries): store-sub.c. */
 	while (store_next(store_polled.exhausted, &m))
 		store_sub_advisory(m);
-	/* The subscribers bucket's watch: store-kv.c. */
-	while (!store_kv_held() && store_next(store_polled.kv, &m))
-		store_kv_take(m);
+	/* The buckets' watches: store-kv.c. */
+	for (b = 0; b < STORE_KV_NBUCKETS; b++)
+		while (!store_kv_held(b) && store_next(store_polled.kv[b], &m))
+			store_kv_take(b, m);
 	TAILQ_FOREACH(c, &store_consumers, entry) {
 		count++;
 		/* A pull under way is always looked at: it waits for this. */
@@ -461,7 +462,7 @@ store_conn_event(struct bridge_item *it)
 		store_check();
 		/* Changes made while NATS was away: read the bucket again. */
 		if (what == STORE_RECONNECTED)
-			store_kv_restart("reconnected");
+			store_kv_restart_all("reconnected");
 		break;
 	case STORE_DISCONNECTED:
 		if (!store_conn.closing)

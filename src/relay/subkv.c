@@ -308,7 +308,7 @@ subkv_init(struct event_base *base, const struct config *cfg,
 	sk.apply = apply;
 	evtimer_assign(&sk.ev, base, apply_cb, NULL);
 	sk.init = 1;
-	store_kv_watch(&watcher);
+	store_kv_watch(STORE_KV_SUBS, &watcher);
 }
 
 void
