@@ -59,6 +59,9 @@ static struct {
 	/* consumers --delete */
 	const char	*consumer;
 	int		 perhaps;	/* an earlier attempt may have arrived */
+	/* pause, resume: the subscriber's name, and which (SPEC 17) */
+	const char	*state_name;
+	int		 pause;
 } ad;
 
 /* One figure of a subscriber, or "-" when the relay does not know it. */
@@ -142,14 +145,17 @@ print_status(const char *body, size_t len)
 	 * whole history, too costly to count per status): the header says
 	 * what the figure is, so a restart's zero is not read as "none".
 	 */
-	/* SOURCE: the configuration's, or the API's (SPEC 16). */
-	printf("%-*s %-4s %-6s %10s %10s %11s %19s  %s\n", w, "NAME", "KIND",
-	    "SOURCE", "PENDING", "IN-FLIGHT", "REDELIVERED",
+	/*
+	 * SOURCE: the configuration's, or the API's (SPEC 16); STATE:
+	 * active, paused or tripped (SPEC 17).
+	 */
+	printf("%-*s %-4s %-6s %-7s %10s %10s %11s %19s  %s\n", w, "NAME",
+	    "KIND", "SOURCE", "STATE", "PENDING", "IN-FLIGHT", "REDELIVERED",
 	    "DROPPED-SINCE-START", "FILTER");
 	for (i = 0; i < list->u.array.len; i++) {
 		s = list->u.array.values[i];
-		printf("%-*s %-4s %-6s", w, str_of(s, "name"), str_of(s, "kind"),
-		    str_of(s, "source"));
+		printf("%-*s %-4s %-6s %-7s", w, str_of(s, "name"),
+		    str_of(s, "kind"), str_of(s, "source"), str_of(s, "state"));
 		print_figure(s, "pending", 10);
 		print_figure(s, "inFlight", 10);
 		print_figure(s, "redelivered", 11);
@@ -382,6 +388,13 @@ admin_answer_cb(void *arg, const struct client_result *r)
 		client_exit(EXIT_OK);
 		return;
 	}
+	if (ad.state_name != NULL && r->status == 204) {
+		printf("subscriber %s %s\n", ad.state_name, ad.pause ?
+		    "paused" : "resumed");
+		fflush(stdout);
+		client_exit(EXIT_OK);
+		return;
+	}
 	if (r->status == 200 && ad.consumer == NULL) {
 		if ((c = ad.print(r->body, r->bodylen)) == -1) {
 			client_exit(EXIT_FAILED);
@@ -419,7 +432,8 @@ admin_send(void *arg)
 {
 	(void)arg;
 	ad.req = client_request(ad.consumer != NULL ? OUTBOUND_DELETE :
-	    OUTBOUND_GET, ad.path, NULL, 0, NULL, 0, admin_answer_cb, NULL);
+	    ad.state_name != NULL ? OUTBOUND_POST : OUTBOUND_GET, ad.path, NULL,
+	    0, NULL, 0, admin_answer_cb, NULL);
 }
 
 /* SIGINT or SIGTERM: stop waiting; not done, as after the attempts. */
@@ -478,8 +492,8 @@ cmd_admin(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc < 2 || argv[1][0] == '-') {
-		cli_err("admin: which? status, drops, replay, consumers or "
-		    "subscriber\n%s", ADMIN_USAGE);
+		cli_err("admin: which? status, drops, replay, consumers, "
+		    "subscriber, pause or resume\n%s", ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
 	what = argv[1];
@@ -487,7 +501,9 @@ cmd_admin(int argc, char **argv)
 		return cmd_admin_replay(argc - 1, argv + 1);
 	if (strcmp(what, "subscriber") == 0)
 		return cmd_admin_subscriber(argc - 1, argv + 1);
-	if (strcmp(what, "status") == 0)
+	if (strcmp(what, "pause") == 0 || strcmp(what, "resume") == 0)
+		ad.pause = what[0] == 'p';
+	else if (strcmp(what, "status") == 0)
 		ad.print = print_status;
 	else if (strcmp(what, "drops") == 0)
 		ad.print = print_drops;
@@ -538,9 +554,26 @@ cmd_admin(int argc, char **argv)
 				return EXIT_USAGE;
 		}
 	}
+	if (ad.print == NULL) {
+		/* pause NAME, resume NAME: the one argument. */
+		if (optind + 1 >= argc || argv[optind + 1][0] == '\0') {
+			cli_err("admin %s: which subscriber? NAME\n%s", what,
+			    ADMIN_USAGE);
+			return EXIT_USAGE;
+		}
+		ad.state_name = argv[optind + 1];
+		optind++;
+	}
 	if (optind < argc - 1) {
 		cli_err("admin %s: unexpected argument %s\n%s", what,
 		    argv[optind + 1], ADMIN_USAGE);
+		return EXIT_USAGE;
+	}
+	if (ad.state_name != NULL && (ad.json || ad.consumer != NULL ||
+	    ad.subscriber != NULL || since != NULL || ad.limit >= 0 ||
+	    ad.page != DROPS_PAGE)) {
+		cli_err("admin %s: only NAME and --attempts\n%s", what,
+		    ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
 	if (ad.consumer != NULL && (ad.print != print_consumers || ad.json ||
@@ -566,6 +599,12 @@ cmd_admin(int argc, char **argv)
 		cli_err("admin %s: --subscriber, --since, --limit and --page "
 		    "are for drops\n%s", what, ADMIN_USAGE);
 		return EXIT_USAGE;
+	} else if (ad.state_name != NULL) {
+		char	*enc = admin_encode(ad.state_name);
+
+		ad.path = xjoin(API_ADMIN_PATH "subscribers/", enc, ad.pause ?
+		    "/pause" : "/resume");
+		free(enc);
 	} else if (ad.print == print_consumers)
 		consumers_path();
 	else

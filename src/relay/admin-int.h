@@ -39,4 +39,12 @@ void	admin_subs_handle(struct evhttp_request *req, const char *name);
 /* Shutdown: answer (503) what still waits for JetStream. */
 void	admin_subs_fail_all(void);
 
+/* admin-state.c: POST /v1/admin/subscribers/<name>/pause|resume. */
+void	admin_state_handle(struct evhttp_request *req, const char *name,
+	    int pause);
+/* A subscriber's state, stateSince, stateReason (SPEC 17) into g. */
+void	admin_gen_state(yajl_gen g, const struct subscriber *s);
+/* Shutdown: answer (503) what still waits. */
+void	admin_state_fail_all(void);
+
 #endif

@@ -120,10 +120,12 @@ from_text(const struct subscriber *s, char *buf, size_t len)
 
 /*
  * s's settings but its secrets as members of the object g is in: the
- * stored value's and the answers' common part.
+ * stored value's and the answers' common part.  A stored value leaves a
+ * default breaker out, so that an instance of an older version (in a
+ * rolling upgrade) can still read it.
  */
 static void
-gen_settings(yajl_gen g, const struct subscriber *s)
+gen_settings(yajl_gen g, const struct subscriber *s, int stored)
 {
 	char		 t[TREATY_RFC3339_MAX];
 	size_t		 i;
@@ -148,6 +150,14 @@ gen_settings(yajl_gen g, const struct subscriber *s)
 	yajl_gen_integer(g, s->max_in_flight);
 	json_gen_str(g, "standardWebhooks");
 	yajl_gen_bool(g, s->standard_webhooks);
+	if (s->kind == SUB_PUSH && (!stored ||
+	    s->breaker_failures != SUB_BREAKER_DEFAULT)) {
+		json_gen_str(g, "breaker");
+		yajl_gen_map_open(g);
+		json_gen_str(g, "failures");
+		yajl_gen_integer(g, s->breaker_failures);
+		yajl_gen_map_close(g);
+	}
 	json_gen_str(g, "deliverFrom");
 	json_gen_str(g, from_text(s, t, sizeof(t)));
 }
@@ -161,7 +171,7 @@ stored_value(const struct subscriber *s, size_t *len)
 	size_t		 i;
 
 	yajl_gen_map_open(g);
-	gen_settings(g, s);
+	gen_settings(g, s, 1);
 	json_gen_str(g, "secrets");
 	yajl_gen_array_open(g);
 	for (i = 0; i < s->nsecrets; i++) {
@@ -197,7 +207,7 @@ gen_definition(yajl_gen g, const struct subscriber *s, uint64_t rev,
 	json_gen_str(g, s->api ? "api" : "config");
 	json_gen_str(g, "kind");
 	json_gen_str(g, s->kind == SUB_PULL ? "pull" : "push");
-	gen_settings(g, s);
+	gen_settings(g, s, 0);
 	json_gen_str(g, "secrets");
 	yajl_gen_integer(g, (long long)s->nsecrets);
 	if (s->api) {

@@ -171,6 +171,7 @@ admin_gen_figures(yajl_gen g, const struct subscriber *s)
 	admin_gen_figure(g, "inFlight", st.known, st.in_flight);
 	admin_gen_figure(g, "redelivered", st.known, st.redelivered);
 	admin_gen_figure(g, "dropped", 1, metrics_dropped_count(s->name));
+	admin_gen_state(g, s);
 }
 
 /* GET /v1/admin/subscribers */
@@ -816,6 +817,7 @@ admin_fail_all(void)
 		free(p);
 	}
 	admin_subs_fail_all();
+	admin_state_fail_all();
 }
 
 /* A GET-only route: 1 when the method is GET or HEAD, else 405 sent. */
@@ -895,6 +897,12 @@ admin_handle(struct evhttp_request *req, const char *rest)
 	else if (strncmp(rest, "subscribers/", 12) == 0 &&
 	    (name = admin_path_name(rest + 12, "/replay")) != NULL) {
 		admin_replay_start(req, name, &q);
+		evmem_free_returned(name);
+	} else if (strncmp(rest, "subscribers/", 12) == 0 &&
+	    ((name = admin_path_name(rest + 12, "/pause")) != NULL ||
+	    (name = admin_path_name(rest + 12, "/resume")) != NULL)) {
+		admin_state_handle(req, name, strcmp(rest + strlen(rest) - 6,
+		    "/pause") == 0);
 		evmem_free_returned(name);
 	} else if (strncmp(rest, "subscribers/", 12) == 0 &&
 	    (name = admin_path_name(rest + 12, "")) != NULL) {

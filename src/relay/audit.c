@@ -25,6 +25,8 @@
 /* A change of a subscriber of the bucket (SPEC 16). */
 #define CHANGED_SUBJECT		"audit.relay.treaty.subscriber.changed"
 #define CHANGED_TYPE		"dev.treaty.subscriber.changed.v1"
+#define STATE_SUBJECT		"audit.relay.treaty.subscriber.state"
+#define STATE_TYPE		"dev.treaty.subscriber.state.v1"
 
 /* A publish in flight; outlives its record if that is cancelled. */
 struct audit_pub {
@@ -222,24 +224,36 @@ audit_changed_cb(void *arg, int stored)
 	(void)stored;
 }
 
+/*
+ * A record nobody waits for, of subscriber's: subject and type, its
+ * Nats-Msg-Id id (a revision's, never used twice), the JSON record.
+ */
+static void
+audit_record(const char *subject, const char *type, const char *subscriber,
+    const char *id, char *record)
+{
+	struct audit_drop	*a = xcalloc(1, sizeof(*a));
+
+	a->subject = subject;
+	a->type = type;
+	a->sub = xstrdup(subscriber);
+	a->cb = audit_changed_cb;
+	snprintf(a->drop_id, sizeof(a->drop_id), "%s", id);
+	a->id = xstrdup(a->drop_id);
+	a->record = record;
+	evtimer_assign(&a->retry, au.base, audit_retry_cb, a);
+	TAILQ_INSERT_TAIL(&au.live, a, entry);
+	audit_publish(a);
+}
+
 /* Record a change of a subscriber of the bucket; see audit.h. */
 void
 audit_subscriber_changed(const char *subscriber, const char *action,
     uint64_t revision, const char *actor)
 {
-	struct audit_drop	*a = xcalloc(1, sizeof(*a));
 	yajl_gen		 g = yajl_gen_alloc(NULL);
-	const unsigned char	*buf;
-	size_t			 len;
+	char			 id[160];
 
-	a->subject = CHANGED_SUBJECT;
-	a->type = CHANGED_TYPE;
-	a->sub = xstrdup(subscriber);
-	a->cb = audit_changed_cb;
-	/* A revision is the bucket's, and is never used twice. */
-	snprintf(a->drop_id, sizeof(a->drop_id), "subscriber-%s-%llu",
-	    subscriber, (unsigned long long)revision);
-	a->id = xstrdup(a->drop_id);
 	yajl_gen_map_open(g);
 	json_gen_str(g, "subscriber");
 	json_gen_str(g, subscriber);
@@ -250,12 +264,48 @@ audit_subscriber_changed(const char *subscriber, const char *action,
 	json_gen_str(g, "actor");
 	json_gen_str(g, actor);
 	yajl_gen_map_close(g);
-	yajl_gen_get_buf(g, &buf, &len);
-	a->record = xstrndup((const char *)buf, len);
-	yajl_gen_free(g);
-	evtimer_assign(&a->retry, au.base, audit_retry_cb, a);
-	TAILQ_INSERT_TAIL(&au.live, a, entry);
-	audit_publish(a);
+	/* A revision is the bucket's, and is never used twice. */
+	snprintf(id, sizeof(id), "subscriber-%s-%llu", subscriber,
+	    (unsigned long long)revision);
+	audit_record(CHANGED_SUBJECT, CHANGED_TYPE, subscriber, id,
+	    json_gen_take(g));
+}
+
+/* Record a subscriber's new state; see audit.h. */
+void
+audit_subscriber_state(const struct audit_state *st)
+{
+	yajl_gen		 g = yajl_gen_alloc(NULL);
+	char			 id[160];
+
+	yajl_gen_map_open(g);
+	json_gen_str(g, "subscriber");
+	json_gen_str(g, st->subscriber);
+	json_gen_str(g, "state");
+	json_gen_str(g, st->state);
+	json_gen_str(g, "previous");
+	json_gen_str(g, st->previous);
+	json_gen_str(g, "reason");
+	json_gen_str(g, st->reason);
+	json_gen_str(g, "since");
+	json_gen_str(g, st->since);
+	json_gen_str(g, "instance");
+	json_gen_str(g, st->instance);
+	json_gen_str(g, "revision");
+	yajl_gen_integer(g, (long long)st->revision);
+	if (st->url != NULL) {
+		json_gen_str(g, "url");
+		json_gen_str(g, st->url);
+	}
+	if (st->failures > 0) {
+		json_gen_str(g, "failures");
+		yajl_gen_integer(g, st->failures);
+	}
+	yajl_gen_map_close(g);
+	snprintf(id, sizeof(id), "state-%s-%llu", st->subscriber,
+	    (unsigned long long)st->revision);
+	audit_record(STATE_SUBJECT, STATE_TYPE, st->subscriber, id,
+	    json_gen_take(g));
 }
 
 /* Shutdown: end every record not stored, telling its owner. */

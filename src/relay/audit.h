@@ -43,6 +43,24 @@ void	audit_drop_close(struct audit_drop *a, const char *reason);
  */
 void	audit_subscriber_changed(const char *subscriber, const char *action,
 	    uint64_t revision, const char *actor);
+/*
+ * A subscriber's new state (SPEC 17), by the instance whose write won:
+ * dev.treaty.subscriber.state.v1 on audit.relay.treaty.subscriber.state,
+ * its Nats-Msg-Id the state's revision.  url (410) and failures (the
+ * breaker) are left out when NULL or 0.
+ */
+struct audit_state {
+	const char	*subscriber;
+	const char	*state;
+	const char	*previous;
+	const char	*reason;
+	const char	*since;
+	const char	*instance;
+	uint64_t	 revision;
+	const char	*url;
+	int		 failures;
+};
+void	audit_subscriber_state(const struct audit_state *st);
 /* Shutdown: every record not stored yet ends, callbacks with stored 0. */
 void	audit_close_all(void);
 

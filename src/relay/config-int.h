@@ -55,6 +55,11 @@ const char	*config_token_owner(const struct config *cfg,
 int		 config_token_any(const struct token_list *a,
 		    const struct token_list *b);
 
+/*
+ * The keys of a subscriber's definition, NULL-terminated: the list's and
+ * a PUT's (whose "name" is the path's, refused in a body).
+ */
+extern const char *const config_subscriber_keys[];
 /* How config_subscriber_parse reads one definition. */
 struct sub_parse {
 	/* Settings (private networks), producers, admin tokens and the

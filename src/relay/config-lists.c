@@ -330,9 +330,6 @@ int
 config_parse_subscribers(struct config *cfg, const char *text, const char *var,
     struct config_error *err)
 {
-	static const char *const keys[] = { "name", "url", "secret",
-	    "secrets", "filter", "maxDeliver", "maxInFlight",
-	    "standardWebhooks", "tokenSha256", "deliverFrom", NULL };
 	struct sub_parse p;
 	yajl_val	 list;
 	size_t		 i;
@@ -352,7 +349,8 @@ config_parse_subscribers(struct config *cfg, const char *text, const char *var,
 		struct subscriber	*s = &cfg->subscribers[i];
 		yajl_val		 o = list->u.array.values[i];
 
-		if (entry_start(o, i, keys, cfg->subscribers, sizeof(*s),
+		if (entry_start(o, i, config_subscriber_keys, cfg->subscribers,
+		    sizeof(*s),
 		    s->name, var, err) == -1)
 			goto out;
 		snprintf(prefix, sizeof(prefix), "[%zu].", i);

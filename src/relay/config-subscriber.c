@@ -258,14 +258,56 @@ sub_int(yajl_val o, const char *key, int max, int *out,
 	return 0;
 }
 
+/* A subscriber's keys; see config-int.h. */
+const char *const config_subscriber_keys[] = { "name", "url", "secret",
+	"secrets", "filter", "maxDeliver", "maxInFlight", "standardWebhooks",
+	"tokenSha256", "deliverFrom", "breaker", NULL
+};
+
+/*
+ * breaker: {"failures": N}, N 0 (off) to SUB_BREAKER_MAX, default
+ * SUB_BREAKER_DEFAULT; push only (a pull subscriber's worker is not
+ * probed: its inbox is paused by hand).
+ */
+static int
+sub_breaker(yajl_val o, struct subscriber *s, const struct sub_parse *p,
+    struct config_error *err)
+{
+	static const char *const keys[] = { "failures", NULL };
+	yajl_val	 b = config_obj_get(o, "breaker"), v;
+	const char	*bad;
+	char		 field[160], name[32];
+
+	s->breaker_failures = s->kind == SUB_PUSH ? SUB_BREAKER_DEFAULT : 0;
+	if (b == NULL)
+		return 0;
+	sub_field(field, sizeof(field), p, "breaker");
+	if (s->kind != SUB_PUSH)
+		return SUB_ERR("only a push subscriber (with url) has a "
+		    "breaker");
+	if (!YAJL_IS_OBJECT(b))
+		return SUB_ERR("must be an object such as {\"failures\": 20}");
+	if ((bad = config_obj_unknown_key(b, keys)) != NULL) {
+		snprintf(name, sizeof(name), "breaker.%s", bad);
+		sub_field(field, sizeof(field), p, name);
+		return SUB_ERR("unknown key");
+	}
+	sub_field(field, sizeof(field), p, "breaker.failures");
+	if ((v = config_obj_get(b, "failures")) == NULL)
+		return 0;
+	if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 0 ||
+	    YAJL_GET_INTEGER(v) > SUB_BREAKER_MAX)
+		return SUB_ERR("must be an integer 0-%d (0: no breaker)",
+		    SUB_BREAKER_MAX);
+	s->breaker_failures = (int)YAJL_GET_INTEGER(v);
+	return 0;
+}
+
 /* One subscriber's definition; see config-int.h. */
 int
 config_subscriber_parse(yajl_val o, struct subscriber *s,
     const struct sub_parse *p, struct config_error *err)
 {
-	static const char *const keys[] = { "url", "secret", "secrets",
-	    "filter", "maxDeliver", "maxInFlight", "standardWebhooks",
-	    "tokenSha256", "deliverFrom", "name", NULL };
 	yajl_val	 v, url, tok;
 	const char	*why, *bad;
 	char		 field[160], who[NAME_MAX_LEN + 16];
@@ -275,7 +317,7 @@ config_subscriber_parse(yajl_val o, struct subscriber *s,
 	if (!YAJL_IS_OBJECT(o))
 		return SUB_ERR("must be an object");
 	/* The API's name is the path's: "name" in a body is unknown. */
-	if ((bad = config_obj_unknown_key(o, keys)) != NULL ||
+	if ((bad = config_obj_unknown_key(o, config_subscriber_keys)) != NULL ||
 	    (p->api && config_obj_get(o, "name") != NULL)) {
 		sub_field(field, sizeof(field), p, bad != NULL ? bad : "name");
 		return SUB_ERR("unknown key");
@@ -341,6 +383,8 @@ config_subscriber_parse(yajl_val o, struct subscriber *s,
 			return SUB_ERR("must be true or false");
 		s->standard_webhooks = YAJL_IS_TRUE(v);
 	}
+	if (sub_breaker(o, s, p, err) == -1)
+		return -1;
 	s->from = p->from;
 	s->from_ns = 0;
 	sub_field(field, sizeof(field), p, "deliverFrom");
@@ -446,6 +490,7 @@ config_subscriber_equal(const struct subscriber *a, const struct subscriber *b)
 	    a->max_deliver != b->max_deliver ||
 	    a->max_in_flight != b->max_in_flight ||
 	    a->standard_webhooks != b->standard_webhooks ||
+	    a->breaker_failures != b->breaker_failures ||
 	    a->from != b->from || a->from_ns != b->from_ns)
 		return 0;
 	for (j = 0; j < a->nsecrets; j++)

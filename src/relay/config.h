@@ -29,6 +29,8 @@ struct seal_keys;
 #define SUB_PUSH_IN_FLIGHT	64	/* concurrent deliveries */
 #define SUB_PULL_IN_FLIGHT	1000	/* leases at once: JetStream's own */
 #define SUB_IN_FLIGHT_MAX	10000
+#define SUB_BREAKER_DEFAULT	20	/* failures in a row (SPEC 17) */
+#define SUB_BREAKER_MAX		10000
 
 /*
  * A producer's or an inbox's tokens, as SHA-256 hex (lowercase): one, or a
@@ -81,6 +83,11 @@ struct subscriber {
 	int		  max_deliver;
 	int		  max_in_flight;
 	int		  standard_webhooks;
+	/*
+	 * breaker.failures (SPEC 17): failed attempts in a row on one
+	 * instance that trip a push subscriber; 0: never.
+	 */
+	int		  breaker_failures;
 	enum sub_from	  from;			/* deliverFrom */
 	int64_t		  from_ns;		/* SUB_FROM_TIME: Unix ns */
 	/*

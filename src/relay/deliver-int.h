@@ -33,6 +33,7 @@ struct resolve_req;
 struct store_consumer;
 struct store_msg;
 struct subscriber;
+struct substate_entry;
 struct treaty_keys;
 
 enum delivery_state {
@@ -81,6 +82,7 @@ struct dsub {
 	struct source		 own;		/* its consumer, as a source */
 	struct delivery_list	 live;
 	struct gate_sub		 gates;		/* its place at each gate */
+	struct substate_entry	*state;		/* active, paused, tripped */
 	struct log_limit	 failed_log;	/* its "delivery failed" lines */
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
@@ -129,6 +131,9 @@ void	deliver_exhausted_cb(void *arg, struct store_msg *m);
 void	dsub_give_back_waiting(struct dsub *s, const char *id);
 
 /* deliver-sub.c */
+/* The prober of tripped subscribers (substate_prober's two). */
+int	dsub_can_probe(const char *name);
+void	dsub_probe(const char *name, int n);
 /* Let go of a pool, of signing keys; the last user frees it. */
 void	dtarget_release(struct dtarget *t);
 void	dsign_release(struct dsign *g);

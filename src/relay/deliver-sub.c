@@ -19,6 +19,7 @@
 #include "outbound.h"
 #include "store-msg.h"
 #include "store-sub.h"
+#include "substate.h"
 #include "util.h"
 
 /* Let go of a pool; the last user frees it. */
@@ -138,6 +139,7 @@ dsub_new(const struct subscriber *sc)
 
 	TAILQ_INIT(&s->live);
 	gate_sub_init(&s->gates, &dl.pump);
+	s->state = substate_ref(sc->name);
 	log_limit_init(&s->failed_log, "delivery failures not logged",
 	    FAILED_LOG_PER_S, 1, "sub=%s", sc->name);
 	dsub_set(s, sc);
@@ -147,6 +149,39 @@ dsub_new(const struct subscriber *sc)
 	spec = dsub_spec(s);
 	s->consumer = store_consumer_add(&spec, deliver_msg_cb,
 	    deliver_exhausted_cb, s);
+}
+
+/*
+ * 1 when this instance can probe tripped subscriber name: a delivery of
+ * it waits at the pause gate (the oldest it holds is the probe).
+ */
+int
+dsub_can_probe(const char *name)
+{
+	struct dsub	*s = dsub_find(name);
+
+	return s != NULL && !dl.stopping &&
+	    gate_first_at(&s->gates, &gate_pause) != NULL;
+}
+
+/*
+ * Send probe n of name: the first delivery waiting at the pause gate
+ * passes it (gate-pause.c), and its answer goes to substate
+ * (deliver.c).  Nothing to send: said at once.
+ */
+void
+dsub_probe(const char *name, int n)
+{
+	struct dsub		*s = dsub_find(name);
+	struct gate_pass	*p;
+
+	if (s == NULL || dl.stopping ||
+	    (p = gate_first_at(&s->gates, &gate_pause)) == NULL) {
+		substate_probe_done(name, -1);
+		return;
+	}
+	p->probe = n;
+	gate_open(&s->gates);
 }
 
 /* Free a subscriber whose deliveries have all ended. */

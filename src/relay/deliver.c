@@ -82,18 +82,24 @@
 #include "source.h"
 #include "store-msg.h"
 #include "store-sub.h"
+#include "substate.h"
 #include "util.h"
 
 #define PIN_CACHE_MS		(10 * 60 * 1000)
 #define MAX_HEADERS		80	/* stored ce-* headers forwarded */
-#define OWN_HEADERS		5	/* ours: the attempt, the signature,
-					   Standard Webhooks' three */
+#define OWN_HEADERS		6	/* ours: the attempt, the probe, the
+					   signature, Standard Webhooks' three */
 /*
  * The attempt's number for the receiver, JetStream's delivery count (1 on
  * the first try): a receiver can tell a retry, and how many it has had,
  * without keeping state.  Not signed: it says nothing about the event.
  */
 #define ATTEMPT_HEADER		"x-treaty-attempt"
+/*
+ * On a tripped subscriber's probe (SPEC 17), its number: the breaker's
+ * own try, not counted by JetStream (x-treaty-attempt stays the event's).
+ */
+#define PROBE_HEADER		"x-treaty-probe"
 
 static const char *const delivery_state_names[] = {
 	"waiting", "idle", "resolving", "sending", "dropping"
@@ -217,7 +223,31 @@ delivery_failed(struct delivery *d, int status, const char *error,
 	struct dsub	*s = d->s;
 	long long	 delay, ra;
 	uint32_t	 rnd;
+	enum substate	 st;
 
+	/* Not sent at all: the gates hear it here (the breaker counts it). */
+	gate_done(&s->gates, &d->gp, GATE_NOT_SENT);
+	d->gp.probe = 0;
+	if ((st = substate_of(s->state)) != SUBSTATE_ACTIVE) {
+		/*
+		 * Paused or tripped (perhaps by this very answer): held, not
+		 * given back, so that JetStream counts nothing while the
+		 * state lasts (SPEC 17); it is sent again when the
+		 * subscriber is active, or as the probe.
+		 */
+		if (log_limit_ok(&s->failed_log))
+			log_warnx("delivery failed", "sub=%s id=%s subject=%s "
+			    "attempt=%llu status=%d error=%s held=%s",
+			    s->cfg->name, log_q(d->id), log_q(d->subject),
+			    (unsigned long long)d->attempt, status,
+			    log_q(error), substate_text(st));
+		metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
+		if (gate_admit(&s->gates, &d->gp) == GATE_WAIT)
+			delivery_set_state(d, DS_WAITING);
+		else
+			delivery_begin(d);
+		return;
+	}
 	if (d->attempt >= (uint64_t)d->src.max_deliver) {
 		delivery_drop(d, DROP_EXHAUSTED, status, error != NULL ? error :
 		    "maxDeliver attempts failed", ms);
@@ -245,9 +275,17 @@ static void
 delivery_sent_cb(void *arg, const struct outbound_result *r)
 {
 	struct delivery	*d = arg;
+	int		 probe = d->gp.probe;
 
 	delivery_set_state(d, DS_IDLE);
 	gate_done(&d->s->gates, &d->gp, r->status);
+	/* 410 Gone: the endpoint says stop; pause it, drop nothing. */
+	if (r->status == 410)
+		substate_gone(d->s->state, d->s->cfg->url);
+	if (probe) {
+		d->gp.probe = 0;
+		substate_probe_done(d->s->cfg->name, r->status);
+	}
 	if (r->status >= 200 && r->status < 300) {
 		log_debug("delivered", "sub=%s id=%s attempt=%llu status=%d "
 		    "ms=%lld", d->s->cfg->name, log_q(d->id),
@@ -258,7 +296,7 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 		source_outcome(&d->src, 1);
 		delivery_close(d, "delivered");
 	} else if (r->status >= 400 && r->status < 500 && r->status != 408 &&
-	    r->status != 429)
+	    r->status != 429 && r->status != 410)
 		delivery_drop(d, DROP_REJECTED, r->status, NULL, r->ms);
 	else
 		delivery_failed(d, r->status, r->status == 0 ? r->error :
@@ -292,7 +330,7 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 	size_t		 len;
 	char		 sig[TREATY_SIG_HEADER_SIZE(TREATY_MAX_SECRETS)];
 	char		 swsig[TREATY_SW_HEADER_SIZE(TREATY_MAX_SECRETS)];
-	char		 ts[24], att[24];
+	char		 ts[24], att[24], probe[24];
 	int64_t		 t = (int64_t)time(NULL);
 
 	body = store_msg_data(d->m, &len);
@@ -300,6 +338,10 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 	store_msg_headers(d->m, collect_header, &hs);
 	snprintf(att, sizeof(att), "%llu", (unsigned long long)d->attempt);
 	hs.h[hs.n++] = (struct outbound_header){ ATTEMPT_HEADER, att };
+	if (d->gp.probe) {
+		snprintf(probe, sizeof(probe), "%d", d->gp.probe);
+		hs.h[hs.n++] = (struct outbound_header){ PROBE_HEADER, probe };
+	}
 	if (treaty_keys_sig_sign(g->keys, t, d->id, body, len, sig,
 	    sizeof(sig)) < 0) {
 		delivery_failed(d, 0, "cannot sign", NULL, -1);
@@ -551,6 +593,9 @@ deliver_init(struct event_base *base, const struct config *cfg)
 	dl.cfg = cfg;
 	dl.progress_s = cfg->progress_seconds;
 	event_assign(&dl.pump, base, -1, 0, deliver_pump_cb, NULL);
+	/* A state changed: what waits at the pause gate may go on. */
+	substate_watch(&dl.pump);
+	substate_prober(dsub_can_probe, dsub_probe);
 	resolve_init(base, cfg->dns_server, cfg->dns_timeout_ms, PIN_CACHE_MS);
 	if (outbound_init(base, cfg->ca_file, cfg->delivery_timeout_ms,
 	    cfg->delivery_idle_ms, "treaty-relay") == -1)

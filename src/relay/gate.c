@@ -3,8 +3,10 @@
  * (gate.h).  Loop thread only.
  *
  * The order is fixed here, and is the order of the list below: the
- * window first, as it is the only one today; then pause, breaker, pace
- * and key order (docs/DESIGN.md, "The delivery pipeline").  A gate is
+ * window first, so that what is held anywhere after it still holds a
+ * place (the window bounds what an instance holds, not only what it
+ * sends); then pause, breaker, and later pace and key order
+ * (docs/DESIGN.md, "The delivery pipeline").  A gate is
  * asked in turn; the first that has a delivery wait keeps it in its
  * queue, and the ones before it keep what they gave it until the
  * delivery leaves (gate_done).  Nothing here ends a delivery or calls
@@ -19,7 +21,9 @@
 #include "gate.h"
 
 static const struct gate *const gates[] = {
-	&gate_window
+	&gate_window,
+	&gate_pause,
+	&gate_breaker
 };
 #define NGATES	((int)(sizeof(gates) / sizeof(gates[0])))
 _Static_assert(sizeof(gates) / sizeof(gates[0]) <= GATE_MAX,
@@ -131,6 +135,18 @@ gate_resume(struct gate_sub *gs, void (*through)(struct gate_pass *))
 			if (gate_walk(gs, p) == GATE_PASS)
 				through(p);
 		}
+}
+
+/* The first waiting at g; see gate.h. */
+struct gate_pass *
+gate_first_at(struct gate_sub *gs, const struct gate *g)
+{
+	int	 i;
+
+	for (i = 0; i < NGATES; i++)
+		if (gates[i] == g)
+			return TAILQ_FIRST(&gs->waiting[i]);
+	return NULL;
 }
 
 /* Take the waiting deliveries to give back; see gate.h. */

@@ -9,9 +9,10 @@
  * (gate.c) walks a delivery through every gate in order; one that waits
  * is queued at that gate, in arrival order, and resumed from the loop
  * (the subscriber's wake event) once the gate opens, never inside a
- * delivery's teardown.  Today's one gate is the window (gate-window.c);
- * pause, breaker, pace and key order go after it, in that order
- * (docs/DESIGN.md, "The delivery pipeline").  A gate is one file and one
+ * delivery's teardown.  The gates are the window (gate-window.c), the
+ * pause (gate-pause.c) and the breaker (gate-breaker.c); pace and key
+ * order go after them, in that order (docs/DESIGN.md, "The delivery
+ * pipeline").  A gate is one file and one
  * line in gate.c's list.  It decides from what it is given: it never
  * calls up into deliver.c or replay.c, nor ends a delivery.
  */
@@ -36,11 +37,13 @@ enum gate_verdict {
 /*
  * How a delivery left the gates (gate_done's status): its answer's HTTP
  * status; GATE_NO_ANSWER when its POST got none (network failure,
- * timeout); GATE_ENDED when it ended without one (never sent: no
- * address, a refused one; or closed: given back, shutdown).
+ * timeout); GATE_NOT_SENT when it could not be sent (no address, a
+ * refused one); GATE_ENDED when it ended without one (given back,
+ * shutdown).
  */
 #define GATE_ENDED	(-1)
 #define GATE_NO_ANSWER	0
+#define GATE_NOT_SENT	(-2)	/* no address, a refused one, no sign */
 
 /* A delivery as the gates see it; deliver.c embeds one in each. */
 struct gate_pass {
@@ -49,6 +52,7 @@ struct gate_pass {
 	uint64_t		 attempt;	/* JetStream's delivery count */
 	int			 at;		/* the gate it is at */
 	int			 waiting;	/* queued at gate at */
+	int			 probe;		/* a tripped subscriber's probe */
 	unsigned		 holds;		/* a bit per gate it holds */
 	TAILQ_ENTRY(gate_pass)	 wentry;
 };
@@ -81,6 +85,8 @@ struct gate_sub {
 
 /* The gates, in order (gate.c). */
 extern const struct gate gate_window;
+extern const struct gate gate_pause;
+extern const struct gate gate_breaker;
 
 /* Set up gs for a subscriber: wake is made active when a gate opens. */
 void	gate_sub_init(struct gate_sub *gs, struct event *wake);
@@ -105,6 +111,8 @@ void	gate_open(struct gate_sub *gs);
  * gate goes to through.  through must not end a delivery.
  */
 void	gate_resume(struct gate_sub *gs, void (*through)(struct gate_pass *));
+/* The first delivery waiting at gate g, or NULL. */
+struct gate_pass *gate_first_at(struct gate_sub *gs, const struct gate *g);
 /*
  * Take out of the queues every waiting delivery of replay id (NULL: all)
  * into back, in order, but not a last attempt: JetStream would count its

@@ -72,6 +72,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "source.h"
+#include "substate.h"
 #include "util.h"
 
 #define PUMP_RETRY_MS		500	/* long-polls, while NATS is away */
@@ -330,6 +331,10 @@ fetch_answer(struct fetch *f)
 			redelivered++;
 	}
 	yajl_gen_array_close(g);
+	if (f->paused) {
+		json_gen_str(g, "paused");
+		yajl_gen_bool(g, 1);
+	}
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &buf, &len);
 	b = evbuffer_new();
@@ -701,11 +706,32 @@ inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
 			    "is not available; try again", s->cfg->name);
 			fetch_close(f, "not connected");
 		}
+	} else if (substate_get(s->cfg->name) != SUBSTATE_ACTIVE) {
+		/* Paused (SPEC 17): no lease, at once, and it says why. */
+		f->paused = 1;
+		fetch_answer(f);
 	} else {
 		if (wait_ms > 0)
 			f->wait_end = now_ms() + wait_ms;
 		f->stage = FETCH_START;
 		fetch_next(f);
+	}
+}
+
+/* See inbox-int.h. */
+void
+inbox_fetch_states(void)
+{
+	struct fetch	*f, *next;
+
+	for (f = TAILQ_FIRST(&ib.fetches); f != NULL; f = next) {
+		next = TAILQ_NEXT(f, entry);
+		if (f->peeking || f->q != STORE_PULL_WAIT || f->n > 0 ||
+		    substate_get(f->s->cfg->name) == SUBSTATE_ACTIVE)
+			continue;
+		fetch_unqueue(f);
+		f->paused = 1;
+		fetch_answer(f);
 	}
 }
 

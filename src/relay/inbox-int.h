@@ -112,6 +112,7 @@ struct fetch {
 	struct fetch_msg	*msgs;		/* max of them */
 	int			 n;
 	struct take		*takes;		/* destructive: per message */
+	int			 paused;	/* answered "paused":true */
 	int			 acks;		/* destructive: unconfirmed */
 	TAILQ_ENTRY(fetch)	 entry;		/* all fetches */
 	TAILQ_ENTRY(fetch)	 qentry;
@@ -125,6 +126,7 @@ struct inbox_state {
 	struct isub_list	 gone;		/* removed, still in use */
 	struct inbox_leases	*leases;
 	struct fetch_list	 fetches;
+	struct event		 states;	/* a subscriber's state changed */
 	int			 stopping;
 };
 extern struct inbox_state	 ib;
@@ -147,6 +149,11 @@ void	inbox_fetch_source_remove(struct isub *s, struct isrc *src);
 /* Free the replays' sources of an inbox nothing uses. */
 void	inbox_fetch_sources_free(struct isub *s);
 void	inbox_fetch_stop(void);
+/*
+ * A subscriber's state changed (SPEC 17): the long-polls of a paused one
+ * are answered now, with nothing and "paused":true.
+ */
+void	inbox_fetch_states(void);
 void	inbox_fetch_close_all(void);
 int	inbox_fetch_count(void);
 

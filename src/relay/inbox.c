@@ -37,6 +37,7 @@
 #include "source.h"
 #include "store.h"
 #include "store-sub.h"
+#include "substate.h"
 #include "util.h"
 
 /* An acknowledgement, extension or release waiting for JetStream. */
@@ -678,6 +679,16 @@ inbox_source_dropped(const char *name, const struct source *from,
 	inbox_drop(name, inbox_find(name, strlen(name)), from, m);
 }
 
+/* A subscriber's state changed. */
+static void
+inbox_states_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	inbox_fetch_states();
+}
+
 /* Register the pull consumers. */
 void
 inbox_init(struct event_base *base, const struct config *cfg)
@@ -686,6 +697,8 @@ inbox_init(struct event_base *base, const struct config *cfg)
 	ib.cfg = cfg;
 	ib.leases = inbox_leases_new(cfg->lease_seconds * 1000LL,
 	    cfg->lease_seconds * 1000LL + INBOX_LEASE_KEEP_MS);
+	event_assign(&ib.states, base, -1, 0, inbox_states_cb, NULL);
+	substate_watch(&ib.states);
 	inbox_sync(NULL);
 }
 
@@ -738,6 +751,7 @@ inbox_free(void)
 	struct isub	*s;
 
 	inbox_fail_all();
+	event_del(&ib.states);
 	inbox_leases_free(ib.leases);
 	ib.leases = NULL;
 	while ((s = TAILQ_FIRST(&ib.subs)) != NULL) {

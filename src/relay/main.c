@@ -41,6 +41,7 @@
 #include "replay.h"
 #include "source.h"
 #include "subkv.h"
+#include "substate.h"
 #include "substatus.h"
 #include "tls.h"
 #include "util.h"
@@ -90,7 +91,9 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 			return;
 		}
 		/* Ready once the subscribers bucket was read (SPEC 16). */
-		if (!relay.ready_sent && store_ready() && store_kv_synced()) {
+		if (!relay.ready_sent && store_ready() &&
+		    store_kv_synced(STORE_KV_SUBS) &&
+		    store_kv_synced(STORE_KV_STATE)) {
 			relay.ready_sent = 1;
 			/* With reuseport, the port's share is taken only now. */
 			http_open();
@@ -457,8 +460,10 @@ main(int argc, char **argv)
 	http_init(relay.base, &relay.cfg);
 	ingest_init(&relay.cfg);
 	audit_init(relay.base);
-	deliver_init(relay.base, &relay.cfg);
 	replay_init(relay.base, &relay.cfg);
+	/* Before the gates: a subscriber's gates keep its state's entry. */
+	substate_init(relay.base, &relay.cfg, replay_instance());
+	deliver_init(relay.base, &relay.cfg);
 	inbox_init(relay.base, &relay.cfg);
 	admin_init(relay.base, &relay.cfg);
 	subkv_init(relay.base, &relay.cfg, relay_apply_bucket);
@@ -479,6 +484,7 @@ main(int argc, char **argv)
 	substatus_free();
 	store_free();
 	subkv_free();
+	substate_free();
 	event_del(&relay.tick);
 	if (usec > 0)
 		event_del(&relay.watchdog);

@@ -11,6 +11,7 @@
 
 #include "treaty.h"
 #include "metrics.h"
+#include "substate.h"
 #include "util.h"
 
 static const char *const route_names[ROUTE_MAX] = {
@@ -506,6 +507,37 @@ render_deliveries(struct evbuffer *out)
 			render_latency(out, m);
 }
 
+/* One subscriber's state samples: 1 for its state, 0 for the others. */
+static void
+render_state(struct evbuffer *out, const char *name)
+{
+	enum substate	 cur = substate_get(name);
+	int		 st;
+
+	for (st = 0; st < SUBSTATE_N; st++)
+		evbuffer_add_printf(out, "treaty_relay_subscriber_state"
+		    "{subscriber=\"%s\",state=\"%s\"} %d\n", name,
+		    substate_text((enum substate)st), cur == (enum substate)st);
+}
+
+/* Every running subscriber's state (SPEC 17), push and pull. */
+static void
+render_states(struct evbuffer *out)
+{
+	const struct sub_metrics	*m;
+	int				 i;
+
+	evbuffer_add_printf(out, "# HELP treaty_relay_subscriber_state "
+	    "A subscriber's state: 1 for the one it is in.\n"
+	    "# TYPE treaty_relay_subscriber_state gauge\n");
+	for (m = subs; m < subs + nsubs; m++)
+		if (m->active)
+			render_state(out, m->name);
+	for (i = 0; i < ninboxes; i++)
+		if (inboxes[i].active)
+			render_state(out, inboxes[i].name);
+}
+
 /* Count one answered request. */
 void
 metrics_request(enum route route, int status)
@@ -675,5 +707,6 @@ metrics_render(struct evbuffer *out)
 			    "%llu\n", limited[r].name, limited[r].n);
 	render_deliveries(out);
 	render_inboxes(out);
+	render_states(out);
 	render_statuses(out);
 }

@@ -582,6 +582,13 @@ replay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /* Start the timers, and watch the ledger's counts. */
+/* This instance's name; see replay.h. */
+const char *
+replay_instance(void)
+{
+	return rs.instance;
+}
+
 void
 replay_init(struct event_base *base, const struct config *cfg)
 {

@@ -24,6 +24,11 @@ struct subscriber;
 /* Start the timers (cfg stays in place; a reload refills it). */
 void	replay_init(struct event_base *base, const struct config *cfg);
 /*
+ * This instance's name, random at each start (16 hex digits): in replay
+ * records, and in substate's writes (SPEC 17's "by" and probe lease).
+ */
+const char *replay_instance(void);
+/*
  * Start a replay of subscriber s's events stored at or after since_ns
  * (dropped: only those with a drop record for s from since_ns on), with
  * id (STORE_REPLAY_ID_LEN lowercase hex digits, the client's) or a random

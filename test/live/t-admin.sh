@@ -100,7 +100,7 @@ figures() {
 import json, sys
 d = json.load(open(sys.argv[1]))
 s = [x for x in d["subscribers"] if x["name"] == sys.argv[2]]
-if len(s) != 1 or set(s[0]) != {"name", "kind", "source", "filter", "pending", "inFlight", "redelivered", "dropped"}:
+if len(s) != 1 or set(s[0]) != {"name", "kind", "source", "filter", "pending", "inFlight", "redelivered", "dropped", "state", "stateSince", "stateReason"}:
     print("ERROR: %s" % s); sys.exit(1)
 s = s[0]
 print(" ".join(str(s[k]) for k in ("pending", "inFlight", "redelivered", "dropped", "kind", "filter")))
@@ -134,7 +134,7 @@ check "gauge for the inbox" 3 "$(metric 'treaty_relay_subscriber_pending{subscri
 
 # The client: the same figures as a table, or the JSON.
 check "treaty admin status: exit 0" 0 "$(tr_run st TREATY_TOKEN=$AT -- admin status --url "$RELAY_URL")"
-check "treaty admin status: a header (the drops counted since the start), then a line per subscriber" "NAME KIND SOURCE PENDING IN-FLIGHT REDELIVERED DROPPED-SINCE-START FILTER|stall push config 3 2 0 0 evt.*.shop.stall.>|box pull config 3 1 0 0 evt.*.shop.box.>" \
+check "treaty admin status: a header (the drops counted since the start), then a line per subscriber" "NAME KIND SOURCE STATE PENDING IN-FLIGHT REDELIVERED DROPPED-SINCE-START FILTER|stall push config active 3 2 0 0 evt.*.shop.stall.>|box pull config active 3 1 0 0 evt.*.shop.box.>" \
     "$(tr -s ' ' < "$T/st.out" | grep -E '^(NAME|stall|box) ' | tr '\n' '|' | sed 's/|$//')"
 check "treaty admin status --json: the relay's answer" "0 3" \
     "$(tr_run stj TREATY_TOKEN=$AT -- admin status --json --url "$RELAY_URL") $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["subscribers"]))' "$T/stj.out" 2>&1)"
