@@ -158,6 +158,13 @@ gen_settings(yajl_gen g, const struct subscriber *s, int stored)
 		yajl_gen_integer(g, s->breaker_failures);
 		yajl_gen_map_close(g);
 	}
+	if (s->rate_limit > 0) {
+		char	 num[32];
+		int	 n = snprintf(num, sizeof(num), "%.15g", s->rate_limit);
+
+		json_gen_str(g, "rateLimit");
+		yajl_gen_number(g, num, (size_t)n);
+	}
 	json_gen_str(g, "deliverFrom");
 	json_gen_str(g, from_text(s, t, sizeof(t)));
 }

@@ -261,7 +261,7 @@ sub_int(yajl_val o, const char *key, int max, int *out,
 /* A subscriber's keys; see config-int.h. */
 const char *const config_subscriber_keys[] = { "name", "url", "secret",
 	"secrets", "filter", "maxDeliver", "maxInFlight", "standardWebhooks",
-	"tokenSha256", "deliverFrom", "breaker", NULL
+	"tokenSha256", "deliverFrom", "breaker", "rateLimit", NULL
 };
 
 /*
@@ -385,6 +385,17 @@ config_subscriber_parse(yajl_val o, struct subscriber *s,
 	}
 	if (sub_breaker(o, s, p, err) == -1)
 		return -1;
+	sub_field(field, sizeof(field), p, "rateLimit");
+	if ((v = config_obj_get(o, "rateLimit")) != NULL) {
+		if (s->kind != SUB_PUSH)
+			return SUB_ERR("only a push subscriber (with url) has a "
+			    "rateLimit");
+		if (!YAJL_IS_NUMBER(v) || YAJL_GET_DOUBLE(v) <= 0 ||
+		    YAJL_GET_DOUBLE(v) > SUB_RATE_MAX)
+			return SUB_ERR("must be a number of events a second, "
+			    "above 0 and at most %d", SUB_RATE_MAX);
+		s->rate_limit = YAJL_GET_DOUBLE(v);
+	}
 	s->from = p->from;
 	s->from_ns = 0;
 	sub_field(field, sizeof(field), p, "deliverFrom");
@@ -491,6 +502,7 @@ config_subscriber_equal(const struct subscriber *a, const struct subscriber *b)
 	    a->max_in_flight != b->max_in_flight ||
 	    a->standard_webhooks != b->standard_webhooks ||
 	    a->breaker_failures != b->breaker_failures ||
+	    a->rate_limit != b->rate_limit ||
 	    a->from != b->from || a->from_ns != b->from_ns)
 		return 0;
 	for (j = 0; j < a->nsecrets; j++)

@@ -31,6 +31,7 @@ struct seal_keys;
 #define SUB_IN_FLIGHT_MAX	10000
 #define SUB_BREAKER_DEFAULT	20	/* failures in a row (SPEC 17) */
 #define SUB_BREAKER_MAX		10000
+#define SUB_RATE_MAX		100000	/* rateLimit, events a second */
 
 /*
  * A producer's or an inbox's tokens, as SHA-256 hex (lowercase): one, or a
@@ -88,6 +89,11 @@ struct subscriber {
 	 * instance that trip a push subscriber; 0: never.
 	 */
 	int		  breaker_failures;
+	/*
+	 * rateLimit (SPEC 17): events a second all instances together send
+	 * to a push subscriber; 0: no limit.
+	 */
+	double		  rate_limit;
 	enum sub_from	  from;			/* deliverFrom */
 	int64_t		  from_ns;		/* SUB_FROM_TIME: Unix ns */
 	/*

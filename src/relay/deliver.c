@@ -278,6 +278,10 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 	int		 probe = d->gp.probe;
 
 	delivery_set_state(d, DS_IDLE);
+	/* What the window and the pace gate go by besides the status. */
+	d->gp.timed_out = r->timed_out;
+	d->gp.retry_after_ms = r->retry_after == NULL ? -1 :
+	    outbound_retry_after_ms(r->retry_after, time(NULL));
 	gate_done(&d->s->gates, &d->gp, r->status);
 	/* 410 Gone: the endpoint says stop; pause it, drop nothing. */
 	if (r->status == 410)
@@ -426,6 +430,7 @@ delivery_new(struct dsub *s, struct store_msg *m, const struct source *src)
 	d->gp.owner = d;
 	d->gp.src = &d->src;
 	d->gp.attempt = d->attempt;
+	d->gp.retry_after_ms = -1;
 	if (subj != NULL && strlen(subj) < sizeof(d->subject))
 		memcpy(d->subject, subj, strlen(subj) + 1);
 	/* Every progress_seconds until the delivery ends. */

@@ -24,8 +24,9 @@ struct breaker {
 };
 
 static void *
-breaker_new(void)
+breaker_new(struct gate_sub *gs)
 {
+	(void)gs;
 	return xcalloc(1, sizeof(struct breaker));
 }
 
@@ -37,7 +38,7 @@ breaker_free(void *st)
 
 static enum gate_verdict
 breaker_admit(void *st, const struct subscriber *cfg,
-    const struct gate_pass *p)
+    struct gate_pass *p)
 {
 	struct breaker	*b = st;
 

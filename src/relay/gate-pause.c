@@ -25,8 +25,9 @@ struct pause {
 };
 
 static void *
-pause_new(void)
+pause_new(struct gate_sub *gs)
 {
+	(void)gs;
 	return xcalloc(1, sizeof(struct pause));
 }
 
@@ -38,7 +39,7 @@ pause_free(void *st)
 
 /* Pass while active; a probe passes anyway. */
 static enum gate_verdict
-pause_admit(void *st, const struct subscriber *cfg, const struct gate_pass *p)
+pause_admit(void *st, const struct subscriber *cfg, struct gate_pass *p)
 {
 	struct pause	*ps = st;
 

@@ -5,7 +5,7 @@
  * The order is fixed here, and is the order of the list below: the
  * window first, so that what is held anywhere after it still holds a
  * place (the window bounds what an instance holds, not only what it
- * sends); then pause, breaker, and later pace and key order
+ * sends); then pause, breaker, pace, and later key order
  * (docs/DESIGN.md, "The delivery pipeline").  A gate is
  * asked in turn; the first that has a delivery wait keeps it in its
  * queue, and the ones before it keep what they gave it until the
@@ -23,7 +23,8 @@
 static const struct gate *const gates[] = {
 	&gate_window,
 	&gate_pause,
-	&gate_breaker
+	&gate_breaker,
+	&gate_pace
 };
 #define NGATES	((int)(sizeof(gates) / sizeof(gates[0])))
 _Static_assert(sizeof(gates) / sizeof(gates[0]) <= GATE_MAX,
@@ -37,7 +38,7 @@ gate_sub_init(struct gate_sub *gs, struct event *wake)
 
 	gs->wake = wake;
 	for (g = 0; g < NGATES; g++) {
-		gs->st[g] = gates[g]->state_new();
+		gs->st[g] = gates[g]->state_new(gs);
 		TAILQ_INIT(&gs->waiting[g]);
 	}
 }

@@ -53,19 +53,28 @@ struct gate_pass {
 	int			 at;		/* the gate it is at */
 	int			 waiting;	/* queued at gate at */
 	int			 probe;		/* a tripped subscriber's probe */
+	uint64_t		 serial;	/* the window's, at its admit */
+	/* Its answer, for gate_done: */
+	int			 timed_out;	/* no answer within the deadline */
+	long long		 retry_after_ms;	/* Retry-After; -1: none */
 	unsigned		 holds;		/* a bit per gate it holds */
 	TAILQ_ENTRY(gate_pass)	 wentry;
 };
 TAILQ_HEAD(gate_queue, gate_pass);
 
-/* One gate; its state per subscriber is its own (new and free). */
+struct gate_sub;
+
+/*
+ * One gate; its state per subscriber is its own (new and free; new gets
+ * the subscriber's place, for a gate that opens by itself: gate_open).
+ */
 struct gate {
 	const char	*name;
-	void		*(*state_new)(void);
+	void		*(*state_new)(struct gate_sub *gs);
 	void		 (*state_free)(void *st);
 	/* Admit p (and take what it holds of this gate), or have it wait. */
 	enum gate_verdict (*admit)(void *st, const struct subscriber *cfg,
-			    const struct gate_pass *p);
+			    struct gate_pass *p);
 	/*
 	 * p, which this gate admitted, left with status (an HTTP status,
 	 * GATE_NO_ANSWER or GATE_ENDED): 1 when that opened the gate.
@@ -87,6 +96,7 @@ struct gate_sub {
 extern const struct gate gate_window;
 extern const struct gate gate_pause;
 extern const struct gate gate_breaker;
+extern const struct gate gate_pace;
 
 /* Set up gs for a subscriber: wake is made active when a gate opens. */
 void	gate_sub_init(struct gate_sub *gs, struct event *wake);

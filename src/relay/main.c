@@ -40,6 +40,7 @@
 #include "store-kv.h"
 #include "replay.h"
 #include "source.h"
+#include "presence.h"
 #include "subkv.h"
 #include "substate.h"
 #include "substatus.h"
@@ -153,6 +154,7 @@ relay_stop(void)
 	relay.grace_end = now_ms() + relay.cfg.grace_seconds * 1000LL;
 	notify_send("STOPPING=1");
 	http_stop_accepting();
+	presence_stop();
 	deliver_stop();
 	replay_stop();
 	inbox_stop();
@@ -218,6 +220,7 @@ relay_apply_bucket(void)
 	auth_clear();
 	deliver_reload(&ch);
 	inbox_reload(&ch);
+	presence_changed();
 	/* Push subscribers' deliveries count against the descriptors. */
 	door_fit();
 	if (ch.added > 0 || ch.changed > 0 || ch.removed > 0)
@@ -275,6 +278,7 @@ relay_reload(void)
 		ingest_reload();
 		deliver_reload(&ch);
 		inbox_reload(&ch);
+		presence_changed();
 		/* Other keys or settings may open other bucket entries. */
 		subkv_reload();
 		store_reload();
@@ -463,6 +467,7 @@ main(int argc, char **argv)
 	replay_init(relay.base, &relay.cfg);
 	/* Before the gates: a subscriber's gates keep its state's entry. */
 	substate_init(relay.base, &relay.cfg, replay_instance());
+	presence_init(relay.base, &relay.cfg, replay_instance());
 	deliver_init(relay.base, &relay.cfg);
 	inbox_init(relay.base, &relay.cfg);
 	admin_init(relay.base, &relay.cfg);
@@ -485,6 +490,7 @@ main(int argc, char **argv)
 	store_free();
 	subkv_free();
 	substate_free();
+	presence_free();
 	event_del(&relay.tick);
 	if (usec > 0)
 		event_del(&relay.watchdog);

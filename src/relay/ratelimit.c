@@ -3,12 +3,13 @@
  */
 #include "ratelimit.h"
 
-/* Take n tokens, or say how long until they would be there. */
+/* Take n tokens, or say in milliseconds how long until they are there. */
 long long
-bucket_take(struct bucket *b, double rate, int burst, int n, long long now_ms)
+bucket_take_ms(struct bucket *b, double rate, int burst, int n,
+    long long now_ms)
 {
-	double	 wait;
-	long long s;
+	double		 wait;
+	long long	 ms;
 
 	if (!b->started) {
 		b->started = 1;
@@ -22,10 +23,19 @@ bucket_take(struct bucket *b, double rate, int burst, int n, long long now_ms)
 		b->tokens = burst;
 	if (b->tokens >= n)
 		return (b->tokens -= n, 0);
+	wait = ((n > burst ? burst : n) - b->tokens) * 1000.0 / rate;
+	ms = (long long)wait;
+	if ((double)ms < wait)
+		ms++;
+	return ms < 1 ? 1 : ms;
+}
+
+/* Take n tokens, or say how long until they would be there. */
+long long
+bucket_take(struct bucket *b, double rate, int burst, int n, long long now_ms)
+{
+	long long	 ms = bucket_take_ms(b, rate, burst, n, now_ms);
+
 	/* What a client should wait: whole seconds, rounded up, >= 1. */
-	wait = ((n > burst ? burst : n) - b->tokens) / rate;
-	s = (long long)wait;
-	if ((double)s < wait)
-		s++;
-	return s < 1 ? 1 : s;
+	return ms == 0 ? 0 : (ms + 999) / 1000;
 }

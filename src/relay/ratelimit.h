@@ -1,5 +1,6 @@
 /*
- * ratelimit.h: token buckets for the per-producer rate limits (SPEC 13).
+ * ratelimit.h: token buckets for the per-producer rate limits (SPEC 13)
+ * and the subscribers' rateLimit (SPEC 17, gate-pace.c).
  * Pure: the time is passed in; any thread, unit-tested
  * (test/unit/t-ratelimit.c).
  */
@@ -22,6 +23,9 @@ struct bucket {
  * n over burst can never pass: then the seconds to a full bucket).
  */
 long long	bucket_take(struct bucket *b, double rate, int burst, int n,
+		    long long now_ms);
+/* The same, the wait in milliseconds (at least 1). */
+long long	bucket_take_ms(struct bucket *b, double rate, int burst, int n,
 		    long long now_ms);
 
 #endif

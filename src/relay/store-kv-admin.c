@@ -28,7 +28,8 @@
  * Each bucket: its stream, subjects, history and bounds.  The byte
  * bounds are safety nets, far above 10,000 definitions of a few KiB with
  * their history (5, SPEC 16), or 10,000 states of one revision each
- * (history 1: only the newest state matters): with discard new, a full
+ * (history 1: only the newest state matters), or instances: with
+ * discard new, a full
  * bucket refuses every write (updates too) while deletes still pass, so
  * it must never be reached in use.
  */
@@ -38,13 +39,21 @@ static const struct {
 	int		 history;
 	int64_t		 max_bytes;
 	int32_t		 value_max;
+	int64_t		 max_age_ns;	/* 0: kept */
 } buckets[STORE_KV_NBUCKETS] = {
 	[STORE_KV_SUBS] = { "KV_" STORE_KV_BUCKET,
 	    "$KV." STORE_KV_BUCKET ".", 5, 256LL * 1024 * 1024,
 	    STORE_KV_VALUE_MAX },
 	[STORE_KV_STATE] = { "KV_" STORE_KV_STATE_BUCKET,
 	    "$KV." STORE_KV_STATE_BUCKET ".", 1, 64LL * 1024 * 1024,
-	    STORE_KV_STATE_MAX }
+	    STORE_KV_STATE_MAX, 0 },
+	/*
+	 * A key per running instance, written every few seconds: one that
+	 * died goes by itself after a minute (2.9 has no TTL per key).
+	 */
+	[STORE_KV_INSTANCES] = { "KV_" STORE_KV_INSTANCES_BUCKET,
+	    "$KV." STORE_KV_INSTANCES_BUCKET ".", 1, 64LL * 1024 * 1024,
+	    STORE_KV_VALUE_MAX, 60LL * NS_PER_S }
 };
 /* JetStream's codes for a stale expectation and a full stream. */
 #define KV_WRONG_LAST	10071
@@ -80,6 +89,7 @@ bucket_config(jsStreamConfig *sc, enum store_kv_bucket b, const char **subj,
 	sc->MaxMsgsPerSubject = buckets[b].history;
 	sc->MaxBytes = buckets[b].max_bytes;
 	sc->MaxMsgSize = buckets[b].value_max;
+	sc->MaxAge = buckets[b].max_age_ns;
 	sc->Replicas = replicas;
 	sc->Discard = js_DiscardNew;
 	sc->AllowRollup = true;
@@ -100,6 +110,7 @@ bucket_differs(const jsStreamConfig *have, const jsStreamConfig *want)
 	    have->MaxMsgsPerSubject != want->MaxMsgsPerSubject ||
 	    have->MaxBytes != want->MaxBytes ||
 	    have->MaxMsgSize != want->MaxMsgSize ||
+	    have->MaxAge != want->MaxAge ||
 	    have->Replicas != want->Replicas ||
 	    have->Discard != want->Discard ||
 	    have->AllowRollup != want->AllowRollup ||

@@ -33,7 +33,7 @@
 
 /* Each bucket's name in the log's messages: "<name> bucket read". */
 static const char *const bucket_names[STORE_KV_NBUCKETS] = {
-	"subscribers", "subscriber states"
+	"subscribers", "subscriber states", "instances"
 };
 
 /* "<b's name> bucket <what>", a log line's message. */
@@ -398,6 +398,23 @@ store_kv_set(enum store_kv_bucket b, const char *key, const char *val,
 	struct store_kv_job	*j;
 
 	if ((j = kv_job(key, 1, expect, cb, arg)) == NULL)
+		return NULL;
+	j->bucket = b;
+	if (val != NULL) {
+		j->val = xstrndup(val, len);
+		j->len = len;
+	}
+	bridge_run(&j->job);
+	return j;
+}
+
+struct store_kv_job *
+store_kv_set_any(enum store_kv_bucket b, const char *key, const char *val,
+    size_t len, store_kv_cb cb, void *arg)
+{
+	struct store_kv_job	*j;
+
+	if ((j = kv_job(key, 0, 0, cb, arg)) == NULL)
 		return NULL;
 	j->bucket = b;
 	if (val != NULL) {

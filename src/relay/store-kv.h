@@ -1,7 +1,8 @@
 /*
  * store-kv.h: the KV buckets: TREATY_SUBSCRIBERS (SPEC 16), where the
- * subscribers managed through the API live, and TREATY_SUBSCRIBER_STATE
- * (SPEC 17), every subscriber's state (store-kv.c).  Loop thread only;
+ * subscribers managed through the API live, TREATY_SUBSCRIBER_STATE
+ * (SPEC 17), every subscriber's state, and TREATY_INSTANCES, the
+ * instances running and their rate-limited subscribers (store-kv.c).  Loop thread only;
  * the JetStream calls that wait run as worker jobs (store-kv-admin.c).
  *
  * The buckets are made and kept up to date by the stream check, beside
@@ -23,6 +24,7 @@
 
 #define STORE_KV_BUCKET		"TREATY_SUBSCRIBERS"
 #define STORE_KV_STATE_BUCKET	"TREATY_SUBSCRIBER_STATE"
+#define STORE_KV_INSTANCES_BUCKET "TREATY_INSTANCES"
 /* A value's bound: a 64 KiB definition whose secrets are sealed. */
 #define STORE_KV_VALUE_MAX	(128 * 1024)
 /* A state's bound (substate.c writes a few hundred bytes). */
@@ -32,6 +34,7 @@
 enum store_kv_bucket {
 	STORE_KV_SUBS,		/* definitions (subkv.c) */
 	STORE_KV_STATE,		/* states (substate.c) */
+	STORE_KV_INSTANCES,	/* who is running (presence.c) */
 	STORE_KV_NBUCKETS
 };
 
@@ -94,6 +97,13 @@ struct store_kv_job *store_kv_delete(const char *name, int if_match,
  */
 struct store_kv_job *store_kv_set(enum store_kv_bucket b, const char *key,
 		    const char *val, size_t len, uint64_t expect,
+		    store_kv_cb cb, void *arg);
+/*
+ * Write key's value in bucket b whatever is there (val NULL: purge it).
+ * NULL as for a put.
+ */
+struct store_kv_job *store_kv_set_any(enum store_kv_bucket b,
+		    const char *key, const char *val, size_t len,
 		    store_kv_cb cb, void *arg);
 /* Forget a job: its callback does not run. */
 void		 store_kv_close(struct store_kv_job *j);

@@ -11,12 +11,12 @@ LOGFILE when it is answered:
 until set otherwise with
 
   POST /_ctl?path=/brk&status=503[&for_ms=60000][&hold_ms=300]
-       [&max_open=4][&retry_after=3]
+       [&max_open=4][&retry_after=3][&count=1]
 
 status for for_ms (then 204 again; without it, until set again), each of
 those answers held hold_ms first, 429 instead whenever more than max_open requests
 of that path are open, and a Retry-After header with its answers other
-than 2xx.  GET /_open?path=/brk answers the requests of that path open now.
+than 2xx; with count, status only for that many requests.  GET /_open?path=/brk answers the requests of that path open now.
 
 Usage: gate-receiver.py PORT LOGFILE
 """
@@ -74,7 +74,8 @@ class Handler(BaseHTTPRequestHandler):
                  "until": now_ms() + int(q["for_ms"]) if "for_ms" in q else None,
                  "hold_ms": int(q.get("hold_ms", "0")),
                  "max_open": int(q.get("max_open", "0")),
-                 "retry_after": q.get("retry_after")}
+                 "retry_after": q.get("retry_after"),
+                 "count": int(q["count"]) if "count" in q else None}
             with lock:
                 modes[q["path"]] = m
             self.answer(204)
@@ -87,7 +88,11 @@ class Handler(BaseHTTPRequestHandler):
             m = modes.get(path)
         status, hold, ra = 204, 0, None
         if m is not None:
-            if m["until"] is None or start < m["until"]:
+            with lock:
+                left = m["count"] is None or m["count"] > 0
+                if left and m["count"] is not None:
+                    m["count"] -= 1
+            if left and (m["until"] is None or start < m["until"]):
                 status = m["status"]
                 hold = m["hold_ms"]
             ra = m["retry_after"]

@@ -16,7 +16,7 @@
 #include "../../src/relay/gate.h"
 
 #define RID	"0123456789abcdef01234567"
-#define N	6
+#define N	10
 
 static struct gate_pass	*through[N];
 static int		 nthrough, woken;
@@ -102,7 +102,7 @@ window_order(void)
 	/* A waiting one that ends leaves the queue, and frees no place. */
 	gate_done(&gs, &p[3], GATE_ENDED);
 	T_ASSERT(!p[3].waiting);
-	gate_done(&gs, &p[1], 503);
+	gate_done(&gs, &p[1], 500);
 	gate_resume(&gs, through_cb);
 	T_EQ_INT(nthrough, 2);
 	T_ASSERT(through[1] == &p[4]);
@@ -165,6 +165,73 @@ window_widened(void)
 	event_base_free(base);
 }
 
+/*
+ * The window adapts (SPEC 17): a burst's 429s halve it once; a later 503
+ * or timeout halves it again, never below 1; a window's worth of 2xx
+ * grows it by one, back to maxInFlight.
+ */
+static void
+window_adapts(void)
+{
+	struct event_base	*base;
+	struct event		 wake;
+	struct gate_sub		 gs;
+	struct subscriber	 cfg;
+	struct source		 own;
+	struct gate_pass	 p[N];
+	int			 i, n;
+
+	setup(&base, &wake, &gs, &cfg, 8);
+	source_set(&own, NULL, 10);
+	passes(p, N, &own);
+	for (i = 0; i < 8; i++)
+		T_EQ_INT(gate_admit(&gs, &p[i]), GATE_PASS);
+	/* The whole burst answers 429: halved once, to 4. */
+	for (i = 0; i < 8; i++)
+		gate_done(&gs, &p[i], 429);
+	for (n = 0; n < 8 && gate_admit(&gs, &p[n]) == GATE_PASS; n++)
+		;
+	T_EQ_INT(n, 4);
+	gate_done(&gs, &p[4], GATE_ENDED);	/* the one that waited */
+	/* Sent under the new window: a 503 halves it to 2. */
+	gate_done(&gs, &p[0], 503);
+	/* The same burst's timeout: nothing more. */
+	p[1].timed_out = 1;
+	gate_done(&gs, &p[1], GATE_NO_ANSWER);
+	p[1].timed_out = 0;
+	gate_done(&gs, &p[2], GATE_ENDED);
+	gate_done(&gs, &p[3], GATE_ENDED);
+	for (n = 0; n < 8 && gate_admit(&gs, &p[n]) == GATE_PASS; n++)
+		;
+	T_EQ_INT(n, 2);
+	gate_done(&gs, &p[2], GATE_ENDED);
+	/* A later one's timeout: to 1. */
+	p[0].timed_out = 1;
+	gate_done(&gs, &p[0], GATE_NO_ANSWER);
+	p[0].timed_out = 0;
+	gate_done(&gs, &p[1], GATE_ENDED);
+	for (n = 0; n < 8 && gate_admit(&gs, &p[n]) == GATE_PASS; n++)
+		;
+	T_EQ_INT(n, 1);
+	gate_done(&gs, &p[1], GATE_ENDED);
+	/* A timeout at 1 keeps 1. */
+	p[0].timed_out = 1;
+	gate_done(&gs, &p[0], GATE_NO_ANSWER);
+	p[0].timed_out = 0;
+	/* Each window's worth of 2xx: one more place, up to 8. */
+	for (i = 0; i < 100; i++) {
+		gate_admit(&gs, &p[0]);
+		gate_done(&gs, &p[0], 204);
+	}
+	for (n = 0; n < N && gate_admit(&gs, &p[n]) == GATE_PASS; n++)
+		;
+	T_EQ_INT(n, 8);
+	for (i = 0; i < N; i++)
+		gate_done(&gs, &p[i], GATE_ENDED);
+	gate_sub_free(&gs);
+	event_base_free(base);
+}
+
 /* Give-back: one replay's or all, in order, never a last attempt. */
 static void
 give_back(void)
@@ -184,7 +251,7 @@ give_back(void)
 	passes(p, N, &own);
 	p[1].src = p[3].src = p[4].src = &rp;
 	p[4].attempt = 3;		/* its last */
-	for (i = 0; i < N; i++)
+	for (i = 0; i < 6; i++)
 		gate_admit(&gs, &p[i]);
 	gate_give_back(&gs, RID, &back);
 	n = 0;
@@ -214,6 +281,7 @@ static const struct t_case cases[] = {
 	{ "window: maxInFlight pass, the rest resumed in order", window_order },
 	{ "window: a new arrival takes a free place", window_new_arrival },
 	{ "window: widened by a reload", window_widened },
+	{ "window: halved once a burst, grown back by 2xx", window_adapts },
 	{ "give-back: a replay's or all, never a last attempt", give_back },
 };
 
