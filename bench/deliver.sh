@@ -135,7 +135,7 @@ relay_report() {	# $1: log name
 	    "time_wait_to_sink=$(ss -Htan state time-wait "( dport = :$SP )" 2>/dev/null | wc -l)"
 	# The relay's own view of the POSTs: how many answered within 5/10/25 ms.
 	curl -s http://127.0.0.1:$RP/metrics | awk '
-	    /^treaty_relay_delivery_seconds_bucket\{subscriber="sink"/ {
+	    /^treaty_relay_delivery_duration_seconds_bucket\{subscriber="sink"/ {
 		split($1, a, "le=\""); le = a[2]; sub(/".*/, "", le); n[le] = $2 }
 	    END { if (n["+Inf"] > 0) printf "relay POST to answer: %.2f%% <= 5 ms, %.2f%% <= 10 ms, %.2f%% <= 25 ms\n",
 		100 * n["0.005"] / n["+Inf"], 100 * n["0.01"] / n["+Inf"], 100 * n["0.025"] / n["+Inf"] }'

@@ -83,6 +83,8 @@ int	cmd_listen(int argc, char **argv);
 	"       treaty admin consumers --delete NAME [--attempts N]\n"	\
 	"       treaty admin pause NAME [--attempts N]\n"			\
 	"       treaty admin resume NAME [--attempts N]\n"			\
+	"       treaty admin attempts NAME [--limit N] [--before TIME] [--page N]\n" \
+	"         [--json] [--attempts N]\n"					\
 	"       " SUBSCRIBER_PUT SUBSCRIBER_LINES CLIENT_USAGE "\n"	\
 	"  (admin subscriber: the relay's URL is --relay-url URL; --url is the\n" \
 	"  subscriber's)"

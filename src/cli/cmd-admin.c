@@ -62,6 +62,9 @@ static struct {
 	/* pause, resume: the subscriber's name, and which (SPEC 17) */
 	const char	*state_name;
 	int		 pause;
+	/* attempts: the subscriber's name, and the page's before */
+	const char	*att_name;
+	int64_t		 before_ns;	/* 0: the newest */
 } ad;
 
 /* One figure of a subscriber, or "-" when the relay does not know it. */
@@ -275,6 +278,94 @@ drops_path(const char *since)
 	ad.since_ns = sec * NS_PER_S + ns;
 }
 
+/* The path of a page of attempts before before (NULL: the newest). */
+static void
+attempts_path(const char *before)
+{
+	char	*name = admin_encode(ad.att_name);
+	char	*t = before != NULL ? admin_encode(before) : NULL;
+	size_t	 len;
+	int64_t	 sec = 0;
+	long	 ns = 0;
+
+	free(ad.path);
+	len = strlen(API_ADMIN_PATH) + strlen(name) + (t ? strlen(t) : 0) + 80;
+	ad.path = xmalloc(len);
+	snprintf(ad.path, len, "%ssubscribers/%s/attempts?limit=%lld%s%s",
+	    API_ADMIN_PATH, name, ad.limit >= 0 && ad.limit < ad.page ?
+	    ad.limit : ad.page, t != NULL ? "&before=" : "", t != NULL ? t : "");
+	free(name);
+	free(t);
+	if (before != NULL && treaty_rfc3339_parse(before, &sec, &ns) ==
+	    TREATY_OK)
+		ad.before_ns = sec * NS_PER_S + ns;
+}
+
+/* A page of GET .../attempts: printed; 1 when there is another. */
+static int
+print_attempts(const char *body, size_t len)
+{
+	const char	*p_list[] = { "attempts", NULL };
+	const char	*p_next[] = { "next", NULL };
+	const char	*p_st[] = { "status", NULL };
+	const char	*p_att[] = { "attempt", NULL };
+	const char	*p_ms[] = { "ms", NULL };
+	yajl_val	 root = admin_parse(body, len), list, next, r, v;
+	int64_t		 sec, prev = ad.before_ns;
+	long		 ns;
+	size_t		 i;
+	int		 more = 0;
+
+	if ((list = yajl_tree_get(root, p_list, yajl_t_array)) == NULL) {
+		cli_err("admin attempts: the relay's answer is not a list of "
+		    "attempts");
+		yajl_tree_free(root);
+		return -1;
+	}
+	if (!ad.json && !ad.header) {
+		printf("%-24s %7s %6s %7s  %-16s %-24s %s\n", "TIME", "ATTEMPT",
+		    "STATUS", "MS", "INSTANCE", "EVENT-ID", "ERROR");
+		ad.header = 1;
+	}
+	for (i = 0; i < list->u.array.len && ad.limit != 0; i++) {
+		r = list->u.array.values[i];
+		if (ad.json)
+			admin_print_json(r);
+		else {
+			printf("%-24s", str_of(r, "time"));
+			v = yajl_tree_get(r, p_att, yajl_t_number);
+			printf(" %7lld", v != NULL ? YAJL_GET_INTEGER(v) : 0LL);
+			if ((v = yajl_tree_get(r, p_st, yajl_t_number)) != NULL)
+				printf(" %6lld", YAJL_GET_INTEGER(v));
+			else
+				printf(" %6s", "-");
+			if ((v = yajl_tree_get(r, p_ms, yajl_t_number)) != NULL)
+				printf(" %7lld", YAJL_GET_INTEGER(v));
+			else
+				printf(" %7s", "-");
+			printf("  %-16s %-24s %s\n", str_of(r, "instance"),
+			    str_of(r, "eventId"), str_of(r, "error"));
+		}
+		if (ad.limit > 0)
+			ad.limit--;
+	}
+	next = yajl_tree_get(root, p_next, yajl_t_string);
+	if (next != NULL && ad.limit != 0) {
+		/* A next page that does not go back would be asked for ever. */
+		if (treaty_rfc3339_parse(next->u.string, &sec, &ns) !=
+		    TREATY_OK || (prev > 0 && sec * NS_PER_S + ns >= prev)) {
+			cli_err("admin attempts: the relay's next page does not "
+			    "begin before this one");
+			yajl_tree_free(root);
+			return -1;
+		}
+		attempts_path(next->u.string);
+		more = 1;
+	}
+	yajl_tree_free(root);
+	return more;
+}
+
 /* The path of GET /v1/admin/consumers, or of DELETE .../consumers/NAME. */
 static void
 consumers_path(void)
@@ -467,6 +558,7 @@ static const struct option admin_opts[] = {
 	{ "attempts", required_argument, NULL, 'n' },
 	{ "subscriber", required_argument, NULL, 's' },
 	{ "since", required_argument, NULL, 'S' },
+	{ "before", required_argument, NULL, 'S' },
 	{ "limit", required_argument, NULL, 'l' },
 	{ "page", required_argument, NULL, 'p' },
 	{ "delete", required_argument, NULL, 'D' },
@@ -503,6 +595,8 @@ cmd_admin(int argc, char **argv)
 		return cmd_admin_subscriber(argc - 1, argv + 1);
 	if (strcmp(what, "pause") == 0 || strcmp(what, "resume") == 0)
 		ad.pause = what[0] == 'p';
+	else if (strcmp(what, "attempts") == 0)
+		ad.print = print_attempts;
 	else if (strcmp(what, "status") == 0)
 		ad.print = print_status;
 	else if (strcmp(what, "drops") == 0)
@@ -554,14 +648,17 @@ cmd_admin(int argc, char **argv)
 				return EXIT_USAGE;
 		}
 	}
-	if (ad.print == NULL) {
-		/* pause NAME, resume NAME: the one argument. */
+	if (ad.print == NULL || ad.print == print_attempts) {
+		/* pause NAME, resume NAME, attempts NAME: the one argument. */
 		if (optind + 1 >= argc || argv[optind + 1][0] == '\0') {
 			cli_err("admin %s: which subscriber? NAME\n%s", what,
 			    ADMIN_USAGE);
 			return EXIT_USAGE;
 		}
-		ad.state_name = argv[optind + 1];
+		if (ad.print == NULL)
+			ad.state_name = argv[optind + 1];
+		else
+			ad.att_name = argv[optind + 1];
 		optind++;
 	}
 	if (optind < argc - 1) {
@@ -582,7 +679,20 @@ cmd_admin(int argc, char **argv)
 		    "--json\n%s", what, ADMIN_USAGE);
 		return EXIT_USAGE;
 	}
-	if (ad.print == print_drops) {
+	if (ad.print == print_attempts) {
+		if (ad.subscriber != NULL) {
+			cli_err("admin attempts: the subscriber is NAME, not "
+			    "--subscriber\n%s", ADMIN_USAGE);
+			return EXIT_USAGE;
+		}
+		if (since != NULL && since_arg(since, sincebuf,
+		    sizeof(sincebuf)) == -1) {
+			cli_err("admin attempts: --before must be "
+			    SINCE_FORMS);
+			return EXIT_USAGE;
+		}
+		attempts_path(since != NULL ? sincebuf : NULL);
+	} else if (ad.print == print_drops) {
 		if (ad.subscriber == NULL || since == NULL) {
 			cli_err("admin drops: --subscriber NAME and --since TIME "
 			    "are required\n%s", ADMIN_USAGE);

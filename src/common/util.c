@@ -125,6 +125,16 @@ now_ms(void)
 	return (long long)ts.tv_sec * MS_PER_S + ts.tv_nsec / NS_PER_MS;
 }
 
+/* The wall clock in nanoseconds since the epoch. */
+int64_t
+wall_ns(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
 /* A text's next line, trimmed; see util.h. */
 int
 text_line(const char **p, const char *end, const char **v, const char **ve)

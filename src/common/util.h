@@ -7,6 +7,7 @@
 #define UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Units of time, long long (Unix and JetStream times are nanoseconds). */
 #define NS_PER_S	1000000000LL
@@ -43,5 +44,7 @@ int	 text_line(const char **p, const char *end, const char **v,
 int	 hex_exact(const char *s, size_t n);
 /* Monotonic clock in milliseconds. */
 long long	 now_ms(void);
+/* The wall clock (CLOCK_REALTIME), nanoseconds since 1970. */
+int64_t		 wall_ns(void);
 
 #endif

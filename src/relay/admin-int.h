@@ -42,6 +42,10 @@ void	admin_subs_fail_all(void);
 /* admin-state.c: POST /v1/admin/subscribers/<name>/pause|resume. */
 void	admin_state_handle(struct evhttp_request *req, const char *name,
 	    int pause);
+/* GET /v1/admin/subscribers/<name>/attempts */
+struct evkeyvalq;
+void	admin_attempts(struct evhttp_request *req, const char *name,
+	    const struct evkeyvalq *q);
 /* A subscriber's state, stateSince, stateReason (SPEC 17) into g. */
 void	admin_gen_state(yajl_gen g, const struct subscriber *s);
 /* Shutdown: answer (503) what still waits. */

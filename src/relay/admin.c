@@ -899,6 +899,10 @@ admin_handle(struct evhttp_request *req, const char *rest)
 		admin_replay_start(req, name, &q);
 		evmem_free_returned(name);
 	} else if (strncmp(rest, "subscribers/", 12) == 0 &&
+	    (name = admin_path_name(rest + 12, "/attempts")) != NULL) {
+		admin_attempts(req, name, &q);
+		evmem_free_returned(name);
+	} else if (strncmp(rest, "subscribers/", 12) == 0 &&
 	    ((name = admin_path_name(rest + 12, "/pause")) != NULL ||
 	    (name = admin_path_name(rest + 12, "/resume")) != NULL)) {
 		admin_state_handle(req, name, strcmp(rest + strlen(rest) - 6,

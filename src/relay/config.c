@@ -71,7 +71,8 @@ enum {
 	O_DELIVERY_IDLE, O_DNS_TIMEOUT, O_DNS_SERVER, O_ACK_WAIT, O_RETRY_BASE,
 	O_RETRY_MAX, O_PROGRESS, O_LEASE, O_VERBOSE, O_REUSEPORT,
 	O_CONTROL_LISTEN, O_MAX_CONNECTIONS, O_REQUEST_TIMEOUT, O_TLS_CERT,
-	O_TLS_KEY, O_ADMIN_TOKENS, O_MAX_REPLAYS, O_SECRET_KEY_FILE, NOPTS
+	O_TLS_KEY, O_ADMIN_TOKENS, O_MAX_REPLAYS, O_SECRET_KEY_FILE,
+	O_ATTEMPTS, NOPTS
 };
 
 static const struct opt opts[NOPTS] = {
@@ -146,6 +147,10 @@ static const struct opt opts[NOPTS] = {
 	[O_PROGRESS] = { "progress-seconds", "TREATY_RELAY_PROGRESS_SECONDS",
 	  OPT_INT, OFF(progress_seconds), "10", 1, 3600,
 	  "send in-progress to JetStream this often during a delivery" },
+	[O_ATTEMPTS] = { "attempts-per-subscriber",
+	  "TREATY_RELAY_ATTEMPTS_PER_SUBSCRIBER", OPT_INT,
+	  OFF(attempts_per_subscriber), "1000", 0, 10000,
+	  "delivery attempts kept per subscriber in ATTEMPTS (0: none)" },
 	[O_LEASE] = { "lease-seconds", "TREATY_RELAY_LEASE_SECONDS",
 	  OPT_INT, OFF(lease_seconds), API_STR(API_LEASE_DEFAULT_S), 1, 3600,
 	  "lease of an event fetched from an inbox (pull consumers' ack wait)" },

@@ -158,6 +158,7 @@ struct config {
 	struct token_list admin;		/* SPEC 15; none: no admin routes */
 	int		  max_replays;		/* across all instances */
 	char		 *secret_key_file;	/* SPEC 16, or NULL */
+	int		  attempts_per_subscriber;	/* SPEC 17; 0: none */
 	struct seal_keys *secret_keys;		/* read from it at each load */
 };
 

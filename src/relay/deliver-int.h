@@ -16,6 +16,7 @@
 #include "log.h"
 #include "resolve.h"
 #include "source.h"
+#include "trace.h"
 
 #define MAX_IDLE_CONNS		1024	/* per subscriber */
 /*
@@ -107,6 +108,10 @@ struct delivery {
 	struct source		 src;		/* where m came from */
 	uint64_t		 attempt;
 	struct gate_pass	 gp;		/* its place at the gates */
+	int64_t			 started_ns;	/* this attempt, Unix ns */
+	struct trace		 trace;		/* the producer's, when traced */
+	int			 traced;
+	char			*tracestate;	/* the producer's, or NULL */
 	TAILQ_ENTRY(delivery)	 entry;
 };
 

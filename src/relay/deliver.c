@@ -70,6 +70,7 @@
 #include <event2/util.h>
 
 #include "treaty.h"
+#include "attempts.h"
 #include "audit.h"
 #include "config.h"
 #include "deliver.h"
@@ -82,13 +83,15 @@
 #include "source.h"
 #include "store-msg.h"
 #include "store-sub.h"
+#include "store-wire.h"
 #include "substate.h"
 #include "util.h"
 
 #define PIN_CACHE_MS		(10 * 60 * 1000)
 #define MAX_HEADERS		80	/* stored ce-* headers forwarded */
-#define OWN_HEADERS		6	/* ours: the attempt, the probe, the
-					   signature, Standard Webhooks' three */
+#define OWN_HEADERS		8	/* ours: the attempt, the probe, the
+					   signature, Standard Webhooks' three,
+					   traceparent, tracestate */
 /*
  * The attempt's number for the receiver, JetStream's delivery count (1 on
  * the first try): a receiver can tell a retry, and how many it has had,
@@ -125,6 +128,42 @@ delivery_set_state(struct delivery *d, enum delivery_state s)
 	    d->s->cfg->name, log_q(d->id), delivery_state_names[d->state],
 	    delivery_state_names[s]);
 	d->state = s;
+}
+
+/* " trace=<id>" for a delivery's log lines, or "" (SPEC 17). */
+static const char *
+delivery_trace(const struct delivery *d)
+{
+	static char	 buf[sizeof(" trace=") + TRACE_ID_HEX];
+
+	if (!d->traced)
+		return "";
+	snprintf(buf, sizeof(buf), " trace=%s", d->trace.id);
+	return buf;
+}
+
+/*
+ * This attempt into ATTEMPTS (SPEC 17): answered (status, ms), or not
+ * (status 0 and error; ms -1 when nothing was sent).
+ */
+static void
+delivery_attempted(const struct delivery *d, int status, const char *error,
+    long long ms)
+{
+	struct attempt	 a;
+
+	a.subscriber = d->s->cfg->name;
+	a.event_id = d->id;
+	a.sequence = d->m != NULL ? store_msg_seq(d->m) : 0;
+	a.attempt = d->attempt;
+	a.probe = d->gp.probe;
+	a.replay = source_id(&d->src);
+	a.trace = d->traced ? d->trace.id : NULL;
+	a.time_ns = d->started_ns;
+	a.status = status;
+	a.error = error;
+	a.ms = ms;
+	attempts_record(&a);
 }
 
 /*
@@ -169,6 +208,7 @@ delivery_close(struct delivery *d, const char *reason)
 	}
 	free(d->id);
 	free(d->source);
+	free(d->tracestate);
 	free(d);
 }
 
@@ -201,8 +241,9 @@ delivery_drop(struct delivery *d, enum drop_reason why, int status,
 	struct dsub	*s = d->s;
 
 	log_warnx("delivery dropped", "sub=%s id=%s subject=%s attempt=%llu "
-	    "status=%d error=%s", s->cfg->name, log_q(d->id), log_q(d->subject),
-	    (unsigned long long)d->attempt, status, log_q(error));
+	    "status=%d error=%s%s", s->cfg->name, log_q(d->id),
+	    log_q(d->subject), (unsigned long long)d->attempt, status,
+	    log_q(error), delivery_trace(d));
 	metrics_dropped(s->idx, why);
 	/* A drop with no request (ms -1: invalid, JetStream's) adds none. */
 	metrics_delivery(s->idx, DELIVERY_DROPPED, ms, d->attempt > 1 &&
@@ -237,10 +278,10 @@ delivery_failed(struct delivery *d, int status, const char *error,
 		 */
 		if (log_limit_ok(&s->failed_log))
 			log_warnx("delivery failed", "sub=%s id=%s subject=%s "
-			    "attempt=%llu status=%d error=%s held=%s",
+			    "attempt=%llu status=%d error=%s held=%s%s",
 			    s->cfg->name, log_q(d->id), log_q(d->subject),
 			    (unsigned long long)d->attempt, status,
-			    log_q(error), substate_text(st));
+			    log_q(error), substate_text(st), delivery_trace(d));
 		metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
 		if (gate_admit(&s->gates, &d->gp) == GATE_WAIT)
 			delivery_set_state(d, DS_WAITING);
@@ -261,9 +302,10 @@ delivery_failed(struct delivery *d, int status, const char *error,
 		delay = ra < dl.cfg->retry_max_ms ? ra : dl.cfg->retry_max_ms;
 	if (log_limit_ok(&s->failed_log))
 		log_warnx("delivery failed", "sub=%s id=%s subject=%s "
-		    "attempt=%llu status=%d error=%s next_ms=%lld", s->cfg->name,
-		    log_q(d->id), log_q(d->subject),
-		    (unsigned long long)d->attempt, status, log_q(error), delay);
+		    "attempt=%llu status=%d error=%s next_ms=%lld%s",
+		    s->cfg->name, log_q(d->id), log_q(d->subject),
+		    (unsigned long long)d->attempt, status, log_q(error), delay,
+		    delivery_trace(d));
 	metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
 	store_msg_nak(d->m, delay);
 	d->m = NULL;
@@ -282,6 +324,8 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 	d->gp.timed_out = r->timed_out;
 	d->gp.retry_after_ms = r->retry_after == NULL ? -1 :
 	    outbound_retry_after_ms(r->retry_after, time(NULL));
+	delivery_attempted(d, r->status, r->status == 0 ? r->error : NULL,
+	    r->ms);
 	gate_done(&d->s->gates, &d->gp, r->status);
 	/* 410 Gone: the endpoint says stop; pause it, drop nothing. */
 	if (r->status == 410)
@@ -291,10 +335,18 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 		substate_probe_done(d->s->cfg->name, r->status);
 	}
 	if (r->status >= 200 && r->status < 300) {
+		struct store_lease	 l;
+
 		log_debug("delivered", "sub=%s id=%s attempt=%llu status=%d "
-		    "ms=%lld", d->s->cfg->name, log_q(d->id),
-		    (unsigned long long)d->attempt, r->status, r->ms);
+		    "ms=%lld%s", d->s->cfg->name, log_q(d->id),
+		    (unsigned long long)d->attempt, r->status, r->ms,
+		    delivery_trace(d));
 		metrics_delivery(d->s->idx, DELIVERY_OK, r->ms, d->attempt > 1);
+		/* A replay's events are as old as the replay makes them. */
+		if (source_id(&d->src) == NULL) {
+			store_msg_lease(d->m, &l);
+			metrics_latency(d->s->idx, (wall_ns() - l.ts) / 1000000);
+		}
 		store_msg_ack(d->m);
 		d->m = NULL;
 		source_outcome(&d->src, 1);
@@ -335,6 +387,8 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 	char		 sig[TREATY_SIG_HEADER_SIZE(TREATY_MAX_SECRETS)];
 	char		 swsig[TREATY_SW_HEADER_SIZE(TREATY_MAX_SECRETS)];
 	char		 ts[24], att[24], probe[24];
+	char		 tp[TRACEPARENT_LEN + 1];
+	uint8_t		 span[8];
 	int64_t		 t = (int64_t)time(NULL);
 
 	body = store_msg_data(d->m, &len);
@@ -346,8 +400,20 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 		snprintf(probe, sizeof(probe), "%d", d->gp.probe);
 		hs.h[hs.n++] = (struct outbound_header){ PROBE_HEADER, probe };
 	}
+	if (d->traced) {
+		/* The producer's trace, a new span per attempt (SPEC 17). */
+		do
+			evutil_secure_rng_get_bytes(span, sizeof(span));
+		while (memcmp(span, "\0\0\0\0\0\0\0\0", 8) == 0);
+		trace_child(&d->trace, span, tp);
+		hs.h[hs.n++] = (struct outbound_header){ "traceparent", tp };
+		if (d->tracestate != NULL)
+			hs.h[hs.n++] = (struct outbound_header){ "tracestate",
+			    d->tracestate };
+	}
 	if (treaty_keys_sig_sign(g->keys, t, d->id, body, len, sig,
 	    sizeof(sig)) < 0) {
+		delivery_attempted(d, 0, "cannot sign", -1);
 		delivery_failed(d, 0, "cannot sign", NULL, -1);
 		return;
 	}
@@ -365,6 +431,7 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 		snprintf(ts, sizeof(ts), "%lld", (long long)t);
 		if (swid == NULL || treaty_keys_sw_sign(g->keys, swid, t,
 		    body, len, swsig, sizeof(swsig)) < 0) {
+			delivery_attempted(d, 0, "cannot sign", -1);
 			delivery_failed(d, 0, "cannot sign", NULL, -1);
 			return;
 		}
@@ -378,6 +445,7 @@ delivery_send(struct delivery *d, const struct resolve_result *to)
 	    len };
 	if ((d->op.out = outbound_send(d->t->t, to, &msg, delivery_sent_cb,
 	    d)) == NULL) {
+		delivery_attempted(d, 0, "connection failed", -1);
 		delivery_failed(d, 0, "connection failed", NULL, -1);
 		return;
 	}
@@ -391,9 +459,10 @@ delivery_resolved_cb(void *arg, const struct resolve_result *r)
 	struct delivery	*d = arg;
 
 	delivery_set_state(d, DS_IDLE);
-	if (r->status != RESOLVE_OK)
+	if (r->status != RESOLVE_OK) {
+		delivery_attempted(d, 0, r->why, -1);
 		delivery_failed(d, 0, r->why, NULL, -1);
-	else
+	} else
 		delivery_send(d, r);
 }
 
@@ -407,6 +476,36 @@ delivery_progress_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	if (d->m != NULL)
 		store_msg_progress(d->m);
+}
+
+/*
+ * The producer's trace context (SPEC 17): its ce-traceparent attribute,
+ * else the plain traceparent a binary-mode request carried; with its
+ * tracestate.  One that is not valid counts as none: nothing is invented.
+ */
+static void
+delivery_trace_read(struct delivery *d)
+{
+	char		*tp = store_msg_header_decoded(d->m, "ce-traceparent");
+	const char	*plain;
+
+	if (tp != NULL) {
+		d->traced = trace_parse(tp, &d->trace) == 0;
+		free(tp);
+		if (d->traced)
+			d->tracestate = store_msg_header_decoded(d->m,
+			    "ce-tracestate");
+	} else if ((plain = store_msg_header(d->m, TRACEPARENT_HEADER)) !=
+	    NULL && trace_parse(plain, &d->trace) == 0) {
+		d->traced = 1;
+		if ((plain = store_msg_header(d->m, TRACESTATE_HEADER)) != NULL)
+			d->tracestate = xstrdup(plain);
+	}
+	if (d->tracestate != NULL && (strlen(d->tracestate) > TRACESTATE_MAX ||
+	    strpbrk(d->tracestate, "\r\n") != NULL)) {
+		free(d->tracestate);
+		d->tracestate = NULL;
+	}
 }
 
 /* Start tracking a message from src: timer armed, attributes decoded. */
@@ -442,6 +541,7 @@ delivery_new(struct dsub *s, struct store_msg *m, const struct source *src)
 	event_add(&d->progress, &tv);
 	d->id = store_msg_header_decoded(m, "ce-id");
 	d->source = store_msg_header_decoded(m, "ce-source");
+	delivery_trace_read(d);
 	return d;
 }
 
@@ -486,6 +586,7 @@ deliver_start(struct dsub *s, struct store_msg *m, const struct source *src)
 static void
 delivery_begin(struct delivery *d)
 {
+	d->started_ns = wall_ns();
 	delivery_set_state(d, DS_RESOLVING);
 	d->op.rr = resolve_host(outbound_target_host(d->t->t),
 	    outbound_target_port(d->t->t), d->s->accept,

@@ -158,7 +158,7 @@ batch_prepare(struct batch *b, const struct producer *p, const char *body,
 			goto fail;
 		}
 		b->ev[i].b = b;
-		ingest_msg_make(&b->ev[i].m, &ev, p);
+		ingest_msg_make(&b->ev[i].m, &ev, p, NULL, NULL);
 		cevent_free(&ev);
 		if (!store_fits(b->ev[i].m.h, b->ev[i].m.nh,
 		    b->ev[i].m.msgid, b->ev[i].m.len)) {

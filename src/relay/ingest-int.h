@@ -36,9 +36,13 @@ struct ingest_msg {
 	char			*mem;		/* owns everything above */
 };
 
-/* ev's stored form for producer p into m; ev may be freed after. */
+/*
+ * ev's stored form for producer p into m; ev may be freed after.  tp and
+ * ts: a binary-mode request's plain traceparent and tracestate, stored
+ * as TRACEPARENT_HEADER and TRACESTATE_HEADER (NULL: none).
+ */
 void	ingest_msg_make(struct ingest_msg *m, const struct cevent *ev,
-	    const struct producer *p);
+	    const struct producer *p, const char *tp, const char *ts);
 void	ingest_msg_free(struct ingest_msg *m);
 /* Publish m on subject; store_publish's answer. */
 enum store_result ingest_msg_store(const struct ingest_msg *m,

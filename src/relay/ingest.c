@@ -31,6 +31,8 @@
 #include "metrics.h"
 #include "ratelimit.h"
 #include "store-pub.h"
+#include "store-wire.h"
+#include "trace.h"
 #include "util.h"
 
 /*
@@ -205,15 +207,45 @@ ingest_event_check(const struct cevent *ev, const char *subject,
 	return 422;
 }
 
+/*
+ * A binary-mode event's plain traceparent and tracestate headers (SPEC
+ * 17), kept when the event has no traceparent attribute of its own and
+ * the header is a valid one: stored beside the event, not as its
+ * attributes, which stay as the producer sent them.
+ */
+static void
+ingest_trace(const struct cevent *ev, const struct evkeyvalq *ih,
+    const char **tp, const char **ts)
+{
+	struct trace	 t;
+	size_t		 i;
+
+	*tp = *ts = NULL;
+	for (i = 0; i < ev->nattrs; i++)
+		if (ev->attrs[i].nlen == 11 &&
+		    memcmp(ev->attrs[i].name, "traceparent", 11) == 0)
+			return;
+	if (trace_parse(evhttp_find_header(ih, "traceparent"), &t) == -1)
+		return;
+	*tp = evhttp_find_header(ih, "traceparent");
+	*ts = evhttp_find_header(ih, "tracestate");
+	if (*ts != NULL && (strlen(*ts) > TRACESTATE_MAX ||
+	    !treaty_utf8_valid(*ts, strlen(*ts))))
+		*ts = NULL;
+}
+
 /* The stored form of an event; see ingest-int.h. */
 void
 ingest_msg_make(struct ingest_msg *m, const struct cevent *ev,
-    const struct producer *p)
+    const struct producer *p, const char *tp, const char *ts)
 {
 	size_t	 i, need, plen = strlen(p->name), idlen = strlen(ev->id);
 	char	*o;
 
-	m->nh = ev->nattrs + (ev->content_type != NULL) + 1;
+	if (tp == NULL)
+		ts = NULL;
+	m->nh = ev->nattrs + (ev->content_type != NULL) + 1 + (tp != NULL) +
+	    (ts != NULL);
 	need = m->nh * sizeof(*m->h);
 	/* Percent-encoding at most triples a value. */
 	for (i = 0; i < ev->nattrs; i++)
@@ -221,6 +253,8 @@ ingest_msg_make(struct ingest_msg *m, const struct cevent *ev,
 	if (ev->content_type != NULL)
 		need += strlen(ev->content_type) + 1;
 	need += plen + 1 + (plen + 1 + idlen + 1) + (idlen + 1) + ev->datalen;
+	need += (tp != NULL ? strlen(tp) + 1 : 0) +
+	    (ts != NULL ? strlen(ts) + 1 : 0);
 	m->mem = xmalloc(need);
 	m->h = (struct store_header *)(void *)m->mem;
 	o = m->mem + m->nh * sizeof(*m->h);
@@ -248,8 +282,18 @@ ingest_msg_make(struct ingest_msg *m, const struct cevent *ev,
 		o = stpcpy(o, ev->content_type) + 1;
 	}
 	m->h[i].key = "Treaty-Producer";
-	m->h[i].value = o;
+	m->h[i++].value = o;
 	o = stpcpy(o, p->name) + 1;
+	if (tp != NULL) {
+		m->h[i].key = TRACEPARENT_HEADER;
+		m->h[i++].value = o;
+		o = stpcpy(o, tp) + 1;
+	}
+	if (ts != NULL) {
+		m->h[i].key = TRACESTATE_HEADER;
+		m->h[i++].value = o;
+		o = stpcpy(o, ts) + 1;
+	}
 	/* Scoped by producer: nobody can suppress another's event id. */
 	m->msgid = o;
 	memcpy(o, p->name, plen);
@@ -383,7 +427,7 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 	struct ingest_req	*ir;
 	enum store_result	 res;
 	enum refusal		 why;
-	const char		*ct, *code, *detail;
+	const char		*ct, *code, *detail, *tp, *ts;
 	char			*body;
 	size_t			 len;
 	long long		 wait;
@@ -440,7 +484,11 @@ ingest_handle(struct evhttp_request *req, const char *subject)
 
 	ir = xmalloc(sizeof(*ir));
 	ir->req = req;
-	ingest_msg_make(&ir->m, &ev, p);
+	if (cevent_is_structured(ct))
+		tp = ts = NULL;		/* its attributes say it, if at all */
+	else
+		ingest_trace(&ev, ih, &tp, &ts);
+	ingest_msg_make(&ir->m, &ev, p, tp, ts);
 	cevent_free(&ev);
 	memcpy(ir->producer, p->name, sizeof(ir->producer));
 	/* Valid suite subjects always fit. */

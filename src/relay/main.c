@@ -40,6 +40,7 @@
 #include "store-kv.h"
 #include "replay.h"
 #include "source.h"
+#include "attempts.h"
 #include "presence.h"
 #include "subkv.h"
 #include "substate.h"
@@ -468,6 +469,7 @@ main(int argc, char **argv)
 	/* Before the gates: a subscriber's gates keep its state's entry. */
 	substate_init(relay.base, &relay.cfg, replay_instance());
 	presence_init(relay.base, &relay.cfg, replay_instance());
+	attempts_init(&relay.cfg, replay_instance());
 	deliver_init(relay.base, &relay.cfg);
 	inbox_init(relay.base, &relay.cfg);
 	admin_init(relay.base, &relay.cfg);
@@ -491,6 +493,7 @@ main(int argc, char **argv)
 	subkv_free();
 	substate_free();
 	presence_free();
+	attempts_free();
 	event_del(&relay.tick);
 	if (usec > 0)
 		event_del(&relay.watchdog);

@@ -28,12 +28,37 @@ static unsigned long long	 stored[STREAM_MAX];
 static unsigned long long	 duplicates[STREAM_MAX];
 static unsigned long long	 pubfails[PUBFAIL_MAX];
 static unsigned long long	 reconnects;
+static unsigned long long	 attempts_unrecorded;
 static long long		 gauges[GAUGE_MAX];
 
-/* Delivery latency buckets, milliseconds (Prometheus le="..." in seconds). */
-static const long long		 lat_ms[] = { 5, 10, 25, 50, 100, 250, 500,
-				    1000, 2500, 5000, 10000, 30000, 60000 };
-#define NLAT	(sizeof(lat_ms) / sizeof(lat_ms[0]))
+/*
+ * The two histograms of a subscriber (SPEC 17), buckets in milliseconds
+ * (Prometheus le="..." in seconds): one attempt's HTTP exchange, up to
+ * the delivery timeout's order; and an event's wait from its store in
+ * WORK to its 2xx, up to a day, as it shows outages.
+ */
+#define NLAT	14
+struct histo_def {
+	const char	*name;
+	const char	*help;
+	long long	 le_ms[NLAT];
+};
+static const struct histo_def histo_defs[2] = {
+	{ "treaty_relay_delivery_duration_seconds",
+	  "One delivery attempt's HTTP exchange.",
+	  { 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000,
+	    60000, 300000 } },
+	{ "treaty_relay_delivery_latency_seconds",
+	  "From an event's store in WORK to its delivery (2xx).",
+	  { 10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000, 900000,
+	    3600000, 14400000, 86400000 } }
+};
+enum { HISTO_DURATION, HISTO_LATENCY, NHISTO };
+struct histo {
+	unsigned long long	 le[NLAT + 1];	/* last: +Inf */
+	unsigned long long	 count;
+	double			 sum;		/* seconds */
+};
 
 /*
  * Subscribers and inboxes have a slot each, found by name, that outlives
@@ -48,9 +73,7 @@ struct sub_metrics {
 	unsigned long long	 outcomes[DELIVERY_OUTCOME_MAX];
 	unsigned long long	 dropped[DROP_REASON_MAX];
 	unsigned long long	 redeliveries;
-	unsigned long long	 lat[NLAT + 1];	/* last: +Inf */
-	unsigned long long	 lat_count;
-	double			 lat_sum;	/* seconds */
+	struct histo		 h[NHISTO];
 	long long		 in_flight;
 };
 static struct sub_metrics	*subs;
@@ -389,25 +412,41 @@ metrics_tls_expiry(long long when)
 	tls_expiry = when;
 }
 
-/* Count one delivery attempt and its latency. */
+/* One observation of ms into h. */
+static void
+histo_add(struct histo *h, const struct histo_def *d, long long ms)
+{
+	size_t	 b;
+
+	for (b = 0; b < NLAT && ms > d->le_ms[b]; b++)
+		;
+	h->le[b]++;
+	h->count++;
+	h->sum += (double)ms / 1000.0;
+}
+
+/* Count one delivery attempt and its duration. */
 void
 metrics_delivery(int sub, enum delivery_outcome o, long long ms,
     int redelivery)
 {
-	size_t	 b;
-
 	if (sub < 0 || sub >= nsubs || o >= DELIVERY_OUTCOME_MAX)
 		return;
 	subs[sub].outcomes[o]++;
 	if (redelivery)
 		subs[sub].redeliveries++;
-	if (ms < 0)
-		return;		/* no request was sent */
-	for (b = 0; b < NLAT && ms > lat_ms[b]; b++)
-		;
-	subs[sub].lat[b]++;
-	subs[sub].lat_count++;
-	subs[sub].lat_sum += (double)ms / 1000.0;
+	if (ms >= 0)		/* else no request was sent */
+		histo_add(&subs[sub].h[HISTO_DURATION],
+		    &histo_defs[HISTO_DURATION], ms);
+}
+
+/* An event delivered ms after it was stored; see metrics.h. */
+void
+metrics_latency(int sub, long long ms)
+{
+	if (sub >= 0 && sub < nsubs)
+		histo_add(&subs[sub].h[HISTO_LATENCY],
+		    &histo_defs[HISTO_LATENCY], ms < 0 ? 0 : ms);
 }
 
 /* Count one event a subscriber will never get. */
@@ -426,30 +465,27 @@ metrics_in_flight(int sub, int delta)
 		subs[sub].in_flight += delta;
 }
 
-/* One subscriber's delivery latency histogram. */
+/* One subscriber's histogram h, as d says. */
 static void
-render_latency(struct evbuffer *out, const struct sub_metrics *m)
+render_histo(struct evbuffer *out, const struct histo_def *d,
+    const char *name, const struct histo *h)
 {
 	unsigned long long	 cum = 0;
 	size_t			 b;
 
 	for (b = 0; b <= NLAT; b++) {
-		cum += m->lat[b];
+		cum += h->le[b];
 		if (b < NLAT)
-			evbuffer_add_printf(out,
-			    "treaty_relay_delivery_seconds_bucket"
-			    "{subscriber=\"%s\",le=\"%g\"} %llu\n", m->name,
-			    (double)lat_ms[b] / 1000.0, cum);
+			evbuffer_add_printf(out, "%s_bucket{subscriber=\"%s\","
+			    "le=\"%g\"} %llu\n", d->name, name,
+			    (double)d->le_ms[b] / 1000.0, cum);
 		else
-			evbuffer_add_printf(out,
-			    "treaty_relay_delivery_seconds_bucket"
-			    "{subscriber=\"%s\",le=\"+Inf\"} %llu\n", m->name,
-			    cum);
+			evbuffer_add_printf(out, "%s_bucket{subscriber=\"%s\","
+			    "le=\"+Inf\"} %llu\n", d->name, name, cum);
 	}
-	evbuffer_add_printf(out, "treaty_relay_delivery_seconds_sum"
-	    "{subscriber=\"%s\"} %.3f\n"
-	    "treaty_relay_delivery_seconds_count{subscriber=\"%s\"} %llu\n",
-	    m->name, m->lat_sum, m->name, m->lat_count);
+	evbuffer_add_printf(out, "%s_sum{subscriber=\"%s\"} %.3f\n"
+	    "%s_count{subscriber=\"%s\"} %llu\n", d->name, name, h->sum,
+	    d->name, name, h->count);
 }
 
 /* The delivery metrics of the subscribers configured now. */
@@ -499,12 +535,14 @@ render_deliveries(struct evbuffer *out)
 			    "treaty_relay_deliveries_in_flight"
 			    "{subscriber=\"%s\"} %lld\n", m->name,
 			    m->in_flight);
-	evbuffer_add_printf(out, "# HELP treaty_relay_delivery_seconds "
-	    "Time from sending a delivery to its answer.\n"
-	    "# TYPE treaty_relay_delivery_seconds histogram\n");
-	for (m = subs; m < subs + nsubs; m++)
-		if (m->active)
-			render_latency(out, m);
+	for (o = 0; o < NHISTO; o++) {
+		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s histogram\n",
+		    histo_defs[o].name, histo_defs[o].help, histo_defs[o].name);
+		for (m = subs; m < subs + nsubs; m++)
+			if (m->active)
+				render_histo(out, &histo_defs[o], m->name,
+				    &m->h[o]);
+	}
 }
 
 /* One subscriber's state samples: 1 for its state, 0 for the others. */
@@ -571,6 +609,13 @@ metrics_publish_failures(enum pubfail why, size_t n)
 {
 	if (why < PUBFAIL_MAX)
 		pubfails[why] += n;
+}
+
+/* Count one attempt not recorded in ATTEMPTS. */
+void
+metrics_attempt_unrecorded(void)
+{
+	attempts_unrecorded++;
 }
 
 /* Count one NATS reconnection. */
@@ -647,9 +692,13 @@ metrics_render(struct evbuffer *out)
 	    "treaty_relay_streams_ready %lld\n"
 	    "# HELP treaty_relay_nats_reconnects_total NATS reconnections.\n"
 	    "# TYPE treaty_relay_nats_reconnects_total counter\n"
-	    "treaty_relay_nats_reconnects_total %llu\n",
+	    "treaty_relay_nats_reconnects_total %llu\n"
+	    "# HELP treaty_relay_attempts_unrecorded_total Delivery attempts "
+	    "not recorded in ATTEMPTS (NATS away or behind).\n"
+	    "# TYPE treaty_relay_attempts_unrecorded_total counter\n"
+	    "treaty_relay_attempts_unrecorded_total %llu\n",
 	    gauges[GAUGE_PUBLISHES_IN_FLIGHT], gauges[GAUGE_NATS_CONNECTED],
-	    gauges[GAUGE_STREAMS_READY], reconnects);
+	    gauges[GAUGE_STREAMS_READY], reconnects, attempts_unrecorded);
 	evbuffer_add_printf(out,
 	    "# HELP treaty_relay_config_reloads_total Configuration reloads "
 	    "(SIGHUP), by result.\n"

@@ -73,7 +73,13 @@ void	metrics_request(enum route route, int status);
 void	metrics_stored(enum stream_id stream, int duplicate);
 void	metrics_publish_failure(enum pubfail why);
 void	metrics_publish_failures(enum pubfail why, size_t n);
+/*
+ * An event delivered (2xx) ms after WORK stored it: the server's clock
+ * against ours, so a negative wait counts as 0.
+ */
+void	metrics_latency(int sub, long long ms);
 void	metrics_reconnect(void);
+void	metrics_attempt_unrecorded(void);
 void	metrics_gauge(enum gauge g, long long value);
 enum inbox_counter {
 	INBOX_LEASED,		/* events handed out under a lease */

@@ -66,6 +66,15 @@ stream_config(jsStreamConfig *sc, const struct store_check_job *cj,
 	 * second, kept for AUDIT's whole age.
 	 */
 	sc->AllowRollup = strcmp(name, STORE_AUDIT) == 0;
+	/*
+	 * ATTEMPTS (SPEC 17): the newest records of each subscriber, a
+	 * day's at most; read back with a subject's consumer, and by `nats
+	 * stream get` with direct gets.
+	 */
+	if (strcmp(name, STORE_ATTEMPTS) == 0) {
+		sc->MaxMsgsPerSubject = cj->attempts_keep;
+		sc->AllowDirect = true;
+	}
 }
 
 /* Whether an existing stream differs from what we want. */
@@ -79,7 +88,9 @@ stream_differs(const jsStreamConfig *have, const jsStreamConfig *want)
 	    have->Replicas != want->Replicas ||
 	    have->Retention != want->Retention ||
 	    have->AllowDirect != want->AllowDirect ||
-	    have->AllowRollup != want->AllowRollup;
+	    have->AllowRollup != want->AllowRollup ||
+	    (strcmp(want->Name, STORE_ATTEMPTS) == 0 &&
+	    have->MaxMsgsPerSubject != want->MaxMsgsPerSubject);
 }
 
 /* Create one stream, or update it when its settings differ. */
@@ -364,6 +375,7 @@ store_admin_check(struct bridge_job *job)
 	struct store_check_job *cj = BRIDGE_CONTAINER(job,
 	    struct store_check_job, job);
 	char		 d1[128] = "", d2[128] = "", d3[128] = "";
+	char		 d4[128] = "";
 
 	cj->result = stream_ensure(cj, STORE_WORK, "evt.>",
 	    cj->work_max_age_ns, d1, sizeof(d1));
@@ -373,9 +385,14 @@ store_admin_check(struct bridge_job *job)
 	if (cj->result == 0)
 		cj->result = store_admin_kv_bucket(cj->replicas, d3,
 		    sizeof(d3));
-	snprintf(cj->detail, sizeof(cj->detail), "%s%s%s%s%s", d1,
+	/* None kept: an ATTEMPTS made earlier stays as it was. */
+	if (cj->result == 0 && cj->attempts_keep > 0)
+		cj->result = stream_ensure(cj, STORE_ATTEMPTS, "attempts.>",
+		    STORE_ATTEMPTS_MAX_AGE_NS, d4, sizeof(d4));
+	snprintf(cj->detail, sizeof(cj->detail), "%s%s%s%s%s%s%s", d1,
 	    d1[0] && d2[0] ? "; " : "", d2, (d1[0] || d2[0]) && d3[0] ?
-	    "; " : "", d3);
+	    "; " : "", d3, (d1[0] || d2[0] || d3[0]) && d4[0] ? "; " : "",
+	    d4);
 }
 
 /*
@@ -611,7 +628,8 @@ store_admin_drop_record(natsMsg *m, char *name, size_t namelen,
  * ephemeral pull consumer that starts at that time, deleted at the end.
  */
 natsStatus
-store_admin_drops_scan(int64_t since_ns, int max,
+store_admin_scan(const char *stream, const char *subject, int64_t since_ns,
+    int max,
     int (*visit)(void *, natsMsg *, const jsMsgMetaData *), void *arg,
     int64_t *resume_ns, char *err, size_t errlen)
 {
@@ -628,7 +646,7 @@ store_admin_drops_scan(int64_t since_ns, int max,
 
 	*resume_ns = 0;
 	jsSubOptions_Init(&so);
-	so.Stream = STORE_AUDIT;
+	so.Stream = stream;
 	/*
 	 * nats.c 3.4 writes a start time's nanoseconds without leading
 	 * zeros (.000005 goes out as .5): below a tenth of a second, start at
@@ -644,8 +662,8 @@ store_admin_drops_scan(int64_t since_ns, int max,
 		so.Config.DeliverPolicy = js_DeliverAll;
 	so.Config.AckPolicy = js_AckNone;
 	so.Config.InactiveThreshold = DROPS_INACTIVE_NS;
-	if ((s = js_PullSubscribe(&sub, store_conn.js, STORE_DROP_SUBJECT,
-	    NULL, NULL, &so, &code)) != NATS_OK ||
+	if ((s = js_PullSubscribe(&sub, store_conn.js, subject, NULL, NULL,
+	    &so, &code)) != NATS_OK ||
 	    (s = natsSubscription_GetConsumerInfo(&ci, sub, NULL, &code)) !=
 	    NATS_OK)
 		goto out;
@@ -703,7 +721,8 @@ store_admin_drops(struct bridge_job *job)
 				    job);
 	int64_t			 resume;
 
-	if (store_admin_drops_scan(d->since_ns, STORE_DROPS_SCAN_MAX,
+	if (store_admin_scan(STORE_AUDIT, STORE_DROP_SUBJECT, d->since_ns,
+	    STORE_DROPS_SCAN_MAX,
 	    drops_take, d, &resume, d->err, sizeof(d->err)) != NATS_OK)
 		d->failed = 1;
 	else if (d->next_ns == 0)

@@ -186,6 +186,7 @@ struct store_check_job {
 	int64_t			 audit_max_age_ns;
 	int64_t			 duplicates_ns;
 	int			 replicas;
+	int			 attempts_keep;	/* per subscriber; 0: none */
 	/* Out. */
 	int			 result;	/* 0, -1, STORE_CHECK_TRANSIENT */
 	char			 detail[256];	/* streams made or changed */
@@ -431,12 +432,14 @@ void	 store_admin_drops(struct bridge_job *job);
 void	 store_admin_leftover_list(struct bridge_job *job);
 void	 store_admin_leftover_delete(struct bridge_job *job);
 /*
- * Read AUDIT's drop subject from since_ns on, oldest first, calling
+ * Read subject of stream (AUDIT's drop subject, ATTEMPTS' subject of a
+ * subscriber) from since_ns on, oldest first, calling
  * visit with each message and its metadata until it returns 1, the
  * subject ends, or max records were looked at: then *resume_ns is where
  * the rest begins (else 0).  NATS_OK, or the failure with err written.
  */
-natsStatus store_admin_drops_scan(int64_t since_ns, int max,
+natsStatus store_admin_scan(const char *stream, const char *subject,
+	    int64_t since_ns, int max,
 	    int (*visit)(void *, natsMsg *, const jsMsgMetaData *), void *arg,
 	    int64_t *resume_ns, char *err, size_t errlen);
 /*

@@ -225,6 +225,17 @@ store_count_refused(enum store_result res, size_t n)
 	    res == STORE_OVERLOAD ? PUBFAIL_OVERLOAD : PUBFAIL_NATS, n);
 }
 
+/* A record nobody waits for; see store-pub.h. */
+int
+store_publish_nowait(const char *subject, const void *data, size_t len)
+{
+	if (!store_ready() || store_conn.closing ||
+	    natsConnection_Buffered(store_conn.nc) > OUT_BUFFER_MAX)
+		return -1;
+	return natsConnection_Publish(store_conn.nc, subject, data, (int)len) ==
+	    NATS_OK ? 0 : -1;
+}
+
 /* Publish one event; see store-pub.h. */
 enum store_result
 store_publish(const char *subject, const struct store_header *h, size_t nh,

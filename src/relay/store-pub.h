@@ -58,6 +58,14 @@ void		 store_count_refused(enum store_result res, size_t n);
  * STORE_OK when cb will be called later, exactly once; any other value is
  * the answer now and cb is never called.
  */
+/*
+ * A record that nobody waits for (SPEC 17's attempts): one publish with
+ * no reply subject, so JetStream stores it and says nothing.  0, or -1
+ * when it was not sent: NATS is away (a publish then would wait for
+ * nats.c's reconnection), or nats.c holds more unsent bytes than it may.
+ */
+int	store_publish_nowait(const char *subject, const void *data,
+	    size_t len);
 enum store_result store_publish(const char *subject,
 		    const struct store_header *h, size_t nh, const char *msg_id,
 		    const void *data, size_t len, store_publish_cb cb,

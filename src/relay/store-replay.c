@@ -235,7 +235,8 @@ seqs_read(struct store_replay_job *j)
 	int64_t			 resume;
 	size_t			 i, n = 0;
 
-	if (store_admin_drops_scan(j->r.since_ns, SEQS_SCAN_MAX, seqs_take,
+	if (store_admin_scan(STORE_AUDIT, STORE_DROP_SUBJECT, j->r.since_ns,
+	    SEQS_SCAN_MAX, seqs_take,
 	    &sc, &resume, j->err, sizeof(j->err)) != NATS_OK) {
 		free(sc.v);
 		j->a.result = STORE_REPLAY_FAILED;

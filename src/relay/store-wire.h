@@ -17,6 +17,16 @@
 
 #define STORE_WORK		"WORK"
 #define STORE_AUDIT		"AUDIT"
+/*
+ * A binary-mode event's plain traceparent and tracestate (SPEC 17), kept
+ * beside its attributes (ingest.c), read by deliver.c.
+ */
+#define TRACEPARENT_HEADER	"Treaty-Traceparent"
+#define TRACESTATE_HEADER	"Treaty-Tracestate"
+/* Delivery attempts (SPEC 17): attempts.<subscriber>, a day's at most. */
+#define STORE_ATTEMPTS		"ATTEMPTS"
+#define STORE_ATTEMPTS_PREFIX	"attempts."
+#define STORE_ATTEMPTS_MAX_AGE_NS	(24LL * 3600 * 1000000000LL)
 /* A subscriber's consumer is relay-<name>; its delivery group too. */
 #define STORE_CONSUMER_PREFIX	"relay-"
 /* The reply subjects of the messages a consumer delivers. */

@@ -405,6 +405,7 @@ store_check(void)
 	cj->duplicates_ns = (int64_t)cfg->duplicate_window_minutes * 60 *
 	    NS_PER_S;
 	cj->replicas = cfg->replicas;
+	cj->attempts_keep = cfg->attempts_per_subscriber;
 	cj->job.work = store_admin_check;
 	cj->job.done = store_check_done;
 	sv.check_running = 1;

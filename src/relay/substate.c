@@ -338,7 +338,7 @@ entry_decide_write(struct substate_entry *e, enum substate_ask ask,
 {
 	struct substate_ask_arg	 a;
 	char			 now[TREATY_RFC3339_MAX];
-	struct timespec		 ts;
+	int64_t			 t = wall_ns();
 	char			*val;
 	size_t			 len;
 
@@ -347,8 +347,7 @@ entry_decide_write(struct substate_entry *e, enum substate_ask ask,
 	memset(&a, 0, sizeof(a));
 	if (extra != NULL)
 		a = *extra;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	if (treaty_rfc3339_format(ts.tv_sec, ts.tv_nsec, 3, now,
+	if (treaty_rfc3339_format(t / NS_PER_S, (long)(t % NS_PER_S), 3, now,
 	    sizeof(now)) < 0)
 		now[0] = '\0';
 	a.now = now;

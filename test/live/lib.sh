@@ -662,6 +662,17 @@ areq() {
 	curl -s -m 20 -o "$T/abody" -D "$T/ahdr" -w '%{http_code}' -X "$1" \
 	    -H "Authorization: Bearer $AT" "${3:-$RELAY_URL}/v1/admin/$2"
 }
+# tr_run NAME [ENV=VALUE...] -- ARGS...: treaty ARGS ($TR, bounded, 20 s),
+# stdout in $T/NAME.out, stderr in $T/NAME.err; prints the exit status.
+tr_run() {
+	local name=$1 envs=()
+	shift
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	timeout -k 2 20 env -u TREATY_TOKEN -u TREATY_URL "${envs[@]}" "${TR:-$ROOT/$O/treaty}" "$@" \
+	    > "$T/$name.out" 2> "$T/$name.err"
+	echo $?
+}
 # abody: the body of the last admin answer.
 abody() { cat "$T/abody" 2>/dev/null; }
 # afield KEY: a member of the last admin answer ("None" for null).

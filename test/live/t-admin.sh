@@ -44,17 +44,6 @@ aget() {
 aerr() { BODY=$(abody); errcode; }
 
 TR=$ROOT/$O/treaty
-# tr_run NAME [ENV=VALUE...] -- ARGS...: treaty ARGS (bounded, 20 s), stdout
-# in $T/NAME.out, stderr in $T/NAME.err; prints the exit status.
-tr_run() {
-	local name=$1 envs=()
-	shift
-	while [ "$1" != -- ]; do envs+=("$1"); shift; done
-	shift
-	timeout -k 2 20 env -u TREATY_TOKEN -u TREATY_URL "${envs[@]}" "$TR" "$@" \
-	    > "$T/$name.out" 2> "$T/$name.err"
-	echo $?
-}
 
 # Without TREATY_RELAY_ADMIN_TOKEN_SHA256 there is no such route.
 check "no admin token configured: 404" "404 not_found" "$(aget subscribers "$AT") $(aerr)"
