@@ -10,7 +10,11 @@
 #
 # Required: build, test and run (libc6-dev: gcc only recommends it, and
 # recommendations are not installed; iproute2: the several-instances test
-# brings up the loopback of a network namespace of its own).  Optional: wrk (make bench), mandoc
+# brings up the loopback of a network namespace of its own; nodejs and npm:
+# the tracing test reads traceparent with OpenTelemetry's propagator,
+# installed by npm ci from test/live/w3c's lock file.  Debian's npm package
+# only when there is no npm command: a Node.js from elsewhere brings its
+# own, and Debian's would conflict with it).  Optional: wrk (make bench), mandoc
 # (make lint-man), libmimalloc-dev (make ALLOC=mimalloc); missing optional
 # packages never fail the script when not root.
 # Package lists are space-separated strings, split on purpose.
@@ -18,7 +22,7 @@
 set -eu
 
 required="libevent-dev libnats-dev libssl-dev libyajl-dev nats-server \
-pkg-config gcc libc6-dev make curl openssl python3 iproute2"
+pkg-config gcc libc6-dev make curl openssl python3 iproute2 nodejs"
 optional="wrk mandoc libmimalloc-dev"
 
 only_required=0
@@ -43,6 +47,7 @@ missing="" missing_opt=""
 for p in $required; do
 	installed "$p" || missing="$missing $p"
 done
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ "$only_required" -eq 0 ]; then
 	for p in $optional; do
 		installed "$p" || missing_opt="$missing_opt $p"
