@@ -74,6 +74,13 @@ stream_config(jsStreamConfig *sc, const struct store_check_job *cj,
 	if (strcmp(name, STORE_ATTEMPTS) == 0) {
 		sc->MaxMsgsPerSubject = cj->attempts_keep;
 		sc->AllowDirect = true;
+		/*
+		 * In memory: a record per delivery attempt costs nats-server
+		 * half as much there as in a file (docs/BENCHMARKS.md), and
+		 * the records are a day's diagnostics, bounded here.
+		 */
+		sc->Storage = js_MemoryStorage;
+		sc->MaxBytes = STORE_ATTEMPTS_MAX_BYTES;
 	}
 }
 
@@ -90,7 +97,8 @@ stream_differs(const jsStreamConfig *have, const jsStreamConfig *want)
 	    have->AllowDirect != want->AllowDirect ||
 	    have->AllowRollup != want->AllowRollup ||
 	    (strcmp(want->Name, STORE_ATTEMPTS) == 0 &&
-	    have->MaxMsgsPerSubject != want->MaxMsgsPerSubject);
+	    (have->MaxMsgsPerSubject != want->MaxMsgsPerSubject ||
+	    have->MaxBytes != want->MaxBytes));
 }
 
 /* Create one stream, or update it when its settings differ. */
@@ -112,9 +120,10 @@ stream_ensure(const struct store_check_job *cj, const char *name,
 		s = js_AddStream(&si, store_conn.js, &want, NULL, &code);
 		if (s == NATS_OK)
 			snprintf(detail, dlen, "created %s", name);
-	} else if (s == NATS_OK && si->Config->Storage != js_FileStorage) {
-		snprintf(detail, dlen, "stream %s has memory storage, which "
-		    "cannot be changed in place", name);
+	} else if (s == NATS_OK && si->Config->Storage != want.Storage) {
+		snprintf(detail, dlen, "stream %s has %s storage, which "
+		    "cannot be changed in place", name, si->Config->Storage ==
+		    js_MemoryStorage ? "memory" : "file");
 		jsStreamInfo_Destroy(si);
 		return -1;
 	} else if (s == NATS_OK && stream_differs(si->Config, &want)) {
@@ -385,10 +394,17 @@ store_admin_check(struct bridge_job *job)
 	if (cj->result == 0)
 		cj->result = store_admin_kv_bucket(cj->replicas, d3,
 		    sizeof(d3));
-	/* None kept: an ATTEMPTS made earlier stays as it was. */
-	if (cj->result == 0 && cj->attempts_keep > 0)
-		cj->result = stream_ensure(cj, STORE_ATTEMPTS, "attempts.>",
-		    STORE_ATTEMPTS_MAX_AGE_NS, d4, sizeof(d4));
+	/*
+	 * None kept: an ATTEMPTS made earlier stays as it was.  Never a
+	 * condition of ingest: a failure is said apart (attempts_err), and
+	 * records go nowhere meanwhile.
+	 */
+	if (cj->result == 0 && cj->attempts_keep > 0 &&
+	    stream_ensure(cj, STORE_ATTEMPTS, "attempts.>",
+	    STORE_ATTEMPTS_MAX_AGE_NS, d4, sizeof(d4)) != 0) {
+		snprintf(cj->attempts_err, sizeof(cj->attempts_err), "%s", d4);
+		d4[0] = '\0';
+	}
 	snprintf(cj->detail, sizeof(cj->detail), "%s%s%s%s%s%s%s", d1,
 	    d1[0] && d2[0] ? "; " : "", d2, (d1[0] || d2[0]) && d3[0] ?
 	    "; " : "", d3, (d1[0] || d2[0] || d3[0]) && d4[0] ? "; " : "",

@@ -190,6 +190,7 @@ struct store_check_job {
 	/* Out. */
 	int			 result;	/* 0, -1, STORE_CHECK_TRANSIENT */
 	char			 detail[256];	/* streams made or changed */
+	char			 attempts_err[128];	/* ATTEMPTS not made */
 };
 
 /* The consumers, after the streams: never a condition of ingest. */

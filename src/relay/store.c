@@ -59,6 +59,7 @@ static struct {
 	int		 consumers_running;
 	int		 consumers_again;
 	int		 consumers_after_read;	/* the bucket's */
+	char		 attempts_err[128];	/* the last check's, said once */
 	void		(*drained)(void);
 } sv;
 
@@ -372,6 +373,13 @@ store_check_done(struct bridge_job *job)
 	} else {
 		if (cj->detail[0] != '\0')
 			log_info("streams", "detail=%s", log_q(cj->detail));
+		/* Said once per change: the check runs every 10 s. */
+		if (strcmp(cj->attempts_err, sv.attempts_err) != 0 &&
+		    cj->attempts_err[0] != '\0')
+			log_warnx("attempts not recorded: stream ATTEMPTS not "
+			    "ready", "detail=%s", log_q(cj->attempts_err));
+		snprintf(sv.attempts_err, sizeof(sv.attempts_err), "%s",
+		    cj->attempts_err);
 		if (store_conn.connected && !store_conn.closing)
 			store_set_state(1, 1);
 		store_check_consumers();

@@ -119,6 +119,8 @@ check "A's connection cap: 768, not the minimum" 768 "$(metric treaty_relay_conn
 check "a private address over plain http: 422" "422 url" "$(put bad '{"url":"http://10.1.2.3/x","filter":"evt.*.shop.>"}') $(field)"
 check "an unknown field: 422 naming it" "422 urll" "$(put bad '{"urll":"https://x.example/","filter":"evt.*.shop.>"}') $(field)"
 check "a filter outside evt.>: 422" "422 filter" "$(put bad '{"url":"https://x.example/","filter":"audit.>"}') $(field)"
+check "breaker failures out of range: 422" "422 breaker.failures" "$(put bad '{"url":"https://x.example/","filter":"evt.>","breaker":{"failures":10001}}') $(field)"
+check "a rateLimit of 0: 422" "422 rateLimit" "$(put bad '{"url":"https://x.example/","filter":"evt.>","rateLimit":0}') $(field)"
 check "a short secret: 422" "422 secret" "$(put bad '{"url":"https://x.example/","filter":"evt.>","secret":"short"}') $(field)"
 check "name in the body: 422" "422 name" "$(put bad '{"name":"bad","url":"https://x.example/","filter":"evt.>"}') $(field)"
 check "a key twice: 422" "422" "$(put bad '{"url":"https://x.example/","url":"https://y.example/","filter":"evt.>"}')"

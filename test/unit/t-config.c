@@ -757,6 +757,27 @@ subscribers_bad(void)
 		  "[0].secrets[1]" },
 		{ SUB("\"url\":\"https://e.example/\",\"retries\":1"),
 		  "[0].retries" },
+		/* SPEC 17: breaker.failures 0-10000, rateLimit (0, 100000]. */
+		{ SUB("\"url\":\"https://e.example/\",\"breaker\":"
+		  "{\"failures\":-1}"), "[0].breaker.failures" },
+		{ SUB("\"url\":\"https://e.example/\",\"breaker\":"
+		  "{\"failures\":10001}"), "[0].breaker.failures" },
+		{ SUB("\"url\":\"https://e.example/\",\"breaker\":"
+		  "{\"failures\":2.5}"), "[0].breaker.failures" },
+		{ SUB("\"url\":\"https://e.example/\",\"breaker\":"
+		  "{\"tries\":3}"), "[0].breaker.tries" },
+		{ SUB("\"url\":\"https://e.example/\",\"breaker\":20"),
+		  "[0].breaker" },
+		{ SUB("\"tokenSha256\":\"" HASH_A "\",\"breaker\":"
+		  "{\"failures\":3}"), "[0].breaker" },
+		{ SUB("\"url\":\"https://e.example/\",\"rateLimit\":0"),
+		  "[0].rateLimit" },
+		{ SUB("\"url\":\"https://e.example/\",\"rateLimit\":100001"),
+		  "[0].rateLimit" },
+		{ SUB("\"url\":\"https://e.example/\",\"rateLimit\":\"5\""),
+		  "[0].rateLimit" },
+		{ SUB("\"tokenSha256\":\"" HASH_A "\",\"rateLimit\":5"),
+		  "[0].rateLimit" },
 		{ "[{\"name\":\"a.b\",\"url\":\"https://e.example/\","
 		  "\"secret\":\"" SECRET "\",\"filter\":\"evt.>\"}]",
 		  "[0].name" },
