@@ -6,7 +6,10 @@
  * and, when there is one, "probe", "replay", "trace".  time is when the
  * attempt started (RFC 3339, ms), ms the HTTP exchange (null when nothing
  * was sent: no address, a refused one), status null when no answer came
- * (error says why).
+ * (error says why).  A record is made for every attempt, so the usual one
+ * is written by hand (a fifth of what yajl's generator and a full time
+ * formatting cost: docs/BENCHMARKS.md), and only an id or error that
+ * needs escaping goes through yajl.
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +25,12 @@
 #include "store-wire.h"
 #include "util.h"
 
+/*
+ * A record written by hand, the usual case (record_plain): ids and errors
+ * up to about 3 KiB of printable ASCII; anything else goes through yajl.
+ */
+#define RECORD_PLAIN_MAX	4096
+
 static struct {
 	const struct config	*cfg;
 	char			 instance[NAME_MAX_LEN + 1];
@@ -35,17 +44,140 @@ attempts_init(const struct config *cfg, const char *instance)
 	snprintf(at.instance, sizeof(at.instance), "%s", instance);
 }
 
-void
-attempts_record(const struct attempt *a)
+/* The decimal digits of v at o; the end. */
+static char *
+put_u64(char *o, uint64_t v)
 {
-	const unsigned char	*buf;
-	size_t			 len;
-	char			 subject[sizeof(STORE_ATTEMPTS_PREFIX) +
-				    NAME_MAX_LEN];
-	char			 t[TREATY_RFC3339_MAX];
+	char	 d[20];
+	int	 n = 0;
 
-	if (at.cfg == NULL || at.cfg->attempts_per_subscriber == 0)
-		return;
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (n > 0)
+		*o++ = d[--n];
+	return o;
+}
+
+/*
+ * s as a JSON string at o (quoted), when every byte is printable ASCII
+ * (the usual id and error): the end, or NULL for the general path.
+ */
+static char *
+put_plain(char *o, const char *s, size_t room)
+{
+	char	*end = o + room;
+
+	if (s == NULL) {
+		memcpy(o, "null", 4);
+		return o + 4;
+	}
+	*o++ = '"';
+	for (; *s != '\0'; s++) {
+		if (end - o < 3 || *s < 0x20 || *s > 0x7e)
+			return NULL;
+		if (*s == '"' || *s == '\\')
+			*o++ = '\\';
+		*o++ = *s;
+	}
+	*o++ = '"';
+	return o;
+}
+
+/*
+ * The time as RFC 3339 with milliseconds: the second's text is made once
+ * a second (treaty_rfc3339_format is the cost of a whole record).
+ */
+static char *
+put_time(char *o, int64_t ns)
+{
+	static int64_t	 sec = -1;
+	static char	 prefix[TREATY_RFC3339_MAX];
+	static size_t	 plen;
+	int64_t		 s = ns / NS_PER_S;
+	long		 ms = (long)(ns % NS_PER_S / 1000000);
+
+	if (s != sec) {
+		if (treaty_rfc3339_format(s, 0, 0, prefix, sizeof(prefix)) < 0)
+			prefix[0] = '\0';
+		plen = strlen(prefix);
+		if (plen > 0 && prefix[plen - 1] == 'Z')
+			plen--;			/* the fraction goes first */
+		sec = s;
+	}
+	*o++ = '"';
+	memcpy(o, prefix, plen);
+	o += plen;
+	*o++ = '.';
+	*o++ = (char)('0' + ms / 100);
+	*o++ = (char)('0' + ms / 10 % 10);
+	*o++ = (char)('0' + ms % 10);
+	*o++ = 'Z';
+	*o++ = '"';
+	return o;
+}
+
+/* The record by hand, the usual way; 0, or -1 for the general path. */
+static int
+record_plain(const struct attempt *a, char *buf, size_t cap, size_t *len)
+{
+	char	*o = buf, *end = buf + cap;
+
+#define LIT(s)	(memcpy(o, s, sizeof(s) - 1), o += sizeof(s) - 1)
+	LIT("{\"time\":");
+	o = put_time(o, a->time_ns);
+	LIT(",\"eventId\":");
+	if ((o = put_plain(o, a->event_id, (size_t)(end - o) - 256)) == NULL)
+		return -1;
+	LIT(",\"sequence\":");
+	o = put_u64(o, a->sequence);
+	LIT(",\"attempt\":");
+	o = put_u64(o, a->attempt);
+	LIT(",\"status\":");
+	if (a->status > 0)
+		o = put_u64(o, (uint64_t)a->status);
+	else
+		LIT("null");
+	LIT(",\"error\":");
+	if ((o = put_plain(o, a->error, (size_t)(end - o) - 160)) == NULL)
+		return -1;
+	LIT(",\"ms\":");
+	if (a->ms >= 0)
+		o = put_u64(o, (uint64_t)a->ms);
+	else
+		LIT("null");
+	LIT(",\"instance\":\"");
+	memcpy(o, at.instance, strlen(at.instance));
+	o += strlen(at.instance);
+	*o++ = '"';
+	if (a->probe > 0) {
+		LIT(",\"probe\":");
+		o = put_u64(o, (uint64_t)a->probe);
+	}
+	if (a->replay != NULL) {
+		LIT(",\"replay\":\"");
+		memcpy(o, a->replay, strlen(a->replay));
+		o += strlen(a->replay);
+		*o++ = '"';
+	}
+	if (a->trace != NULL) {
+		LIT(",\"trace\":\"");
+		memcpy(o, a->trace, strlen(a->trace));
+		o += strlen(a->trace);
+		*o++ = '"';
+	}
+	*o++ = '}';
+#undef LIT
+	*len = (size_t)(o - buf);
+	return 0;
+}
+
+/* The record through yajl: ids and errors that need escaping. */
+static void
+record_gen(const struct attempt *a, const unsigned char **buf, size_t *len)
+{
+	char	 t[TREATY_RFC3339_MAX];
+
 	if (at.g == NULL)
 		at.g = yajl_gen_alloc(NULL);
 	yajl_gen_clear(at.g);
@@ -89,7 +221,24 @@ attempts_record(const struct attempt *a)
 		json_gen_str(at.g, a->trace);
 	}
 	yajl_gen_map_close(at.g);
-	yajl_gen_get_buf(at.g, &buf, &len);
+	yajl_gen_get_buf(at.g, buf, len);
+}
+
+void
+attempts_record(const struct attempt *a)
+{
+	static char		 plain[RECORD_PLAIN_MAX];
+	const unsigned char	*buf;
+	size_t			 len;
+	char			 subject[sizeof(STORE_ATTEMPTS_PREFIX) +
+				    NAME_MAX_LEN];
+
+	if (at.cfg == NULL || at.cfg->attempts_per_subscriber == 0)
+		return;
+	if (record_plain(a, plain, sizeof(plain), &len) == 0)
+		buf = (const unsigned char *)plain;
+	else
+		record_gen(a, &buf, &len);
 	snprintf(subject, sizeof(subject), STORE_ATTEMPTS_PREFIX "%s",
 	    a->subscriber);
 	if (store_publish_nowait(subject, buf, len) == -1)

@@ -448,6 +448,14 @@ natsStatus store_admin_scan(const char *stream, const char *subject,
  * subscriber into name and its WORK sequence into *seq (when not NULL).
  * 0, or -1 when it is not one.
  */
+/*
+ * store-drops.c, worker thread: the WORK sequences of r's subscriber's
+ * drop records from r's since up to its AUDIT end, sorted, each once,
+ * into *seqs (malloc'd, *nseqs of them): 0, or STORE_REPLAY_FAILED (no
+ * answer) or STORE_REPLAY_TOO_MANY, with err written.
+ */
+int	 store_admin_drop_seqs(const struct store_replay *r, uint64_t **seqs,
+	    size_t *nseqs, char *err, size_t errlen);
 int	 store_admin_drop_record(natsMsg *m, char *name, size_t namelen,
 	    uint64_t *seq);
 

@@ -28,13 +28,6 @@
 #define COUNT_TRIES		5
 /* Instances whose counts are added up at most. */
 #define PROGRESS_MAX		64
-/*
- * A redrive reads at most this many drop records (every subscriber's, on
- * the worker thread, where the other jobs wait behind it: some seconds),
- * and keeps at most SEQS_MAX sequences (8 bytes each).
- */
-#define SEQS_SCAN_MAX		1000000
-#define SEQS_MAX		SEQS_SCAN_MAX
 
 struct store_replay_job {
 	struct bridge_job	 job;
@@ -183,80 +176,16 @@ consumer_delete(const char *id, jsErrCode *code)
 }
 
 /* A redrive's sequences as they are read. */
-struct seqs_scan {
-	const struct store_replay *r;
-	uint64_t		*v;
-	size_t			 n, cap;
-	int			 full;
-};
-
-/* One drop record: the sequence, when it is one of the redrive's. */
-static int
-seqs_take(void *arg, natsMsg *m, const jsMsgMetaData *meta)
-{
-	struct seqs_scan	*sc = arg;
-	char			 sub[128];
-	uint64_t		 seq;
-
-	/* Recorded after the redrive started (its own drops among them). */
-	if (meta->Sequence.Stream > sc->r->audit_end)
-		return 1;
-	if (store_admin_drop_record(m, sub, sizeof(sub), &seq) == -1 ||
-	    seq == 0 || seq > sc->r->end || strcmp(sub, sc->r->subscriber) != 0)
-		return 0;
-	if (sc->n == sc->cap) {
-		if (sc->cap == SEQS_MAX) {
-			sc->full = 1;
-			return 1;
-		}
-		sc->cap = sc->cap == 0 ? 256 : sc->cap * 2;
-		sc->v = xrealloc(sc->v, sc->cap * sizeof(*sc->v));
-	}
-	sc->v[sc->n++] = seq;
-	return 0;
-}
-
-static int
-seq_cmp(const void *a, const void *b)
-{
-	uint64_t	 x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
- * Read the redrive's sequences into j->a.seqs, sorted, each once (an
- * event dropped, redriven and dropped again has two records).
+ * Read the redrive's sequences into j->a.seqs, sorted, each once
+ * (store_admin_drop_seqs).
  */
 static int
 seqs_read(struct store_replay_job *j)
 {
-	struct seqs_scan	 sc = { &j->r, NULL, 0, 0, 0 };
-	int64_t			 resume;
-	size_t			 i, n = 0;
-
-	if (store_admin_scan(STORE_AUDIT, STORE_DROP_SUBJECT, j->r.since_ns,
-	    SEQS_SCAN_MAX, seqs_take,
-	    &sc, &resume, j->err, sizeof(j->err)) != NATS_OK) {
-		free(sc.v);
-		j->a.result = STORE_REPLAY_FAILED;
-		return -1;
-	}
-	if (sc.full || resume != 0) {
-		snprintf(j->err, sizeof(j->err), "more than %d drop records "
-		    "from since on", SEQS_SCAN_MAX);
-		free(sc.v);
-		j->a.result = STORE_REPLAY_TOO_MANY;
-		return -1;
-	}
-	if (sc.n > 0)
-		qsort(sc.v, sc.n, sizeof(*sc.v), seq_cmp);
-	for (i = 0; i < sc.n; i++)
-		if (n == 0 || sc.v[i] != sc.v[n - 1])
-			sc.v[n++] = sc.v[i];
-	j->a.seqs = sc.v;
-	j->a.nseqs = n;
-	return 0;
+	j->a.result = store_admin_drop_seqs(&j->r, &j->a.seqs, &j->a.nseqs,
+	    j->err, sizeof(j->err));
+	return j->a.result == 0 ? 0 : -1;
 }
 
 /* 1 when m's Nats-Msg-Id shows the relay wrote it. */

@@ -53,6 +53,11 @@ check "400 for limit 1001" 400 "$(page limit=1001)"
 check "400 for a bad before" 400 "$(page before=yesterday)"
 check "405 for POST" 405 "$(areq POST subscribers/at/attempts)"
 
+# An id that needs escaping (a quote, a backslash, non-ASCII) is recorded
+# as it is: the record is still JSON and the id reads back the same.
+post evt.local.shop.at.created 'q%22%5C%C3%A9-1' x
+wait_until 10 "page limit=1 >/dev/null; grep -q '\"eventId\":\"q' $T/abody"
+check "an id with a quote, a backslash and an e-acute reads back" 'q"\é-1' "$(page limit=1 >/dev/null; python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["attempts"][0]["eventId"])' "$T/abody")"
 # No answer: status null, the error, the time spent; not sent at all:
 # ms null as well.
 post evt.local.shop.dead.created dead-1 x
@@ -65,7 +70,7 @@ check_match "not sent: status and ms null, the reason" '^None .+ None$' "$(pytho
 # The client.
 check "treaty admin attempts: exit 0" 0 "$(tr_run ta TREATY_TOKEN=$AT -- admin attempts at --limit 3 --url "$RELAY_URL")"
 check "a header and three lines, newest first" "TIME ATTEMPT STATUS MS INSTANCE EVENT-ID ERROR|3" "$(head -1 "$T/ta.out" | tr -s ' ' | sed 's/ $//')|$(($(wc -l < "$T/ta.out") - 1))"
-check "treaty admin attempts --json: every record, across pages" 9 "$(tr_run taj TREATY_TOKEN=$AT -- admin attempts at --json --page 2 --url "$RELAY_URL" >/dev/null; wc -l < "$T/taj.out")"
+check "treaty admin attempts --json: every record, across pages" 10 "$(tr_run taj TREATY_TOKEN=$AT -- admin attempts at --json --page 2 --url "$RELAY_URL" >/dev/null; wc -l < "$T/taj.out")"
 check "treaty admin pause" "0 subscriber at paused" "$(tr_run tp TREATY_TOKEN=$AT -- admin pause at --url "$RELAY_URL") $(cat "$T/tp.out")"
 tr_run ts TREATY_TOKEN=$AT -- admin status --url "$RELAY_URL" > /dev/null
 check "status shows it" "at push config paused" "$(grep '^at ' "$T/ts.out" | tr -s ' ' | cut -d' ' -f1-4)"

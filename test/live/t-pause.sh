@@ -60,6 +60,11 @@ check "A shows it paused at once" "paused operator" "$(state ps)"
 wait_until 5 "[ \"\$(state ps $B_URL)\" = 'paused operator' ]"
 check "B shows it paused" "paused operator" "$(state ps $B_URL)"
 check "gauge paused 1 on B" 1 "$(gauge ps paused $B_URL)"
+# Every instance follows within 1 s (SPEC 17), by the relays' own stamps:
+# from A's stored write to B's applying it.
+ta=$(log_ms 'msg="subscriber state" sub=ps state=paused' "$A_LOG")
+tb=$(log_ms 'msg="subscriber state applied" sub=ps state=paused' "$B_LOG")
+check_match "B applied the pause within 1 s of A's write" "^-?[0-9]+ ok$" "$((tb - ta)) $([ $((tb - ta)) -le 1000 ] && echo ok)"
 check "pausing again is 204" 204 "$(areq POST subscribers/ps/pause)"
 
 for i in $(seq 1 12); do post evt.local.shop.order.created ok-p$i x; done
