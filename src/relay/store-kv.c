@@ -391,13 +391,14 @@ store_kv_delete(const char *name, int if_match, uint64_t expect,
 	return j;
 }
 
-struct store_kv_job *
-store_kv_set(enum store_kv_bucket b, const char *key, const char *val,
-    size_t len, uint64_t expect, store_kv_cb cb, void *arg)
+/* A write of key in bucket b, over expect when if_match. */
+static struct store_kv_job *
+kv_set(enum store_kv_bucket b, const char *key, const char *val, size_t len,
+    int if_match, uint64_t expect, store_kv_cb cb, void *arg)
 {
 	struct store_kv_job	*j;
 
-	if ((j = kv_job(key, 1, expect, cb, arg)) == NULL)
+	if ((j = kv_job(key, if_match, expect, cb, arg)) == NULL)
 		return NULL;
 	j->bucket = b;
 	if (val != NULL) {
@@ -409,20 +410,17 @@ store_kv_set(enum store_kv_bucket b, const char *key, const char *val,
 }
 
 struct store_kv_job *
+store_kv_set(enum store_kv_bucket b, const char *key, const char *val,
+    size_t len, uint64_t expect, store_kv_cb cb, void *arg)
+{
+	return kv_set(b, key, val, len, 1, expect, cb, arg);
+}
+
+struct store_kv_job *
 store_kv_set_any(enum store_kv_bucket b, const char *key, const char *val,
     size_t len, store_kv_cb cb, void *arg)
 {
-	struct store_kv_job	*j;
-
-	if ((j = kv_job(key, 0, 0, cb, arg)) == NULL)
-		return NULL;
-	j->bucket = b;
-	if (val != NULL) {
-		j->val = xstrndup(val, len);
-		j->len = len;
-	}
-	bridge_run(&j->job);
-	return j;
+	return kv_set(b, key, val, len, 0, 0, cb, arg);
 }
 
 void

@@ -648,6 +648,16 @@ admin_setup() {
 	AT=admin-token-0123456789
 	export TREATY_RELAY_ADMIN_TOKEN_SHA256=$(sha256hex "$AT")
 }
+# gate_setup: test/live/gate-receiver.py (answers set per path by the
+# test; SPEC 17's tests) on RPORT recording to $T/got, its base URL in H;
+# the test ends, failed, when it does not start.
+gate_setup() {
+	RPORT=$(free_port)
+	python3 "$ROOT/test/live/gate-receiver.py" $RPORT "$T/got" &
+	PIDS+=($!)
+	wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
+	H="http://127.0.0.1:$RPORT"
+}
 # replay_setup: admin_setup, and receiver.py on RPORT recording to
 # $T/deliveries (the test ends, failed, when it does not start).
 replay_setup() {

@@ -10,11 +10,7 @@
 start_nats || { fail start "nats-server did not start"; finish; }
 admin_setup
 TR=$ROOT/$O/treaty
-RPORT=$(free_port)
-python3 "$ROOT/test/live/gate-receiver.py" $RPORT "$T/got" &
-PIDS+=($!)
-wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
-H="http://127.0.0.1:$RPORT"
+gate_setup
 DEAD=$(free_port)
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"at","url":"'$H'/at","secret":"'$S'","filter":"evt.*.shop.at.>"},{"name":"dead","url":"http://127.0.0.1:'$DEAD'/x","secret":"'$S'","filter":"evt.*.shop.dead.>","maxDeliver":1},{"name":"refused","url":"https://10.0.0.1/x","secret":"'$S'","filter":"evt.*.shop.refused.>","maxDeliver":1},{"name":"box","tokenSha256":"'$(sha256hex box-token-0123456789)'","secret":"'$S'","filter":"evt.*.shop.box.>"}]'
 export TREATY_RELAY_RETRY_BASE_MS=100 TREATY_RELAY_RETRY_MAX_MS=200

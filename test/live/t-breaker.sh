@@ -14,11 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 admin_setup
-RPORT=$(free_port)
-python3 "$ROOT/test/live/gate-receiver.py" $RPORT "$T/got" &
-PIDS+=($!)
-wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
-H="http://127.0.0.1:$RPORT"
+gate_setup
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"brk","url":"'$H'/brk","secret":"'$S'","filter":"evt.*.shop.>","maxDeliver":5},{"name":"nobrk","url":"'$H'/nobrk","secret":"'$S'","filter":"evt.*.shop.>","maxDeliver":5,"breaker":{"failures":0}}]'
 start_relay || { fail relay "A did not start"; finish; }
 A_URL=$RELAY_URL A_LOG=$RELAY_LOG

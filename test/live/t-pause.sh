@@ -11,11 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 admin_setup
-RPORT=$(free_port)
-python3 "$ROOT/test/live/gate-receiver.py" $RPORT "$T/got" &
-PIDS+=($!)
-wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
-H="http://127.0.0.1:$RPORT"
+gate_setup
 IT=inbox-token-0123456789
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"ps","url":"'$H'/ps","secret":"'$S'","filter":"evt.*.shop.order.>","maxDeliver":3,"maxInFlight":4},{"name":"gone","url":"'$H'/gone","secret":"'$S'","filter":"evt.*.shop.gone.>","maxDeliver":3},{"name":"redir","url":"'$H'/redir","secret":"'$S'","filter":"evt.*.shop.redir.>","maxDeliver":5},{"name":"box","tokenSha256":"'$(sha256hex $IT)'","secret":"'$S'","filter":"evt.*.shop.>"}]'
 export TREATY_RELAY_RETRY_BASE_MS=200 TREATY_RELAY_RETRY_MAX_MS=400 TREATY_RELAY_ACK_WAIT_SECONDS=4 TREATY_RELAY_PROGRESS_SECONDS=1

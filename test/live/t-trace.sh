@@ -14,11 +14,7 @@ if ! (cd "$T/w3c" && timeout 120 npm ci --no-audit --no-fund > npm.log 2>&1); th
 	fail "npm ci of test/live/w3c" "$(tail -3 "$T/w3c/npm.log" | tr '\n' ' ')"
 	finish
 fi
-RPORT=$(free_port)
-python3 "$ROOT/test/live/gate-receiver.py" $RPORT "$T/got" &
-PIDS+=($!)
-wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
-H="http://127.0.0.1:$RPORT"
+gate_setup
 S=test-secret-0123456789
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"tr","url":"'$H'/tr","secret":"'$S'","filter":"evt.*.shop.tr.>"},{"name":"plain","url":"'$H'/plain","secret":"'$S'","filter":"evt.*.shop.plain.>"},{"name":"st","url":"'$H'/st","secret":"'$S'","filter":"evt.*.shop.st.>"},{"name":"none","url":"'$H'/none","secret":"'$S'","filter":"evt.*.shop.none.>"},{"name":"bad","url":"'$H'/bad","secret":"'$S'","filter":"evt.*.shop.bad.>"}]'
 export TREATY_RELAY_RETRY_BASE_MS=100 TREATY_RELAY_RETRY_MAX_MS=200
