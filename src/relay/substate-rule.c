@@ -95,7 +95,7 @@ substate_decide(const struct substate_value *cur, enum substate_ask ask,
 		if (cur->state == SUBSTATE_PAUSED)
 			return 0;
 		become(next, SUBSTATE_PAUSED, "gone", a);
-		copy(next->url, sizeof(next->url), a->url);
+		next->url = a->url;
 		return 1;
 	case SUBSTATE_TRIP:
 		if (cur->state != SUBSTATE_ACTIVE)
@@ -177,7 +177,6 @@ substate_value_parse(const char *s, size_t len, struct substate_value *v)
 	copy(v->since, sizeof(v->since), get_str(root, "since"));
 	copy(v->reason, sizeof(v->reason), get_str(root, "reason"));
 	copy(v->by, sizeof(v->by), get_str(root, "by"));
-	copy(v->url, sizeof(v->url), get_str(root, "url"));
 	v->failures = (int)get_int(root, p_f, 0);
 	v->probe_n = (int)get_int(root, p_n, 1);
 	v->delay_ms = get_int(root, p_d, SUBSTATE_PROBE_BASE_MS);
@@ -209,7 +208,7 @@ substate_value_format(const struct substate_value *v, size_t *len)
 	json_gen_str(g, v->reason);
 	json_gen_str(g, "by");
 	json_gen_str(g, v->by);
-	if (v->url[0] != '\0') {
+	if (v->url != NULL && v->url[0] != '\0') {
 		json_gen_str(g, "url");
 		json_gen_str(g, v->url);
 	}

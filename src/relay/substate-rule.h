@@ -24,7 +24,6 @@
 
 #define SUBSTATE_REASON_MAX	16
 #define SUBSTATE_INSTANCE_MAX	16	/* hex digits of an instance's name */
-#define SUBSTATE_URL_MAX	1024	/* a longer URL is cut (it is a hint) */
 /* The first probe after 5 s, doubling to 5 min, equal jitter (SPEC 17). */
 #define SUBSTATE_PROBE_BASE_MS	5000
 #define SUBSTATE_PROBE_MAX_MS	300000
@@ -35,7 +34,12 @@ struct substate_value {
 	char		 reason[SUBSTATE_REASON_MAX];
 	char		 by[SUBSTATE_INSTANCE_MAX + 1];
 	int		 failures;		/* breaker: how many */
-	char		 url[SUBSTATE_URL_MAX + 1];	/* gone: which */
+	/*
+	 * gone: which URL, written with the state and not read back (a log
+	 * line's and an AUDIT record's; the view has no use for it): not
+	 * owned, NULL in a value read.
+	 */
+	const char	*url;
 	int		 probe_n;		/* tripped: the next probe */
 	long long	 delay_ms;		/* ... after this long */
 	char		 holder[SUBSTATE_INSTANCE_MAX + 1];	/* "": free */

@@ -56,6 +56,11 @@
 /* An API request decides again after a stale write, at most this often. */
 #define REQUEST_TRIES		4
 #define MAX_WATCHERS		4
+/*
+ * Entries are found by name in a table of this many chains (status and
+ * /metrics ask for every subscriber's, 10,000 of them at most).
+ */
+#define NSLOTS			1024
 
 struct substate_entry {
 	char			 name[NAME_MAX_LEN + 1];
@@ -69,12 +74,14 @@ struct substate_entry {
 	struct store_kv_job	*job;		/* a write under way */
 	enum substate_ask	 job_ask;
 	struct substate_value	 job_v;		/* what it writes */
-	struct substate_value	 job_from;	/* ... over this */
+	enum substate		 job_prev;	/* ... over this state */
+	char			*job_url;	/* job_v.url's */
 	struct event		 timer;		/* the probe's or its lease's */
 	int			 probing;	/* we hold the lease, and probe */
 	int			 gone_wanted;	/* a 410 while a write ran */
 	char			*gone_url;
 	TAILQ_ENTRY(substate_entry) link;
+	struct substate_entry	*hnext;		/* its slot's chain */
 };
 
 struct substate_req {
@@ -97,6 +104,7 @@ static struct {
 	const struct config	*cfg;
 	char			 instance[SUBSTATE_INSTANCE_MAX + 1];
 	TAILQ_HEAD(, substate_entry) list;
+	struct substate_entry	*slots[NSLOTS];
 	TAILQ_HEAD(, substate_req) reqs;
 	struct event		*watchers[MAX_WATCHERS];
 	int			 nwatchers;
@@ -138,12 +146,26 @@ substate_prober(int (*can)(const char *), void (*start)(const char *, int))
 	ss.start_probe = start;
 }
 
+/*
+ * name's slot: FNV-1a, as names are chosen by operators (the
+ * configuration, an admin token's PUT), not by whoever sends events.
+ */
+static unsigned
+entry_slot(const char *name)
+{
+	uint32_t	 h = 2166136261u;
+
+	for (; *name != '\0'; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h % NSLOTS;
+}
+
 static struct substate_entry *
 entry_find(const char *name)
 {
 	struct substate_entry	*e;
 
-	TAILQ_FOREACH(e, &ss.list, link)
+	for (e = ss.slots[entry_slot(name)]; e != NULL; e = e->hnext)
 		if (strcmp(e->name, name) == 0)
 			return e;
 	return NULL;
@@ -161,6 +183,8 @@ substate_ref(const char *name)
 	substate_value_active(&e->v);
 	evtimer_assign(&e->timer, ss.base, entry_timer_cb, e);
 	TAILQ_INSERT_TAIL(&ss.list, e, link);
+	e->hnext = ss.slots[entry_slot(name)];
+	ss.slots[entry_slot(name)] = e;
 	return e;
 }
 
@@ -246,9 +270,10 @@ entry_timer_cb(evutil_socket_t fd, short ev, void *arg)
 
 /* A change stored by this instance: its log line and AUDIT record. */
 static void
-entry_changed(struct substate_entry *e, const struct substate_value *prev,
+entry_changed(struct substate_entry *e, enum substate prev,
     const struct substate_value *v, uint64_t rev)
 {
+	int			 url = v->url != NULL && v->url[0] != '\0';
 	struct audit_state	 a;
 	char			 more[64] = "";
 
@@ -257,18 +282,17 @@ entry_changed(struct substate_entry *e, const struct substate_value *prev,
 		    v->failures, v->delay_ms);
 	log_info("subscriber state", "sub=%s state=%s previous=%s reason=%s "
 	    "by=%s revision=%llu%s%s%s", e->name, substate_text(v->state),
-	    substate_text(prev->state), v->reason, v->by,
-	    (unsigned long long)rev, more, v->url[0] != '\0' ? " url=" : "",
-	    v->url[0] != '\0' ? log_q(v->url) : "");
+	    substate_text(prev), v->reason, v->by, (unsigned long long)rev,
+	    more, url ? " url=" : "", url ? log_q(v->url) : "");
 	memset(&a, 0, sizeof(a));
 	a.subscriber = e->name;
 	a.state = substate_text(v->state);
-	a.previous = substate_text(prev->state);
+	a.previous = substate_text(prev);
 	a.reason = v->reason;
 	a.since = v->since;
 	a.instance = v->by;
 	a.revision = rev;
-	a.url = v->url[0] != '\0' ? v->url : NULL;
+	a.url = url ? v->url : NULL;
 	a.failures = v->failures;
 	audit_subscriber_state(&a);
 }
@@ -278,14 +302,14 @@ static void
 entry_written(void *arg, enum store_kv_result r, uint64_t rev, int existed)
 {
 	struct substate_entry	*e = arg;
-	struct substate_value	 prev = e->job_from;
+	enum substate		 prev = e->job_prev;
 	enum substate_ask	 ask = e->job_ask;
 
 	(void)existed;
 	e->job = NULL;
 	if (r == STORE_KV_OK) {
-		if (prev.state != e->job_v.state)
-			entry_changed(e, &prev, &e->job_v, rev);
+		if (prev != e->job_v.state)
+			entry_changed(e, prev, &e->job_v, rev);
 		else if (ask == SUBSTATE_PROBE_FAILED)
 			log_info("breaker probe", "sub=%s n=%d next_ms=%lld",
 			    e->name, e->job_v.probe_n, e->job_v.delay_ms);
@@ -297,6 +321,7 @@ entry_written(void *arg, enum store_kv_result r, uint64_t rev, int existed)
 			e->probing = 1;
 			if (rev > e->rev) {
 				e->v = e->job_v;
+				e->v.url = NULL;	/* not kept */
 				e->rev = rev;
 				e->stored = 1;
 			}
@@ -355,9 +380,13 @@ entry_decide_write(struct substate_entry *e, enum substate_ask ask,
 	evutil_secure_rng_get_bytes(&a.rnd, sizeof(a.rnd));
 	if (!substate_decide(&e->v, ask, &a, &e->job_v))
 		return 0;
+	/* The URL is the caller's: the job keeps its own copy. */
+	free(e->job_url);
+	e->job_url = e->job_v.url != NULL ? xstrdup(e->job_v.url) : NULL;
+	e->job_v.url = e->job_url;
 	val = substate_value_format(&e->job_v, &len);
 	e->job_ask = ask;
-	e->job_from = e->v;
+	e->job_prev = e->v.state;
 	e->job = store_kv_set(STORE_KV_STATE, e->name, val, len, e->rev,
 	    entry_written, e);
 	free(val);
@@ -630,11 +659,13 @@ substate_free(void)
 		r->closed = 1;
 		req_end(r, -1);
 	}
+	memset(ss.slots, 0, sizeof(ss.slots));
 	while ((e = TAILQ_FIRST(&ss.list)) != NULL) {
 		TAILQ_REMOVE(&ss.list, e, link);
 		evtimer_del(&e->timer);
 		store_kv_close(e->job);
 		free(e->gone_url);
+		free(e->job_url);
 		free(e);
 	}
 }
