@@ -81,6 +81,8 @@ stream_config(jsStreamConfig *sc, const struct store_check_job *cj,
 		 */
 		sc->Storage = js_MemoryStorage;
 		sc->MaxBytes = STORE_ATTEMPTS_MAX_BYTES;
+		/* Records carry no Nats-Msg-Id: the window is JetStream's least. */
+		sc->Duplicates = STORE_ATTEMPTS_DUPLICATES_NS;
 	}
 }
 

@@ -29,6 +29,7 @@
 #define STORE_ATTEMPTS_MAX_AGE_NS	(24LL * 3600 * 1000000000LL)
 /* Its memory, at most: the oldest records go first beyond it. */
 #define STORE_ATTEMPTS_MAX_BYTES	(256LL * 1024 * 1024)
+#define STORE_ATTEMPTS_DUPLICATES_NS	(1000000000LL)	/* 1 s */
 /* A subscriber's consumer is relay-<name>; its delivery group too. */
 #define STORE_CONSUMER_PREFIX	"relay-"
 /* The reply subjects of the messages a consumer delivers. */

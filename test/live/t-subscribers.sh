@@ -165,8 +165,16 @@ check "12 PUTs to one name keep 5 of them" 5 "$(python3 "$ROOT/test/live/jsapi.p
     python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["subjects"]["$KV.TREATY_SUBSCRIBERS.hot"])')"
 check "no secret in either relay's log" 0 "$(cat "$A_LOG" "$B_LOG" | grep -c -e "$SEC" -e h2-secret-0123456789)"
 
+# --- an API subscriber's state (SPEC 17), gone with its DELETE ----------------
+check "an API subscriber paused: 204" 204 "$(areq POST subscribers/h1/pause)"
+check "...its state in the bucket" 1 "$(python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.STREAM.INFO.KV_TREATY_SUBSCRIBER_STATE' '{"subjects_filter":"$KV.TREATY_SUBSCRIBER_STATE.h1"}' |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["state"].get("subjects", {}).get("$KV.TREATY_SUBSCRIBER_STATE.h1", 0))')"
+check "...resumed: 204" 204 "$(areq POST subscribers/h1/resume)"
+
 # --- delete -------------------------------------------------------------------
 check "DELETE: 204" 204 "$(areq DELETE subscribers/h1)"
+check "...its state purged with it" "PURGE" "$(python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.STREAM.MSG.GET.KV_TREATY_SUBSCRIBER_STATE' '{"last_by_subj":"$KV.TREATY_SUBSCRIBER_STATE.h1"}' |
+    python3 -c 'import base64,json,sys; print(base64.b64decode(json.load(sys.stdin)["message"].get("hdrs", "")).decode())' | grep -o PURGE | head -1)"
 check "...then GET: 404" 404 "$(areq GET subscribers/h1)"
 check "...and its consumer is gone" 10014 "$(python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.CONSUMER.INFO.WORK.relay-h1' | python3 -c 'import json,sys; print(json.load(sys.stdin).get("error", {}).get("err_code"))' 2>/dev/null || echo none)"
 log_wait 10 'subscriber removed: gone from the subscribers bucket.* sub=h1 ' "$B_LOG"
