@@ -165,6 +165,28 @@ window_widened(void)
 	event_base_free(base);
 }
 
+/* Admit p[0..] until one waits: how many passed (that one ends). */
+static int
+admitted(struct gate_sub *gs, struct gate_pass *p, int max)
+{
+	int	 n;
+
+	for (n = 0; n < max && gate_admit(gs, &p[n]) == GATE_PASS; n++)
+		;
+	if (n < max)
+		gate_done(gs, &p[n], GATE_ENDED);
+	return n;
+}
+
+/* p's answer was a timeout. */
+static void
+timed_out(struct gate_sub *gs, struct gate_pass *p)
+{
+	p->timed_out = 1;
+	gate_done(gs, p, GATE_NO_ANSWER);
+	p->timed_out = 0;
+}
+
 /*
  * The window adapts (SPEC 17): a burst's 429s halve it once; a later 503
  * or timeout halves it again, never below 1; a window's worth of 2xx
@@ -179,7 +201,7 @@ window_adapts(void)
 	struct subscriber	 cfg;
 	struct source		 own;
 	struct gate_pass	 p[N];
-	int			 i, n;
+	int			 i;
 
 	setup(&base, &wake, &gs, &cfg, 8);
 	source_set(&own, NULL, 10);
@@ -189,43 +211,26 @@ window_adapts(void)
 	/* The whole burst answers 429: halved once, to 4. */
 	for (i = 0; i < 8; i++)
 		gate_done(&gs, &p[i], 429);
-	for (n = 0; n < 8 && gate_admit(&gs, &p[n]) == GATE_PASS; n++)
-		;
-	T_EQ_INT(n, 4);
-	gate_done(&gs, &p[4], GATE_ENDED);	/* the one that waited */
+	T_EQ_INT(admitted(&gs, p, 8), 4);
 	/* Sent under the new window: a 503 halves it to 2. */
 	gate_done(&gs, &p[0], 503);
 	/* The same burst's timeout: nothing more. */
-	p[1].timed_out = 1;
-	gate_done(&gs, &p[1], GATE_NO_ANSWER);
-	p[1].timed_out = 0;
+	timed_out(&gs, &p[1]);
 	gate_done(&gs, &p[2], GATE_ENDED);
 	gate_done(&gs, &p[3], GATE_ENDED);
-	for (n = 0; n < 8 && gate_admit(&gs, &p[n]) == GATE_PASS; n++)
-		;
-	T_EQ_INT(n, 2);
-	gate_done(&gs, &p[2], GATE_ENDED);
+	T_EQ_INT(admitted(&gs, p, 8), 2);
 	/* A later one's timeout: to 1. */
-	p[0].timed_out = 1;
-	gate_done(&gs, &p[0], GATE_NO_ANSWER);
-	p[0].timed_out = 0;
+	timed_out(&gs, &p[0]);
 	gate_done(&gs, &p[1], GATE_ENDED);
-	for (n = 0; n < 8 && gate_admit(&gs, &p[n]) == GATE_PASS; n++)
-		;
-	T_EQ_INT(n, 1);
-	gate_done(&gs, &p[1], GATE_ENDED);
+	T_EQ_INT(admitted(&gs, p, 8), 1);
 	/* A timeout at 1 keeps 1. */
-	p[0].timed_out = 1;
-	gate_done(&gs, &p[0], GATE_NO_ANSWER);
-	p[0].timed_out = 0;
+	timed_out(&gs, &p[0]);
 	/* Each window's worth of 2xx: one more place, up to 8. */
 	for (i = 0; i < 100; i++) {
 		gate_admit(&gs, &p[0]);
 		gate_done(&gs, &p[0], 204);
 	}
-	for (n = 0; n < N && gate_admit(&gs, &p[n]) == GATE_PASS; n++)
-		;
-	T_EQ_INT(n, 8);
+	T_EQ_INT(admitted(&gs, p, N), 8);
 	for (i = 0; i < N; i++)
 		gate_done(&gs, &p[i], GATE_ENDED);
 	gate_sub_free(&gs);
