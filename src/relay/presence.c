@@ -21,6 +21,7 @@
 #include "log.h"
 #include "presence.h"
 #include "store-kv.h"
+#include "store-pub.h"
 #include "util.h"
 
 struct peer {
@@ -37,7 +38,6 @@ static struct {
 	const struct config	*cfg;
 	char			 instance[NAME_MAX_LEN + 1];
 	struct event		 tick;
-	struct store_kv_job	*job;
 	int			 stopping;
 	int			 announced;
 	char			*last;		/* what was last written */
@@ -68,29 +68,25 @@ own_value(size_t *len)
 	return out;
 }
 
-static void
-written(void *arg, enum store_kv_result r, uint64_t rev, int existed)
-{
-	(void)arg;
-	(void)rev;
-	(void)existed;
-	pr.job = NULL;
-	if (r != STORE_KV_OK)
-		log_debug("presence not written", "result=%d", (int)r);
-}
-
-/* Write this instance's key (unless a write runs). */
+/*
+ * Write this instance's key: a plain publish that nobody waits for (a KV
+ * put is one), so that the worker never waits on JetStream for it; one
+ * lost is written again at the next tick.
+ */
 static void
 write_own(void)
 {
 	char	*val;
 	size_t	 len;
+	char	 subject[64 + NAME_MAX_LEN];
 
-	if (pr.job != NULL || pr.stopping)
+	if (pr.stopping)
 		return;
 	val = own_value(&len);
-	pr.job = store_kv_set_any(STORE_KV_INSTANCES, pr.instance, val, len,
-	    written, NULL);
+	snprintf(subject, sizeof(subject), "$KV." STORE_KV_INSTANCES_BUCKET
+	    ".%s", pr.instance);
+	if (store_publish_nowait(subject, val, len) == -1)
+		log_debug("presence not written", "instance=%s", pr.instance);
 	free(pr.last);
 	pr.last = val;
 }
@@ -250,16 +246,28 @@ presence_init(struct event_base *base, const struct config *cfg,
 	event_add(&pr.tick, &tv);
 }
 
+/*
+ * Stopping: the key goes, as a KV purge would take it, by a publish that
+ * nobody waits for: a stop must not wait on the worker for JetStream
+ * (which may be the reason for the stop).  Lost, the key is no longer
+ * counted 15 s later anyway.
+ */
 void
 presence_stop(void)
 {
+	const struct store_header h[2] = {
+		{ "KV-Operation", "PURGE" },
+		{ "Nats-Rollup", "sub" }
+	};
+	char	 subject[64 + NAME_MAX_LEN];
+
 	if (pr.stopping)
 		return;
 	pr.stopping = 1;
 	event_del(&pr.tick);
-	store_kv_close(pr.job);
-	pr.job = store_kv_set_any(STORE_KV_INSTANCES, pr.instance, NULL, 0,
-	    written, NULL);
+	snprintf(subject, sizeof(subject), "$KV." STORE_KV_INSTANCES_BUCKET
+	    ".%s", pr.instance);
+	store_publish_nowait_headers(subject, h, 2);
 }
 
 void
@@ -268,8 +276,6 @@ presence_free(void)
 	struct peer	*p;
 
 	event_del(&pr.tick);
-	store_kv_close(pr.job);
-	pr.job = NULL;
 	while ((p = TAILQ_FIRST(&pr.peers)) != NULL)
 		peer_free(p);
 	free(pr.last);

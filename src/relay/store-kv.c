@@ -391,14 +391,13 @@ store_kv_delete(const char *name, int if_match, uint64_t expect,
 	return j;
 }
 
-/* A write of key in bucket b, over expect when if_match. */
-static struct store_kv_job *
-kv_set(enum store_kv_bucket b, const char *key, const char *val, size_t len,
-    int if_match, uint64_t expect, store_kv_cb cb, void *arg)
+struct store_kv_job *
+store_kv_set(enum store_kv_bucket b, const char *key, const char *val,
+    size_t len, uint64_t expect, store_kv_cb cb, void *arg)
 {
 	struct store_kv_job	*j;
 
-	if ((j = kv_job(key, if_match, expect, cb, arg)) == NULL)
+	if ((j = kv_job(key, 1, expect, cb, arg)) == NULL)
 		return NULL;
 	j->bucket = b;
 	if (val != NULL) {
@@ -407,20 +406,6 @@ kv_set(enum store_kv_bucket b, const char *key, const char *val, size_t len,
 	}
 	bridge_run(&j->job);
 	return j;
-}
-
-struct store_kv_job *
-store_kv_set(enum store_kv_bucket b, const char *key, const char *val,
-    size_t len, uint64_t expect, store_kv_cb cb, void *arg)
-{
-	return kv_set(b, key, val, len, 1, expect, cb, arg);
-}
-
-struct store_kv_job *
-store_kv_set_any(enum store_kv_bucket b, const char *key, const char *val,
-    size_t len, store_kv_cb cb, void *arg)
-{
-	return kv_set(b, key, val, len, 0, 0, cb, arg);
 }
 
 void

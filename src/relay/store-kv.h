@@ -98,13 +98,6 @@ struct store_kv_job *store_kv_delete(const char *name, int if_match,
 struct store_kv_job *store_kv_set(enum store_kv_bucket b, const char *key,
 		    const char *val, size_t len, uint64_t expect,
 		    store_kv_cb cb, void *arg);
-/*
- * Write key's value in bucket b whatever is there (val NULL: purge it).
- * NULL as for a put.
- */
-struct store_kv_job *store_kv_set_any(enum store_kv_bucket b,
-		    const char *key, const char *val, size_t len,
-		    store_kv_cb cb, void *arg);
 /* Forget a job: its callback does not run. */
 void		 store_kv_close(struct store_kv_job *j);
 

@@ -236,6 +236,27 @@ store_publish_nowait(const char *subject, const void *data, size_t len)
 	    NATS_OK ? 0 : -1;
 }
 
+/* The same with headers and no data; see store-pub.h. */
+int
+store_publish_nowait_headers(const char *subject,
+    const struct store_header *h, size_t nh)
+{
+	natsMsg		*msg = NULL;
+	natsStatus	 s;
+	size_t		 i;
+
+	if (!store_ready() || store_conn.closing ||
+	    natsConnection_Buffered(store_conn.nc) > OUT_BUFFER_MAX)
+		return -1;
+	s = natsMsg_Create(&msg, subject, NULL, NULL, 0);
+	for (i = 0; s == NATS_OK && i < nh; i++)
+		s = natsMsgHeader_Set(msg, h[i].key, h[i].value);
+	if (s == NATS_OK)
+		s = natsConnection_PublishMsg(store_conn.nc, msg);
+	natsMsg_Destroy(msg);
+	return s == NATS_OK ? 0 : -1;
+}
+
 /* Publish one event; see store-pub.h. */
 enum store_result
 store_publish(const char *subject, const struct store_header *h, size_t nh,

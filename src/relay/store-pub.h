@@ -66,6 +66,9 @@ void		 store_count_refused(enum store_result res, size_t n);
  */
 int	store_publish_nowait(const char *subject, const void *data,
 	    size_t len);
+/* The same, headers and no data (a KV purge marker at shutdown). */
+int	store_publish_nowait_headers(const char *subject,
+	    const struct store_header *h, size_t nh);
 enum store_result store_publish(const char *subject,
 		    const struct store_header *h, size_t nh, const char *msg_id,
 		    const void *data, size_t len, store_publish_cb cb,

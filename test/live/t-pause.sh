@@ -79,7 +79,12 @@ T_RES=$(now_ms)
 check "resume is 204" 204 "$(areq POST subscribers/ps/resume)"
 wait_until 20 "[ \$(ngot /ps) -ge 12 ]"
 check "every event delivered after the resume" 12 "$(ngot /ps)"
-check "oldest first" "ok-p1 ok-p2 ok-p3 ok-p4" "$(got /ps | head -4 | sort -V | tr '\n' ' ' | sed 's/ $//')"
+# Delivery restarts at the oldest: what the relays held (the four oldest,
+# maxInFlight across both) goes first.  Across two relays only the first
+# arrival is sure to be one of them: once one is acknowledged, JetStream
+# may hand a newer event to the quicker relay before the other sends the
+# rest of its own.
+check_match "the first delivery after the resume is one of the four held (oldest)" "^ok-p[1-4]$" "$(got /ps | head -1)"
 check "state active on B again" "active operator" "$(state ps $B_URL)"
 check "no attempt above 1: nothing counted while paused" "1" "$(python3 -c '
 import json, sys
