@@ -48,6 +48,15 @@ wait_until 30 '[ "$(grep -c "\"ce-id\": \"delay1-10\"" "$T/deliveries")" = 1 ]'
 check "POST replay: 202" 202 "$(areq POST "subscribers/one/replay?since=$T0")"
 RID=$(afield replay)
 wait_until 30 '[ "$(grep -c "\"attempt\": 2" "$T/deliveries")" -ge 1 ]'
+# progress_subjects: the replay's progress subjects AUDIT holds.
+progress_subjects() {
+	python3 "$ROOT/test/live/jsapi.py" $NATS_PORT raw '$JS.API.STREAM.INFO.AUDIT' \
+	    '{"subjects_filter":"audit.relay.treaty.replay.'"$RID"'.>"}' |
+	    python3 -c 'import json,sys; print(len([k for k in json.load(sys.stdin)["state"].get("subjects", {}) if not k.endswith(".end")]))'
+}
+# A first progress record stored before nats-server stops: what was only
+# buffered when the relay closed its connection may never reach it.
+wait_until 30 '[ "$(progress_subjects)" -ge 1 ]'
 # A delivery ends while nats-server is stopped: its count goes out at once
 # (stopping) or at the next tick, and nobody answers it before the grace
 # period ends.
