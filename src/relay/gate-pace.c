@@ -35,7 +35,25 @@ struct pace {
 	struct event	 timer;		/* resumes what waits */
 	long long	 hold_until;	/* now_ms(): a Retry-After's end */
 	struct bucket	 tokens;
+	int		 share;		/* presence_share, counted ... */
+	long long	 share_ms;	/* ... at this now_ms() */
 };
+
+/*
+ * The instances sharing the rate, counted at most once a second: the
+ * count changes when a peer's key does (every 5 s) or lapses (15 s), so a
+ * second's delay is nothing, and a busy subscriber does not walk the
+ * peers for every event.
+ */
+static int
+pace_share(struct pace *pc, const struct subscriber *cfg, long long now)
+{
+	if (pc->share == 0 || now - pc->share_ms >= 1000) {
+		pc->share = presence_share(cfg->name);
+		pc->share_ms = now;
+	}
+	return pc->share;
+}
 
 static void
 pace_timer_cb(evutil_socket_t fd, short ev, void *arg)
@@ -95,7 +113,7 @@ pace_admit(void *st, const struct subscriber *cfg, struct gate_pass *p)
 	}
 	if (cfg->rate_limit <= 0)
 		return GATE_PASS;
-	rate = cfg->rate_limit / presence_share(cfg->name);
+	rate = cfg->rate_limit / pace_share(pc, cfg, now);
 	burst = rate >= 5 ? (int)(rate / 5) : 1;
 	if ((wait = bucket_take_ms(&pc->tokens, rate, burst, 1, now)) > 0) {
 		pace_arm(pc, wait);
