@@ -191,6 +191,9 @@ delivery_close(struct delivery *d, const char *reason)
 	}
 	/* Out of the gates; one that opens resumes the next from the loop. */
 	gate_done(&d->s->gates, &d->gp, GATE_ENDED);
+	/* A probe ended unsent (a stop, given back): the lease goes. */
+	if (d->gp.probe)
+		substate_probe_done(d->s->cfg->name, 0);
 	log_debug("delivery closed", "sub=%s id=%s state=%s reason=%s",
 	    d->s->cfg->name, log_q(d->id), delivery_state_names[d->state],
 	    log_q(reason));
@@ -266,9 +269,18 @@ delivery_failed(struct delivery *d, int status, const char *error,
 	uint32_t	 rnd;
 	enum substate	 st;
 
-	/* Not sent at all: the gates hear it here (the breaker counts it). */
+	/*
+	 * Not sent at all: the gates hear it here (the breaker counts it),
+	 * with no earlier answer's timeout or Retry-After.  A probe that
+	 * was not sent is a failed probe: the next one is due later.
+	 */
+	d->gp.timed_out = 0;
+	d->gp.retry_after_ms = -1;
 	gate_done(&s->gates, &d->gp, GATE_NOT_SENT);
-	d->gp.probe = 0;
+	if (d->gp.probe) {
+		d->gp.probe = 0;
+		substate_probe_done(s->cfg->name, 0);
+	}
 	if ((st = substate_of(s->state)) != SUBSTATE_ACTIVE) {
 		/*
 		 * Paused or tripped (perhaps by this very answer): held, not

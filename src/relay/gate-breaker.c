@@ -72,11 +72,11 @@ breaker_done(void *st, const struct subscriber *cfg,
 			b->failures = 0;
 			return 0;
 		}
+		/* Counted on while a write under way keeps the trip out. */
 		if (++b->failures >= cfg->breaker_failures &&
-		    cfg->breaker_failures > 0) {
-			substate_trip(b->e, b->failures);
+		    cfg->breaker_failures > 0 &&
+		    substate_trip(b->e, b->failures))
 			b->failures = 0;
-		}
 	}
 	return 0;
 }

@@ -10,7 +10,9 @@
  * tripped subscriber's probe (gate_pass.probe, set by the prober on the
  * first delivery waiting here) passes.  What waits is resumed in arrival
  * order when the state comes back to active (substate wakes deliver.c,
- * which resumes every subscriber's gates).
+ * which resumes every subscriber's gates).  Until the states' first
+ * reading is in (a start), every delivery waits: a subscriber paused
+ * before the start must not get the first maxInFlight.
  */
 #include <stdlib.h>
 
@@ -45,6 +47,9 @@ pause_admit(void *st, const struct subscriber *cfg, struct gate_pass *p)
 
 	if (ps->e == NULL)
 		ps->e = substate_ref(cfg->name);
+	/* Not yet read (a start): it may be paused; wait to know. */
+	if (!substate_read())
+		return GATE_WAIT;
 	if (p->probe || substate_of(ps->e) == SUBSTATE_ACTIVE)
 		return GATE_PASS;
 	return GATE_WAIT;

@@ -3,6 +3,8 @@
  */
 #include "ratelimit.h"
 
+#define WAIT_MAX_MS	(24LL * 3600 * 1000)
+
 /* Take n tokens, or say in milliseconds how long until they are there. */
 long long
 bucket_take_ms(struct bucket *b, double rate, int burst, int n,
@@ -24,6 +26,9 @@ bucket_take_ms(struct bucket *b, double rate, int burst, int n,
 	if (b->tokens >= n)
 		return (b->tokens -= n, 0);
 	wait = ((n > burst ? burst : n) - b->tokens) * 1000.0 / rate;
+	/* A rate near 0 would wait past what a long long holds: a day. */
+	if (!(wait < WAIT_MAX_MS))
+		return WAIT_MAX_MS;
 	ms = (long long)wait;
 	if ((double)ms < wait)
 		ms++;

@@ -42,10 +42,12 @@
 
 /*
  * A probe's holder seen unchanged this long has died or hung: longer
- * than any POST may take (delivery_timeout_ms, at most 300 s) and the
- * writes around it.
+ * than its lookup and its POST may take (dns_timeout_ms and
+ * delivery_timeout_ms) and the writes around them.
  */
 #define LEASE_SLACK_MS		15000
+#define LEASE_MS		(ss.cfg->dns_timeout_ms + \
+				    ss.cfg->delivery_timeout_ms + LEASE_SLACK_MS)
 /* A due probe nobody here can send: look again this often. */
 #define PROBE_RECHECK_MS	1000
 /*
@@ -80,6 +82,8 @@ struct substate_entry {
 	int			 probing;	/* we hold the lease, and probe */
 	int			 gone_wanted;	/* a 410 while a write ran */
 	char			*gone_url;
+	int			 probe_wanted;	/* a probe's answer, likewise */
+	int			 probe_status;
 	TAILQ_ENTRY(substate_entry) link;
 	struct substate_entry	*hnext;		/* its slot's chain */
 };
@@ -108,6 +112,7 @@ static struct {
 	TAILQ_HEAD(, substate_req) reqs;
 	struct event		*watchers[MAX_WATCHERS];
 	int			 nwatchers;
+	int			 read;		/* the first reading is in */
 	int			 (*can_probe)(const char *);
 	void			 (*start_probe)(const char *, int);
 } ss = {
@@ -119,6 +124,7 @@ static void	entry_timer_cb(evutil_socket_t, short, void *);
 static void	entry_write(struct substate_entry *e, enum substate_ask ask,
 		    const struct substate_ask_arg *extra);
 static void	reqs_run(struct substate_entry *e);
+static void	probe_answer(struct substate_entry *e, int status);
 static void	reqs_written(struct substate_entry *e, enum store_kv_result r,
 		    uint64_t rev);
 
@@ -237,7 +243,7 @@ entry_timers(struct substate_entry *e)
 	if (e->v.holder[0] == '\0')
 		entry_arm(e, e->v.delay_ms);
 	else
-		entry_arm(e, ss.cfg->delivery_timeout_ms + LEASE_SLACK_MS);
+		entry_arm(e, LEASE_MS);
 }
 
 /* The due probe, or a lease that ran out. */
@@ -316,7 +322,7 @@ entry_written(void *arg, enum store_kv_result r, uint64_t rev, int existed)
 		/* Our verdict holds until the watch brings this revision. */
 		if (e->local)
 			e->local_rev = rev;
-		if (ask == SUBSTATE_LEASE) {
+		if (ask == SUBSTATE_LEASE && rev >= e->rev) {
 			/* Ours: probe now, before the watch shows it. */
 			e->probing = 1;
 			if (rev > e->rev) {
@@ -330,6 +336,10 @@ entry_written(void *arg, enum store_kv_result r, uint64_t rev, int existed)
 			    e->name, e->v.probe_n);
 			ss.start_probe(e->name, e->v.probe_n);
 		}
+		/*
+		 * else a newer revision (a pause, a resume) came first: the
+		 * lease is gone with it, and no probe starts.
+		 */
 	} else {
 		if (r != STORE_KV_STALE)
 			log_warnx("subscriber state not stored", "sub=%s ask=%s",
@@ -349,6 +359,10 @@ entry_written(void *arg, enum store_kv_result r, uint64_t rev, int existed)
 		entry_write(e, SUBSTATE_GONE, &extra);
 		free(e->gone_url);
 		e->gone_url = NULL;
+	}
+	if (e->probe_wanted && e->job == NULL) {
+		e->probe_wanted = 0;
+		probe_answer(e, e->probe_status);
 	}
 }
 
@@ -407,18 +421,19 @@ entry_write(struct substate_entry *e, enum substate_ask ask,
 	}
 }
 
-void
+int
 substate_trip(struct substate_entry *e, int failures)
 {
 	struct substate_ask_arg	 extra = { .failures = failures };
 
 	if (substate_of(e) != SUBSTATE_ACTIVE || e->job != NULL)
-		return;
+		return 0;
 	e->local = 1;
 	e->local_state = SUBSTATE_TRIPPED;
 	e->local_rev = UINT64_MAX;
 	wake();
 	entry_write(e, SUBSTATE_TRIP, &extra);
+	return 1;
 }
 
 void
@@ -442,17 +457,12 @@ substate_gone(struct substate_entry *e, const char *url)
 	entry_write(e, SUBSTATE_GONE, &extra);
 }
 
-void
-substate_probe_done(const char *name, int status)
+/* Write what a probe's answer decides (e's job is free). */
+static void
+probe_answer(struct substate_entry *e, int status)
 {
-	struct substate_entry	*e = entry_find(name);
 	struct substate_ask_arg	 extra = { 0 };
 
-	if (e == NULL || !e->probing)
-		return;
-	e->probing = 0;
-	log_info("breaker probe", "sub=%s n=%d status=%d", name, e->v.probe_n,
-	    status);
 	if (status >= 200 && status < 300)
 		entry_write(e, SUBSTATE_PROBE_OK, NULL);
 	else if (status == 410) {
@@ -460,6 +470,25 @@ substate_probe_done(const char *name, int status)
 		entry_timers(e);
 	} else
 		entry_write(e, SUBSTATE_PROBE_FAILED, &extra);
+}
+
+void
+substate_probe_done(const char *name, int status)
+{
+	struct substate_entry	*e = entry_find(name);
+
+	if (e == NULL || !e->probing)
+		return;
+	e->probing = 0;
+	log_info("breaker probe", "sub=%s n=%d status=%d", name, e->v.probe_n,
+	    status);
+	if (e->job != NULL) {
+		/* After the write under way (an operator's, a 410's). */
+		e->probe_wanted = 1;
+		e->probe_status = status;
+		return;
+	}
+	probe_answer(e, status);
 }
 
 /* The watch: name's newest value at rev (val NULL: none). */
@@ -515,7 +544,24 @@ watch_end(void)
 
 	TAILQ_FOREACH(e, &ss.list, link)
 		if (!e->seen && e->stored)
-			watch_entry(e->name, e->rev, NULL, 0);
+			/* No marker either (a purged stream): write as new. */
+			watch_entry(e->name, 0, NULL, 0);
+	substate_mark_read();
+}
+
+void
+substate_mark_read(void)
+{
+	if (!ss.read) {
+		ss.read = 1;
+		wake();			/* the pause gate waited for it */
+	}
+}
+
+int
+substate_read(void)
+{
+	return ss.read;
 }
 
 static const struct store_kv_watcher watcher = {

@@ -67,13 +67,20 @@ void	substate_detail(const char *name, const char **since,
 
 /* ev is made active after any state changes here (at most 4). */
 void	substate_watch(struct event *ev);
+/*
+ * 1 once the states' first whole reading is in (and from then on): until
+ * it is, a subscriber's state is not known, and nothing is sent to it.
+ */
+int	substate_read(void);
+/* The first reading is in (the watch; a unit test, which has no store). */
+void	substate_mark_read(void);
 
 /*
  * What the deliveries saw.  failures failed attempts in a row on this
  * instance: trip (from active only).  A 410 from url: pause.  This
  * instance stops at once; the others when the write reaches them.
  */
-void	substate_trip(struct substate_entry *e, int failures);
+int	substate_trip(struct substate_entry *e, int failures);
 void	substate_gone(struct substate_entry *e, const char *url);
 
 /*

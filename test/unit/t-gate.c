@@ -6,6 +6,7 @@
  * once; a wider window admits more; give-back takes what waits (of one
  * replay, or all) but never a last attempt.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -14,6 +15,7 @@
 #include "harness.h"
 #include "../../src/relay/config.h"
 #include "../../src/relay/gate.h"
+#include "../../src/relay/substate.h"
 
 #define RID	"0123456789abcdef01234567"
 #define N	10
@@ -38,10 +40,13 @@ wake_cb(evutil_socket_t fd, short ev, void *arg)
 	woken++;
 }
 
-/* A gate_sub with a window of max, its wake event on base. */
+/*
+ * A gate_sub with a window of max, its wake event on base; the states
+ * read unless unread (the pause gate holds everything until they are).
+ */
 static void
-setup(struct event_base **base, struct event *wake, struct gate_sub *gs,
-    struct subscriber *cfg, int max)
+setup_read(struct event_base **base, struct event *wake, struct gate_sub *gs,
+    struct subscriber *cfg, int max, int unread)
 {
 	*base = event_base_new();
 	event_assign(wake, *base, -1, 0, wake_cb, NULL);
@@ -51,6 +56,15 @@ setup(struct event_base **base, struct event *wake, struct gate_sub *gs,
 	gate_sub_init(gs, wake);
 	gs->cfg = cfg;
 	nthrough = woken = 0;
+	if (!unread)
+		substate_mark_read();
+}
+
+static void
+setup(struct event_base **base, struct event *wake, struct gate_sub *gs,
+    struct subscriber *cfg, int max)
+{
+	setup_read(base, wake, gs, cfg, max, 0);
 }
 
 /* Passes of n deliveries from src, each on attempt 1. */
@@ -282,7 +296,42 @@ give_back(void)
 	event_base_free(base);
 }
 
+/*
+ * Before the states' first reading (a start) nothing passes the pause
+ * gate: a subscriber paused before the start gets nothing.  Runs first:
+ * the reading, once in, stays.
+ */
+static void
+pause_unread(void)
+{
+	struct event_base	*base;
+	struct event		 wake;
+	struct gate_sub		 gs;
+	struct subscriber	 cfg;
+	struct source		 own;
+	struct gate_pass	 p[2];
+
+	setup_read(&base, &wake, &gs, &cfg, 2, 1);
+	snprintf(cfg.name, sizeof(cfg.name), "unread");
+	source_set(&own, NULL, 10);
+	passes(p, 2, &own);
+	T_EQ_INT(gate_admit(&gs, &p[0]), GATE_WAIT);
+	T_ASSERT(p[0].waiting && gate_first_at(&gs, &gate_pause) == &p[0]);
+	gate_resume(&gs, through_cb);
+	T_EQ_INT(nthrough, 0);
+	substate_mark_read();
+	gate_resume(&gs, through_cb);
+	T_EQ_INT(nthrough, 1);
+	T_ASSERT(through[0] == &p[0]);
+	T_EQ_INT(gate_admit(&gs, &p[1]), GATE_PASS);
+	gate_done(&gs, &p[0], 200);
+	gate_done(&gs, &p[1], 200);
+	gate_sub_free(&gs);
+	event_base_free(base);
+}
+
 static const struct t_case cases[] = {
+	{ "pause: nothing passes before the states are read", pause_unread },
 	{ "window: maxInFlight pass, the rest resumed in order", window_order },
 	{ "window: a new arrival takes a free place", window_new_arrival },
 	{ "window: widened by a reload", window_widened },

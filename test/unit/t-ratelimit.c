@@ -53,10 +53,23 @@ waits(void)
 	T_EQ_INT((int)bucket_take(&b, 1, 3, 1, 1000), 0);
 }
 
+/* A rate near 0 (rateLimit 1e-300 is > 0) waits a day, not garbage. */
+static void
+tiny_rate(void)
+{
+	struct bucket	 b;
+
+	memset(&b, 0, sizeof(b));
+	T_EQ_INT((int)(bucket_take_ms(&b, 1e-300, 1, 1, 0) == 0), 1);
+	T_EQ_INT((int)(bucket_take_ms(&b, 1e-300, 1, 1, 1) ==
+	    24LL * 3600 * 1000), 1);
+}
+
 static const struct t_case cases[] = {
 	{ "a new bucket is full", fresh_full },
 	{ "refill at the rate, up to the burst", refill },
 	{ "waits in whole seconds", waits },
+	{ "a rate near 0 waits a day", tiny_rate },
 };
 
 int
