@@ -20,6 +20,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "treaty.h"
+#include "api.h"
 #include "cevent.h"
 #include "json.h"
 #include "util.h"
@@ -276,6 +277,11 @@ cevent_check(struct cevent *ev)
 		return bad(ev, "dataschema is empty");
 	if ((s = cevent_attr(ev, "subject")) != NULL && s[0] == '\0')
 		return bad(ev, "subject is empty");
+	/* UTF-8 text is attr_add's check, for every attribute. */
+	if ((s = cevent_attr(ev, "partitionkey")) != NULL && (s[0] == '\0' ||
+	    strlen(s) > CEVENT_MAX_PARTITIONKEY))
+		return bad(ev, "partitionkey must be 1-"
+		    API_STR(CEVENT_MAX_PARTITIONKEY) " bytes");
 	if (ev->content_type != NULL && (ev->content_type[0] == '\0' ||
 	    has_ctl(ev->content_type) ||
 	    !treaty_utf8_valid(ev->content_type, strlen(ev->content_type))))

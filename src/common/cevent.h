@@ -14,6 +14,12 @@ struct evkeyvalq;
 
 #define CEVENT_MAX_ATTRS		64
 #define CEVENT_MAX_VALUE		4096	/* decoded bytes of one attribute */
+/*
+ * The partitioning extension's partitionkey (SPEC 18: an ordered
+ * subscriber's key), decoded bytes at most; the extension wants it
+ * non-empty.
+ */
+#define CEVENT_MAX_PARTITIONKEY		256
 
 struct event_attr {
 	char		*name;		/* lowercase, without "ce-" */

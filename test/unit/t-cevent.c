@@ -1116,7 +1116,60 @@ gen_data_round_trip(void)
 	}
 }
 
+/*
+ * partitionkey (SPEC 18): 1-256 decoded bytes of UTF-8 text, in either
+ * mode; 256 accepted, 257 and empty refused, percent-decoded first.
+ */
+static void
+partitionkey(void)
+{
+	struct cevent	 ev;
+	struct hdrs	 h;
+	char		 k[258], json[600];
+
+	memset(k, 'k', 256);
+	k[256] = '\0';
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-partitionkey", k);
+	if (T_EQ_INT(bin(&ev, &h, ""), 0)) {
+		T_EQ_INT((int)strlen(cevent_attr(&ev, "partitionkey")), 256);
+		cevent_free(&ev);
+	}
+	/* 85 x "%C3%A9" is 170 decoded bytes: in, though 510 sent. */
+	hdrs_init(&h, 1);
+	{
+		char	 enc[85 * 6 + 1];
+		int	 i;
+
+		for (i = 0; i < 85; i++)
+			memcpy(enc + 6 * i, "%C3%A9", 6);
+		enc[85 * 6] = '\0';
+		hdr(&h, "ce-partitionkey", enc);
+	}
+	if (T_EQ_INT(bin(&ev, &h, ""), 0))
+		cevent_free(&ev);
+	k[256] = 'k';
+	k[257] = '\0';
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-partitionkey", k);
+	BIN_BAD(&h, "a partitionkey of 257 bytes");
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-partitionkey", "");
+	BIN_BAD(&h, "an empty partitionkey");
+	hdrs_init(&h, 1);
+	hdr(&h, "ce-partitionkey", "a%FFb");
+	BIN_BAD(&h, "a partitionkey that is not UTF-8");
+	k[256] = '\0';
+	snprintf(json, sizeof(json), "{" REQ ",\"partitionkey\":\"%s\"}", k);
+	if (ST_OK(&ev, json))
+		cevent_free(&ev);
+	snprintf(json, sizeof(json), "{" REQ ",\"partitionkey\":\"%sk\"}", k);
+	ST_BAD(json);
+	ST_BAD("{" REQ ",\"partitionkey\":\"\"}");
+}
+
 static const struct t_case cases[] = {
+	{ "partitionkey: 1-256 bytes of UTF-8, both modes", partitionkey },
 	{ "binary: required attributes accepted", bin_minimal },
 	{ "binary: header names case-insensitive", bin_case_insensitive },
 	{ "binary: percent-decoding", bin_percent },
