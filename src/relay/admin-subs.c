@@ -121,8 +121,8 @@ from_text(const struct subscriber *s, char *buf, size_t len)
 /*
  * s's settings but its secrets as members of the object g is in: the
  * stored value's and the answers' common part.  A stored value leaves a
- * default breaker out, so that an instance of an older version (in a
- * rolling upgrade) can still read it.
+ * default breaker and ordered false out, so that an instance of an older
+ * version (in a rolling upgrade) can still read it.
  */
 static void
 gen_settings(yajl_gen g, const struct subscriber *s, int stored)
@@ -150,6 +150,10 @@ gen_settings(yajl_gen g, const struct subscriber *s, int stored)
 	yajl_gen_integer(g, s->max_in_flight);
 	json_gen_str(g, "standardWebhooks");
 	yajl_gen_bool(g, s->standard_webhooks);
+	if (!stored || s->ordered) {
+		json_gen_str(g, "ordered");
+		yajl_gen_bool(g, s->ordered);
+	}
 	if (s->kind == SUB_PUSH && (!stored ||
 	    s->breaker_failures != SUB_BREAKER_DEFAULT)) {
 		json_gen_str(g, "breaker");

@@ -261,7 +261,7 @@ sub_int(yajl_val o, const char *key, int max, int *out,
 /* A subscriber's keys; see config-int.h. */
 const char *const config_subscriber_keys[] = { "name", "url", "secret",
 	"secrets", "filter", "maxDeliver", "maxInFlight", "standardWebhooks",
-	"tokenSha256", "deliverFrom", "breaker", "rateLimit", NULL
+	"tokenSha256", "deliverFrom", "breaker", "rateLimit", "ordered", NULL
 };
 
 /*
@@ -383,6 +383,12 @@ config_subscriber_parse(yajl_val o, struct subscriber *s,
 			return SUB_ERR("must be true or false");
 		s->standard_webhooks = YAJL_IS_TRUE(v);
 	}
+	sub_field(field, sizeof(field), p, "ordered");
+	if ((v = config_obj_get(o, "ordered")) != NULL) {
+		if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
+			return SUB_ERR("must be true or false");
+		s->ordered = YAJL_IS_TRUE(v);
+	}
 	if (sub_breaker(o, s, p, err) == -1)
 		return -1;
 	sub_field(field, sizeof(field), p, "rateLimit");
@@ -502,7 +508,7 @@ config_subscriber_equal(const struct subscriber *a, const struct subscriber *b)
 	    a->max_in_flight != b->max_in_flight ||
 	    a->standard_webhooks != b->standard_webhooks ||
 	    a->breaker_failures != b->breaker_failures ||
-	    a->rate_limit != b->rate_limit ||
+	    a->rate_limit != b->rate_limit || a->ordered != b->ordered ||
 	    a->from != b->from || a->from_ns != b->from_ns)
 		return 0;
 	for (j = 0; j < a->nsecrets; j++)

@@ -94,6 +94,11 @@ struct subscriber {
 	 * to a push subscriber; 0: no limit.
 	 */
 	double		  rate_limit;
+	/*
+	 * ordered (SPEC 18): one event of an ordering key at a time, in
+	 * WORK's order (order.h).
+	 */
+	int		  ordered;
 	enum sub_from	  from;			/* deliverFrom */
 	int64_t		  from_ns;		/* SUB_FROM_TIME: Unix ns */
 	/*

@@ -748,6 +748,11 @@ subscribers_bad(void)
 		  "[0].maxInFlight" },
 		{ SUB("\"url\":\"https://e.example/\",\"standardWebhooks\":1"),
 		  "[0].standardWebhooks" },
+		/* SPEC 18: ordered is true or false. */
+		{ SUB("\"url\":\"https://e.example/\",\"ordered\":\"yes\""),
+		  "[0].ordered" },
+		{ SUB("\"url\":\"https://e.example/\",\"ordered\":1"),
+		  "[0].ordered" },
 		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\","
 		  "\"secret\":\"whsec_not!base64=\",\"filter\":\"evt.>\","
 		  "\"standardWebhooks\":true}]", "[0].secret" },
