@@ -14,6 +14,7 @@
 #include "treaty.h"
 #include "gate.h"
 #include "log.h"
+#include "order.h"
 #include "resolve.h"
 #include "source.h"
 #include "trace.h"
@@ -26,6 +27,8 @@
  * and treaty_relay_deliveries_total counts every attempt.
  */
 #define FAILED_LOG_PER_S	10
+/* An ordered subscriber's events in hand, per place in its window. */
+#define ORDER_HAND		16
 
 struct audit_drop;
 struct outbound_req;
@@ -39,6 +42,8 @@ struct treaty_keys;
 
 enum delivery_state {
 	DS_WAITING,		/* queued at a gate (gp.at), for its turn */
+	DS_ORDERED,		/* behind its key (oi), or in s->ready */
+	DS_RETRYING,		/* retry: an ordered one's next attempt */
 	DS_IDLE,		/* nothing pending */
 	DS_RESOLVING,		/* op.rr: the address */
 	DS_SENDING,		/* op.out: the POST */
@@ -85,6 +90,8 @@ struct dsub {
 	struct gate_sub		 gates;		/* its place at each gate */
 	struct substate_entry	*state;		/* active, paused, tripped */
 	struct log_limit	 failed_log;	/* its "delivery failed" lines */
+	struct order		*order;		/* ordered: its keys, else NULL */
+	struct delivery_list	 ready;		/* their key freed: to admit */
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
 };
@@ -112,6 +119,10 @@ struct delivery {
 	struct trace		 trace;		/* the producer's, when traced */
 	int			 traced;
 	char			*tracestate;	/* the producer's, or NULL */
+	struct order_item	 oi;		/* its key (ordered) */
+	struct event		 retry;		/* DS_RETRYING's timer */
+	int			 ready;		/* in s->ready */
+	TAILQ_ENTRY(delivery)	 rentry;	/* ... there */
 	TAILQ_ENTRY(delivery)	 entry;
 };
 
@@ -134,6 +145,29 @@ void	deliver_msg_cb(void *arg, struct store_msg *m);
 void	deliver_exhausted_cb(void *arg, struct store_msg *m);
 /* Give back what waits at s's gates (of replay id, or all with NULL). */
 void	dsub_give_back_waiting(struct dsub *s, const char *id);
+
+/*
+ * Through the gates to its POST, or waiting at one (a new delivery, an
+ * ordered one whose key came free, an ordered one's next attempt).
+ */
+void	delivery_admit(struct delivery *d);
+void	delivery_set_state(struct delivery *d, enum delivery_state s);
+
+/* deliver-order.c: ordered subscribers (SPEC 18, order.h). */
+/* d arrives: 1 when it goes on to the gates, 0 when it waits its key. */
+int	dorder_enter(struct delivery *d);
+/* d ends: out of its key; the next of the key is admitted from the loop. */
+void	dorder_leave(struct delivery *d);
+/* From the pump: admit s's deliveries whose key came free. */
+void	dorder_pump(struct dsub *s);
+/* s's settings changed: made ordered (what is under way adopted), or not. */
+void	dorder_set(struct dsub *s);
+/*
+ * What of s (of replay id; NULL: all) waits behind its key or for its
+ * next attempt, to give back (gate_give_back's rule): n of them, in an
+ * array the caller frees.
+ */
+struct delivery **dorder_give_back(struct dsub *s, const char *id, size_t *n);
 
 /* deliver-sub.c */
 /* The prober of tripped subscribers (substate_prober's two). */

@@ -61,12 +61,23 @@ deliver_has(const char *name)
 	return !dl.stopping && dsub_find(name) != NULL;
 }
 
-/* Its consumer's settings. */
+/*
+ * Its consumer's settings.  An ordered subscriber's MaxAckPending is
+ * ORDER_HAND times maxInFlight (the window still bounds its POSTs): what
+ * waits behind a key is in hand, and with only maxInFlight one key's
+ * retries would soon hold every place and stop the other keys (SPEC 18:
+ * head-of-line blocking per key, never per subscriber).  With maxInFlight
+ * 1 it stays 1: one event at a time, strictly in WORK's order.
+ */
 static struct store_consumer_spec
 dsub_spec(const struct dsub *s)
 {
+	int	 pending = s->cfg->max_in_flight;
+
+	if (s->cfg->ordered && pending > 1)
+		pending *= ORDER_HAND;
 	return (struct store_consumer_spec){ s->cfg->name, STORE_PUSH,
-	    s->cfg->filter, s->cfg->max_deliver, s->cfg->max_in_flight,
+	    s->cfg->filter, s->cfg->max_deliver, pending,
 	    dl.cfg->ack_wait_seconds, NULL, s->cfg->from, s->cfg->from_ns };
 }
 
@@ -127,6 +138,7 @@ dsub_set(struct dsub *s, const struct subscriber *sc)
 	s->sign->refs = 1;
 	s->sign->keys = config_keys(s->cfg);
 	s->sign->standard_webhooks = s->cfg->standard_webhooks;
+	dorder_set(s);
 	config_subscriber_free(old);
 }
 
@@ -138,6 +150,7 @@ dsub_new(const struct subscriber *sc)
 	struct store_consumer_spec	 spec;
 
 	TAILQ_INIT(&s->live);
+	TAILQ_INIT(&s->ready);
 	gate_sub_init(&s->gates, &dl.pump);
 	s->state = substate_ref(sc->name);
 	log_limit_init(&s->failed_log, "delivery failures not logged",
@@ -190,6 +203,7 @@ dsub_free(struct dsub *s)
 {
 	log_limit_flush(&s->failed_log, 1);
 	gate_sub_free(&s->gates);
+	order_free(s->order);
 	dtarget_release(s->target);
 	dsign_release(s->sign);
 	config_subscriber_free(s->cfg);

@@ -105,7 +105,8 @@
 #define PROBE_HEADER		"x-treaty-probe"
 
 static const char *const delivery_state_names[] = {
-	"waiting", "idle", "resolving", "sending", "dropping"
+	"waiting", "ordered", "retrying", "idle", "resolving", "sending",
+	"dropping"
 };
 
 struct hdrs {
@@ -121,7 +122,7 @@ struct deliver_state dl = {
 static void	delivery_begin(struct delivery *d);
 
 /* Move a delivery to state s. */
-static void
+void
 delivery_set_state(struct delivery *d, enum delivery_state s)
 {
 	log_debug("delivery state", "sub=%s id=%s from=%s to=%s",
@@ -185,12 +186,18 @@ delivery_close(struct delivery *d, const char *reason)
 	case DS_DROPPING:
 		audit_drop_close(d->op.ad, reason);
 		break;
+	case DS_RETRYING:
+		evtimer_del(&d->retry);
+		break;
 	case DS_WAITING:		/* gate_done takes it out */
+	case DS_ORDERED:		/* dorder_leave takes it out */
 	case DS_IDLE:
 		break;
 	}
 	/* Out of the gates; one that opens resumes the next from the loop. */
 	gate_done(&d->s->gates, &d->gp, GATE_ENDED);
+	/* Out of its key (ordered): the next of it goes on from the loop. */
+	dorder_leave(d);
 	/* A probe ended unsent (a stop, given back): the lease goes. */
 	if (d->gp.probe)
 		substate_probe_done(d->s->cfg->name, 0);
@@ -319,6 +326,21 @@ delivery_failed(struct delivery *d, int status, const char *error,
 		    (unsigned long long)d->attempt, status, log_q(error), delay,
 		    delivery_trace(d));
 	metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
+	if (d->oi.k != NULL) {
+		/*
+		 * Ordered (SPEC 18): tried again in hand, holding its key, so
+		 * that it never leaves this instance while a later event of
+		 * its key waits here.  JetStream does not count these
+		 * attempts; the relay does (x-treaty-attempt, maxDeliver).
+		 */
+		struct timeval	 tv = { delay / 1000, (delay % 1000) * 1000 };
+
+		d->attempt++;
+		d->gp.attempt = d->attempt;
+		delivery_set_state(d, DS_RETRYING);
+		evtimer_add(&d->retry, &tv);
+		return;
+	}
 	store_msg_nak(d->m, delay);
 	d->m = NULL;
 	delivery_close(d, "retry later");
@@ -520,6 +542,18 @@ delivery_trace_read(struct delivery *d)
 	}
 }
 
+/* An ordered delivery's next attempt is due. */
+static void
+delivery_retry_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct delivery	*d = arg;
+
+	(void)fd;
+	(void)ev;
+	delivery_set_state(d, DS_IDLE);
+	delivery_admit(d);
+}
+
 /* Start tracking a message from src: timer armed, attributes decoded. */
 static struct delivery *
 delivery_new(struct dsub *s, struct store_msg *m, const struct source *src)
@@ -547,6 +581,7 @@ delivery_new(struct dsub *s, struct store_msg *m, const struct source *src)
 	/* Every progress_seconds until the delivery ends. */
 	event_assign(&d->progress, dl.base, -1, EV_PERSIST,
 	    delivery_progress_cb, d);
+	evtimer_assign(&d->retry, dl.base, delivery_retry_cb, d);
 	TAILQ_INSERT_TAIL(&s->live, d, entry);
 	dl.in_flight++;
 	metrics_in_flight(s->idx, 1);
@@ -587,7 +622,15 @@ deliver_start(struct dsub *s, struct store_msg *m, const struct source *src)
 		delivery_drop(d, DROP_INVALID, 0, "not a valid stored event", -1);
 		return;
 	}
-	if (gate_admit(&s->gates, &d->gp) == GATE_WAIT) {
+	if (dorder_enter(d))
+		delivery_admit(d);
+}
+
+/* Through the gates to its POST, or waiting at one; see deliver-int.h. */
+void
+delivery_admit(struct delivery *d)
+{
+	if (gate_admit(&d->s->gates, &d->gp) == GATE_WAIT) {
 		delivery_set_state(d, DS_WAITING);
 		return;
 	}
@@ -629,10 +672,14 @@ deliver_pump_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	(void)arg;
-	TAILQ_FOREACH(s, &dl.subs, entry)
+	TAILQ_FOREACH(s, &dl.subs, entry) {
+		dorder_pump(s);
 		gate_resume(&s->gates, deliver_through);
-	TAILQ_FOREACH(s, &dl.gone, entry)
+	}
+	TAILQ_FOREACH(s, &dl.gone, entry) {
+		dorder_pump(s);
 		gate_resume(&s->gates, deliver_through);
+	}
 }
 
 /*
@@ -646,9 +693,18 @@ dsub_give_back_waiting(struct dsub *s, const char *id)
 {
 	struct gate_queue	 back;
 	struct gate_pass	*p;
-	struct delivery		*d;
+	struct delivery		*d, **oback;
+	size_t			 i, n;
 
+	/* Behind their keys first: closing those at the gates frees keys. */
+	oback = dorder_give_back(s, id, &n);
 	gate_give_back(&s->gates, id, &back);
+	for (i = 0; i < n; i++) {
+		store_msg_give_back(oback[i]->m);
+		oback[i]->m = NULL;
+		delivery_close(oback[i], "given back before its turn");
+	}
+	free(oback);
 	while ((p = TAILQ_FIRST(&back)) != NULL) {
 		TAILQ_REMOVE(&back, p, wentry);
 		d = p->owner;

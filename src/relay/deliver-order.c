@@ -1,0 +1,201 @@
+/*
+ * deliver-order.c: push delivery to an ordered subscriber (SPEC 18), the
+ * glue between deliver.c's deliveries and order.c's keys.  Loop thread
+ * only.
+ *
+ * An ordered delivery enters its key before the gates (dorder_enter), so
+ * that what waits behind a key holds no place in the window and the
+ * other keys go on.  It holds the key across all its attempts: deliver.c
+ * retries it in hand, on a timer, instead of giving it back to JetStream
+ * with a delay, so that it never leaves this instance while a later
+ * event of its key is held here.  It leaves the key when it ends
+ * (dorder_leave): acknowledged, dropped and recorded, or let go.  The
+ * next event of the key goes on from the loop (s->ready, then the pump),
+ * never inside a delivery's teardown.
+ *
+ * The key is the event's partitionkey, as its stored ce-partitionkey
+ * header spells it (ingest stores the canonical percent-encoded form, so
+ * a key has one spelling), else its subject; the two never share a key.
+ * Each source has keys of its own: a replay is ordered among its own
+ * events (SPEC 18), beside the subscriber's own consumer.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "deliver-int.h"
+#include "order.h"
+#include "source.h"
+#include "store-msg.h"
+#include "util.h"
+
+#define KEY_STACK	1024	/* a key built on the stack up to this */
+
+#define ITEM_DELIVERY(it) \
+	((struct delivery *)(void *)((char *)(it) - \
+	    offsetof(struct delivery, oi)))
+
+/*
+ * d's key: its source's id, a NUL, 'k' and the partitionkey or 's' and
+ * the subject.  In buf when it fits, else allocated (*heap set).
+ */
+static char *
+dorder_key(const struct delivery *d, char *buf, size_t size, size_t *len,
+    int *heap)
+{
+	const char	*id = source_id(&d->src), *pk;
+	const char	*v;
+	size_t		 idlen = id != NULL ? strlen(id) : 0, vlen;
+	char		*k = buf;
+
+	pk = d->m != NULL ? store_msg_header(d->m, "ce-partitionkey") : NULL;
+	v = pk != NULL ? pk : d->subject;
+	vlen = strlen(v);
+	*len = idlen + 2 + vlen;
+	*heap = *len > size;
+	if (*heap)
+		k = xmalloc(*len);
+	memcpy(k, id != NULL ? id : "", idlen);
+	k[idlen] = '\0';
+	k[idlen + 1] = pk != NULL ? 'k' : 's';
+	memcpy(k + idlen + 2, v, vlen);
+	return k;
+}
+
+static uint64_t
+dorder_seq(const struct delivery *d)
+{
+	return d->m != NULL ? store_msg_seq(d->m) : 0;
+}
+
+/* d's key is free: admit it from the loop. */
+static void
+dorder_ready(struct delivery *d)
+{
+	d->ready = 1;
+	TAILQ_INSERT_TAIL(&d->s->ready, d, rentry);
+	event_active(&dl.pump, 0, 0);
+}
+
+int
+dorder_enter(struct delivery *d)
+{
+	char	 buf[KEY_STACK], *k;
+	size_t	 len;
+	int	 heap, pass;
+
+	if (d->s->order == NULL)
+		return 1;
+	k = dorder_key(d, buf, sizeof(buf), &len, &heap);
+	pass = order_admit(d->s->order, &d->oi, k, len, dorder_seq(d));
+	if (heap)
+		free(k);
+	if (!pass)
+		delivery_set_state(d, DS_ORDERED);
+	return pass;
+}
+
+void
+dorder_leave(struct delivery *d)
+{
+	struct order_item	*next;
+
+	if (d->ready) {
+		TAILQ_REMOVE(&d->s->ready, d, rentry);
+		d->ready = 0;
+	}
+	if (d->s->order == NULL || d->oi.k == NULL)
+		return;
+	if ((next = order_done(d->s->order, &d->oi)) != NULL)
+		dorder_ready(ITEM_DELIVERY(next));
+}
+
+void
+dorder_pump(struct dsub *s)
+{
+	struct delivery	*d;
+
+	while ((d = TAILQ_FIRST(&s->ready)) != NULL) {
+		TAILQ_REMOVE(&s->ready, d, rentry);
+		d->ready = 0;
+		delivery_admit(d);
+	}
+}
+
+static void
+dorder_pass(struct order_item *it, void *arg)
+{
+	(void)arg;
+	dorder_ready(ITEM_DELIVERY(it));
+}
+
+/*
+ * Made ordered: what is under way keeps going and holds its key, so the
+ * order starts behind it.  No longer ordered: what waits behind a key
+ * goes on.
+ */
+void
+dorder_set(struct dsub *s)
+{
+	struct delivery	*d;
+	char		 buf[KEY_STACK], *k;
+	size_t		 len;
+	int		 heap;
+
+	if (s->cfg->ordered && s->order == NULL) {
+		s->order = order_new();
+		TAILQ_FOREACH(d, &s->live, entry) {
+			k = dorder_key(d, buf, sizeof(buf), &len, &heap);
+			order_adopt(s->order, &d->oi, k, len, dorder_seq(d));
+			if (heap)
+				free(k);
+		}
+	} else if (!s->cfg->ordered && s->order != NULL) {
+		/* Held, nothing passes as the keys are emptied. */
+		order_hold(s->order, 1, dorder_pass, NULL);
+		TAILQ_FOREACH(d, &s->live, entry) {
+			if (d->oi.k == NULL)
+				continue;
+			order_done(s->order, &d->oi);
+			if (d->state == DS_ORDERED && !d->ready)
+				dorder_ready(d);
+		}
+		order_free(s->order);
+		s->order = NULL;
+	}
+}
+
+/*
+ * What waits behind its key or for its next attempt, to be given back,
+ * but not an event JetStream has handed over maxDeliver times: its
+ * give-back would count as its last attempt.  An array, not a list: as
+ * the caller closes them, one that held its key passes the next, which
+ * goes to s->ready (and comes out of it when closed in turn).
+ */
+struct delivery **
+dorder_give_back(struct dsub *s, const char *id, size_t *n)
+{
+	struct delivery	*d, **back = NULL;
+	const char	*sid;
+	size_t		 max = 0;
+
+	*n = 0;
+	TAILQ_FOREACH(d, &s->live, entry) {
+		if ((d->state != DS_ORDERED && d->state != DS_RETRYING) ||
+		    d->m == NULL || store_msg_delivered(d->m) >=
+		    (uint64_t)d->src.max_deliver)
+			continue;
+		sid = source_id(&d->src);
+		if (id != NULL && (sid == NULL || strcmp(sid, id) != 0))
+			continue;
+		if (*n == max) {
+			max = max == 0 ? 16 : max * 2;
+			back = xrealloc(back, max * sizeof(*back));
+		}
+		back[(*n)++] = d;
+	}
+	return back;
+}
