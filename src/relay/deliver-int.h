@@ -92,6 +92,15 @@ struct dsub {
 	struct log_limit	 failed_log;	/* its "delivery failed" lines */
 	struct order		*order;		/* ordered: its keys, else NULL */
 	struct delivery_list	 ready;		/* their key freed: to admit */
+	/*
+	 * Ordered, just made holder (deliver-order.c): every key held until
+	 * what JetStream has out for it is all in hand.
+	 */
+	int			 recovering;
+	long long		 recover_ms;	/* since, now_ms() */
+	struct event		 recover_ev;	/* asks again */
+	struct store_pending_job *pending;	/* the question under way */
+	uint64_t		 pending_hand;	/* in hand when it was asked */
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
 };
@@ -152,6 +161,8 @@ void	dsub_give_back_waiting(struct dsub *s, const char *id);
  */
 void	delivery_admit(struct delivery *d);
 void	delivery_set_state(struct delivery *d, enum delivery_state s);
+/* End d, the one teardown; a message not answered is let go (reason logged). */
+void	delivery_close(struct delivery *d, const char *reason);
 
 /* deliver-order.c: ordered subscribers (SPEC 18, order.h). */
 /* d arrives: 1 when it goes on to the gates, 0 when it waits its key. */
@@ -162,6 +173,16 @@ void	dorder_leave(struct delivery *d);
 void	dorder_pump(struct dsub *s);
 /* s's settings changed: made ordered (what is under way adopted), or not. */
 void	dorder_set(struct dsub *s);
+/* s goes (removed, or the relay stops): no holder wanted, nothing asked. */
+void	dorder_gone(struct dsub *s);
+/* A new holder's question, again (s->recover_ev's callback). */
+void	dorder_recover_cb(evutil_socket_t fd, short ev, void *arg);
+/*
+ * A message of s's own consumer while s is ordered: 0 when it is not
+ * this instance's to deliver (let go), 1 to go on; a redelivery of an
+ * event in hand while recovering takes that delivery's place (0).
+ */
+int	dorder_msg(struct dsub *s, struct store_msg *m);
 /*
  * What of s (of replay id; NULL: all) waits behind its key or for its
  * next attempt, to give back (gate_give_back's rule): n of them, in an

@@ -18,6 +18,19 @@
  * a key has one spelling), else its subject; the two never share a key.
  * Each source has keys of its own: a replay is ordered among its own
  * events (SPEC 18), beside the subscriber's own consumer.
+ *
+ * Across instances (holder.h): only the holder joins the subscriber's
+ * delivery group; another lets go of whatever reaches it (JetStream hands
+ * it to the holder after its ack wait).  A new holder holds every key
+ * (recovering) until what JetStream has out for the subscriber, its
+ * num_ack_pending, is all in its hand: the old holder's events come back
+ * only after their ack wait, in no promised order, and one sent before
+ * an earlier event of its key came back would break the order.  It asks
+ * every RECOVER_ASK_MS, counting what it holds before it asks: what
+ * JetStream counts then includes all of that (nothing is acknowledged
+ * while recovering), so the two are equal only when nothing else is out.
+ * A redelivery of an event in hand takes its place there, so each event
+ * counts once.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -26,13 +39,25 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "deliver.h"
 #include "deliver-int.h"
+#include "holder.h"
+#include "log.h"
 #include "order.h"
 #include "source.h"
 #include "store-msg.h"
+#include "store-sub.h"
 #include "util.h"
 
 #define KEY_STACK	1024	/* a key built on the stack up to this */
+#define RECOVER_ASK_MS	250
+/*
+ * A new holder waits at most this long for what JetStream has out (two
+ * ack waits, and a lease, are plenty: it comes back after one); then it
+ * starts anyway, and says so (something out was deleted, or its count
+ * went wrong).
+ */
+#define RECOVER_MAX_MS	(2000LL * dl.cfg->ack_wait_seconds + 10000)
 
 #define ITEM_DELIVERY(it) \
 	((struct delivery *)(void *)((char *)(it) - \
@@ -147,6 +172,9 @@ dorder_set(struct dsub *s)
 
 	if (s->cfg->ordered && s->order == NULL) {
 		s->order = order_new();
+		/* Nothing passes until this instance holds it (deliver_held). */
+		order_hold(s->order, 1, dorder_pass, NULL);
+		holder_want(s->cfg->name, 1);
 		TAILQ_FOREACH(d, &s->live, entry) {
 			k = dorder_key(d, buf, sizeof(buf), &len, &heap);
 			order_adopt(s->order, &d->oi, k, len, dorder_seq(d));
@@ -154,6 +182,7 @@ dorder_set(struct dsub *s)
 				free(k);
 		}
 	} else if (!s->cfg->ordered && s->order != NULL) {
+		dorder_gone(s);
 		/* Held, nothing passes as the keys are emptied. */
 		order_hold(s->order, 1, dorder_pass, NULL);
 		TAILQ_FOREACH(d, &s->live, entry) {
@@ -166,6 +195,140 @@ dorder_set(struct dsub *s)
 		order_free(s->order);
 		s->order = NULL;
 	}
+}
+
+static void	recover_answer(void *arg, int ok, uint64_t n);
+
+/* The new holder may start: every key goes on. */
+static void
+recover_end(struct dsub *s, uint64_t hand, const char *how)
+{
+	s->recovering = 0;
+	log_info("ordered delivery starts", "sub=%s in_hand=%llu "
+	    "waited_ms=%lld how=%s", s->cfg->name, (unsigned long long)hand,
+	    now_ms() - s->recover_ms, how);
+	order_hold(s->order, 0, dorder_pass, NULL);
+}
+
+static void
+recover_arm(struct dsub *s)
+{
+	struct timeval	 tv = { 0, RECOVER_ASK_MS * 1000 };
+
+	evtimer_add(&s->recover_ev, &tv);
+}
+
+/* JetStream's count of what is out, against what was in hand. */
+static void
+recover_answer(void *arg, int ok, uint64_t n)
+{
+	struct dsub	*s = arg;
+
+	s->pending = NULL;
+	if (!s->recovering)
+		return;
+	if (ok && n <= s->pending_hand) {
+		recover_end(s, s->pending_hand, "all in hand");
+		return;
+	}
+	if (now_ms() - s->recover_ms > RECOVER_MAX_MS) {
+		log_warnx("ordered delivery starts without all that is out",
+		    "sub=%s out=%llu in_hand=%llu", s->cfg->name,
+		    (unsigned long long)n, (unsigned long long)s->pending_hand);
+		recover_end(s, s->pending_hand, "timeout");
+		return;
+	}
+	recover_arm(s);
+}
+
+void
+dorder_recover_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct dsub	*s = arg;
+	struct delivery	*d;
+	uint64_t	 n = 0;
+
+	(void)fd;
+	(void)ev;
+	if (!s->recovering || s->pending != NULL || s->consumer == NULL)
+		return;
+	TAILQ_FOREACH(d, &s->live, entry)
+		if (d->m != NULL && source_id(&d->src) == NULL)
+			n++;
+	s->pending_hand = n;
+	if ((s->pending = store_consumer_pending(s->consumer, recover_answer,
+	    s)) == NULL)
+		recover_arm(s);
+}
+
+void
+deliver_held(const char *name, int held)
+{
+	struct dsub	*s = dsub_find(name);
+	struct delivery	*d, *next;
+
+	if (s == NULL || s->order == NULL)
+		return;
+	if (held) {
+		s->recovering = 1;
+		s->recover_ms = now_ms();
+		store_consumer_join(s->consumer, 1);
+		dorder_recover_cb(-1, 0, s);
+		return;
+	}
+	dorder_gone(s);
+	order_hold(s->order, 1, dorder_pass, NULL);
+	/* What nats.c queued comes to dorder_msg first, and is let go. */
+	store_consumer_join(s->consumer, 0);
+	/* What is not under way is let go too: the new holder gets it. */
+	for (d = TAILQ_FIRST(&s->live); d != NULL; d = next) {
+		next = TAILQ_NEXT(d, entry);
+		if (source_id(&d->src) == NULL && (d->state == DS_ORDERED ||
+		    d->state == DS_RETRYING || d->state == DS_WAITING))
+			delivery_close(d, "let go: another instance holds it");
+	}
+}
+
+void
+dorder_gone(struct dsub *s)
+{
+	evtimer_del(&s->recover_ev);
+	s->recovering = 0;
+	store_consumer_pending_close(s->pending);
+	s->pending = NULL;
+}
+
+int
+dorder_msg(struct dsub *s, struct store_msg *m)
+{
+	struct delivery	*d;
+	uint64_t	 seq;
+
+	if (!holder_held(s->cfg->name)) {
+		/* Not ours: JetStream gives it to the holder later. */
+		store_msg_free(m);
+		return 0;
+	}
+	if (!s->recovering)
+		return 1;
+	seq = store_msg_seq(m);
+	TAILQ_FOREACH(d, &s->live, entry) {
+		if (d->m == NULL || source_id(&d->src) != NULL ||
+		    store_msg_seq(d->m) != seq)
+			continue;
+		if (d->state == DS_ORDERED || d->state == DS_RETRYING ||
+		    d->state == DS_WAITING) {
+			/* The newer handle answers it; the old is let go. */
+			store_msg_free(d->m);
+			d->m = m;
+			if (store_msg_delivered(m) > d->attempt)
+				d->attempt = d->gp.attempt =
+				    store_msg_delivered(m);
+		} else
+			store_msg_free(m);	/* under way: its answer acks */
+		return 0;
+	}
+	return 1;
 }
 
 /*

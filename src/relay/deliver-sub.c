@@ -15,6 +15,7 @@
 #include "config.h"
 #include "deliver.h"
 #include "deliver-int.h"
+#include "holder.h"
 #include "metrics.h"
 #include "outbound.h"
 #include "store-msg.h"
@@ -78,7 +79,8 @@ dsub_spec(const struct dsub *s)
 		pending *= ORDER_HAND;
 	return (struct store_consumer_spec){ s->cfg->name, STORE_PUSH,
 	    s->cfg->filter, s->cfg->max_deliver, pending,
-	    dl.cfg->ack_wait_seconds, NULL, s->cfg->from, s->cfg->from_ns };
+	    dl.cfg->ack_wait_seconds, NULL, s->cfg->from, s->cfg->from_ns,
+	    s->cfg->ordered };
 }
 
 /*
@@ -151,6 +153,7 @@ dsub_new(const struct subscriber *sc)
 
 	TAILQ_INIT(&s->live);
 	TAILQ_INIT(&s->ready);
+	evtimer_assign(&s->recover_ev, dl.base, dorder_recover_cb, s);
 	gate_sub_init(&s->gates, &dl.pump);
 	s->state = substate_ref(sc->name);
 	log_limit_init(&s->failed_log, "delivery failures not logged",
@@ -203,6 +206,7 @@ dsub_free(struct dsub *s)
 {
 	log_limit_flush(&s->failed_log, 1);
 	gate_sub_free(&s->gates);
+	dorder_gone(s);
 	order_free(s->order);
 	dtarget_release(s->target);
 	dsign_release(s->sign);
@@ -221,6 +225,10 @@ dsub_remove(struct dsub *s)
 	struct store_consumer	*c = s->consumer;
 
 	TAILQ_REMOVE(&dl.subs, s, entry);
+	if (s->order != NULL) {
+		holder_want(s->cfg->name, 0);
+		dorder_gone(s);
+	}
 	s->consumer = NULL;
 	store_consumer_remove(c);
 	metrics_subscriber_gone(s->idx);

@@ -173,7 +173,7 @@ delivery_attempted(const struct delivery *d, int status, const char *error,
  * redelivered after the ack wait), the counters and lists updated, and
  * the reason logged.
  */
-static void
+void
 delivery_close(struct delivery *d, const char *reason)
 {
 	switch (d->state) {
@@ -720,6 +720,8 @@ deliver_msg_cb(void *arg, struct store_msg *m)
 {
 	struct dsub	*s = arg;
 
+	if (s->order != NULL && !dorder_msg(s, m))
+		return;
 	deliver_start(s, m, &s->own);
 }
 

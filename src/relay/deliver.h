@@ -61,4 +61,10 @@ void	deliver_give_back_all(void);
 /* Free everything (after the loop). */
 void	deliver_free(void);
 
+/*
+ * holder.h's callback: this instance began (held 1) or stopped holding
+ * ordered push subscriber name (deliver-order.c).
+ */
+void	deliver_held(const char *name, int held);
+
 #endif

@@ -473,7 +473,7 @@ isub_spec(const struct isub *s)
 {
 	return (struct store_consumer_spec){ s->cfg->name, STORE_PULL,
 	    s->cfg->filter, s->cfg->max_deliver, s->cfg->max_in_flight,
-	    ib.cfg->lease_seconds, NULL, s->cfg->from, s->cfg->from_ns };
+	    ib.cfg->lease_seconds, NULL, s->cfg->from, s->cfg->from_ns, 0 };
 }
 
 /* Take sc's settings (a copy). */

@@ -27,6 +27,7 @@
 #include "auth.h"
 #include "config.h"
 #include "deliver.h"
+#include "holder.h"
 #include "door.h"
 #include "evmem.h"
 #include "http.h"
@@ -120,6 +121,8 @@ relay_tick_cb(evutil_socket_t fd, short ev, void *arg)
 	admin_fail_all();
 	/* Deliveries still under way go back to JetStream for another try. */
 	deliver_give_back_all();
+	/* Then the ordered subscribers' next holders need not wait. */
+	holder_stop();
 	/*
 	 * Drop records not stored yet.  A push delivery's went with it above
 	 * (its event goes back to JetStream, and is dropped again later);
@@ -470,6 +473,7 @@ main(int argc, char **argv)
 	substate_init(relay.base, &relay.cfg, replay_instance());
 	presence_init(relay.base, &relay.cfg, replay_instance());
 	attempts_init(&relay.cfg, replay_instance());
+	holder_init(relay.base, &relay.cfg, replay_instance(), deliver_held);
 	deliver_init(relay.base, &relay.cfg);
 	inbox_init(relay.base, &relay.cfg);
 	admin_init(relay.base, &relay.cfg);
@@ -492,6 +496,7 @@ main(int argc, char **argv)
 	store_free();
 	subkv_free();
 	substate_free();
+	holder_free();
 	presence_free();
 	attempts_free();
 	event_del(&relay.tick);

@@ -122,6 +122,8 @@ struct store_consumer {
 	enum sub_from		 from;		/* where it starts when made */
 	int64_t			 from_ns;
 	int			 wrong_kind;	/* JetStream's: other kind */
+	int			 hold_back;	/* joined only when told */
+	int			 joined;	/* ... and told */
 	store_msg_cb		 cb;
 	store_msg_cb		 exhausted_cb;
 	void			*arg;

@@ -53,7 +53,11 @@ static const struct {
 	 */
 	[STORE_KV_INSTANCES] = { "KV_" STORE_KV_INSTANCES_BUCKET,
 	    "$KV." STORE_KV_INSTANCES_BUCKET ".", 1, 64LL * 1024 * 1024,
-	    STORE_KV_VALUE_MAX, 60LL * NS_PER_S }
+	    STORE_KV_VALUE_MAX, 60LL * NS_PER_S },
+	/* An ordered subscriber's holder, written every few seconds. */
+	[STORE_KV_HOLDERS] = { "KV_" STORE_KV_HOLDERS_BUCKET,
+	    "$KV." STORE_KV_HOLDERS_BUCKET ".", 1, 64LL * 1024 * 1024,
+	    STORE_KV_STATE_MAX, 0 }
 };
 /* JetStream's codes for a stale expectation and a full stream. */
 #define KV_WRONG_LAST	10071

@@ -33,7 +33,7 @@
 
 /* Each bucket's name in the log's messages: "<name> bucket read". */
 static const char *const bucket_names[STORE_KV_NBUCKETS] = {
-	"subscribers", "subscriber states", "instances"
+	"subscribers", "subscriber states", "instances", "order holders"
 };
 
 /* "<b's name> bucket <what>", a log line's message. */

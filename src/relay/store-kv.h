@@ -1,8 +1,10 @@
 /*
  * store-kv.h: the KV buckets: TREATY_SUBSCRIBERS (SPEC 16), where the
  * subscribers managed through the API live, TREATY_SUBSCRIBER_STATE
- * (SPEC 17), every subscriber's state, and TREATY_INSTANCES, the
- * instances running and their rate-limited subscribers (store-kv.c).  Loop thread only;
+ * (SPEC 17), every subscriber's state, TREATY_INSTANCES, the instances
+ * running and their rate-limited subscribers, and TREATY_ORDER_HOLDERS,
+ * which instance delivers each ordered subscriber (SPEC 18; store-kv.c).
+ * Loop thread only;
  * the JetStream calls that wait run as worker jobs (store-kv-admin.c).
  *
  * The buckets are made and kept up to date by the stream check, beside
@@ -25,6 +27,7 @@
 #define STORE_KV_BUCKET		"TREATY_SUBSCRIBERS"
 #define STORE_KV_STATE_BUCKET	"TREATY_SUBSCRIBER_STATE"
 #define STORE_KV_INSTANCES_BUCKET "TREATY_INSTANCES"
+#define STORE_KV_HOLDERS_BUCKET	"TREATY_ORDER_HOLDERS"
 /* A value's bound: a 64 KiB definition whose secrets are sealed. */
 #define STORE_KV_VALUE_MAX	(128 * 1024)
 /* A state's bound (substate.c writes a few hundred bytes). */
@@ -35,6 +38,7 @@ enum store_kv_bucket {
 	STORE_KV_SUBS,		/* definitions (subkv.c) */
 	STORE_KV_STATE,		/* states (substate.c) */
 	STORE_KV_INSTANCES,	/* who is running (presence.c) */
+	STORE_KV_HOLDERS,	/* who delivers an ordered one (holder.c) */
 	STORE_KV_NBUCKETS
 };
 

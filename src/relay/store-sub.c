@@ -44,6 +44,7 @@ consumer_set(struct store_consumer *c, const struct store_consumer_spec *spec)
 	c->ack_wait_s = spec->ack_wait_s;
 	c->from = spec->from;
 	c->from_ns = spec->from_ns;
+	c->hold_back = spec->hold_back;
 }
 
 /* Register a consumer; see store-sub.h. */
@@ -102,6 +103,16 @@ store_consumer_update(struct store_consumer *c,
 		log_warnx("deliverFrom changed: it is read only when a "
 		    "consumer is made, and one JetStream has keeps its "
 		    "position", "consumer=%s", c->name);
+	if (c->hold_back != spec->hold_back) {
+		/* Held back now: leave until told; no longer: join. */
+		c->hold_back = spec->hold_back;
+		c->joined = 0;
+		if (c->hold_back)
+			store_consumer_stop(c);
+		else if (c->sub == NULL && store_conn.nc != NULL &&
+		    !store_conn.closing)
+			store_sub_sync(&c->sub, c->deliver, c->name);
+	}
 	if (strcmp(c->filter, spec->filter) == 0 &&
 	    c->max_deliver == spec->max_deliver &&
 	    c->max_ack_pending == spec->max_ack_pending &&
@@ -364,7 +375,7 @@ store_sub_init(void)
 	TAILQ_FOREACH(c, &store_consumers, entry) {
 		if (c->kind == STORE_PULL)
 			pull_subscribe(c);
-		else if (c->sub == NULL)
+		else if (c->sub == NULL && (!c->hold_back || c->joined))
 			store_sub_sync(&c->sub, c->deliver, c->name);
 	}
 }
@@ -388,6 +399,86 @@ store_consumer_stop(struct store_consumer *c)
 		store_sub_deliver(c, m);
 	natsSubscription_Destroy(c->sub);
 	c->sub = NULL;
+}
+
+/* Join or leave a held-back group; see store-sub.h. */
+void
+store_consumer_join(struct store_consumer *c, int join)
+{
+	if (!c->hold_back || c->kind != STORE_PUSH)
+		return;
+	c->joined = join;
+	if (!join)
+		store_consumer_stop(c);
+	else if (c->sub == NULL && store_conn.nc != NULL && !store_conn.closing)
+		store_sub_sync(&c->sub, c->deliver, c->name);
+}
+
+struct store_pending_job {
+	struct bridge_job	 job;
+	char			*name;
+	store_pending_cb	 cb;
+	void			*arg;
+	int			 ok;
+	uint64_t		 n;
+	int			 closed;
+};
+
+/* Worker: the consumer's info. */
+static void
+pending_work(struct bridge_job *job)
+{
+	struct store_pending_job *pj = BRIDGE_CONTAINER(job,
+	    struct store_pending_job, job);
+	natsMsg			*resp = NULL;
+	char			 subj[256];
+
+	snprintf(subj, sizeof(subj), "$JS.API.CONSUMER.INFO." STORE_WORK ".%s",
+	    pj->name);
+	if (natsConnection_Request(&resp, store_conn.nc, subj, "", 0,
+	    STORE_API_WAIT_MS) == NATS_OK)
+		pj->ok = store_wire_consumer_ack_pending(natsMsg_GetData(resp),
+		    (size_t)natsMsg_GetDataLength(resp), &pj->n) == 0;
+	natsMsg_Destroy(resp);
+}
+
+/* Loop thread: the answer. */
+static void
+pending_done(struct bridge_job *job)
+{
+	struct store_pending_job *pj = BRIDGE_CONTAINER(job,
+	    struct store_pending_job, job);
+
+	if (!pj->closed && !store_conn.closing)
+		pj->cb(pj->arg, pj->ok, pj->n);
+	free(pj->name);
+	free(pj);
+}
+
+/* num_ack_pending of c; see store-sub.h. */
+struct store_pending_job *
+store_consumer_pending(struct store_consumer *c, store_pending_cb cb,
+    void *arg)
+{
+	struct store_pending_job *pj;
+
+	if (!store_conn.connected || store_conn.closing)
+		return NULL;
+	pj = xcalloc(1, sizeof(*pj));
+	pj->name = xstrdup(c->name);
+	pj->cb = cb;
+	pj->arg = arg;
+	pj->job.work = pending_work;
+	pj->job.done = pending_done;
+	bridge_run(&pj->job);
+	return pj;
+}
+
+void
+store_consumer_pending_close(struct store_pending_job *j)
+{
+	if (j != NULL)
+		j->closed = 1;
 }
 
 /* Unsubscribe and free one consumer. */

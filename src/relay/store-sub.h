@@ -40,6 +40,12 @@ struct store_consumer_spec {
 	 */
 	enum sub_from		 from;
 	int64_t			 from_ns;
+	/*
+	 * A push consumer this instance joins only when told
+	 * (store_consumer_join): an ordered subscriber's, whose group one
+	 * instance at a time is in (holder.h).
+	 */
+	int			 hold_back;
 };
 struct store_consumer;
 /*
@@ -106,5 +112,22 @@ typedef void (*store_figures_cb)(const struct store_figures *f, int n);
  * -1 when it cannot ask now (not connected).
  */
 int		 store_figures(store_figures_cb cb);
+
+/*
+ * Join (1) or leave (0) the delivery group of c, a hold_back push
+ * consumer.  Leaving hands what nats.c has queued to cb first, as
+ * store_consumer_stop does.
+ */
+void		 store_consumer_join(struct store_consumer *c, int join);
+/*
+ * JetStream's num_ack_pending for c, asked on the worker: cb gets it on
+ * the loop thread (ok 0: no answer), unless closed first.  NULL when it
+ * cannot ask now.
+ */
+typedef void (*store_pending_cb)(void *arg, int ok, uint64_t n);
+struct store_pending_job;
+struct store_pending_job *store_consumer_pending(struct store_consumer *c,
+		    store_pending_cb cb, void *arg);
+void		 store_consumer_pending_close(struct store_pending_job *j);
 
 #endif

@@ -409,6 +409,32 @@ store_wire_consumer_found(const char *data, size_t len)
 	return rc;
 }
 
+/* A consumer info answer's num_ack_pending; see store-wire.h. */
+int
+store_wire_consumer_ack_pending(const char *data, size_t len, uint64_t *n)
+{
+	static const char *p_err[] = { "error", NULL };
+	static const char *p_n[] = { "num_ack_pending", NULL };
+	char		*text;
+	yajl_val	 root, v;
+	int		 rc = -1;
+
+	if (data == NULL || len == 0 || len > RECORD_MAX)
+		return -1;
+	text = xstrndup(data, len);
+	root = yajl_tree_parse(text, NULL, 0);
+	free(text);
+	if (root != NULL && YAJL_IS_OBJECT(root) &&
+	    yajl_tree_get(root, p_err, yajl_t_any) == NULL &&
+	    (v = yajl_tree_get(root, p_n, yajl_t_number)) != NULL &&
+	    YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
+		*n = (uint64_t)YAJL_GET_INTEGER(v);
+		rc = 0;
+	}
+	yajl_tree_free(root);
+	return rc;
+}
+
 /* A drop record's subscriber and sequence; see store-wire.h. */
 int
 store_wire_drop_record(const char *data, size_t len, char *name,

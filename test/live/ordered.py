@@ -2,13 +2,15 @@
 """SPEC 18's ordered delivery, from outside: a publisher, a receiver that
 fails and stalls at random, and the checker that reads the receiver's log.
 
-  ordered.py publish BASEURL TOKENFILE SUBJECT N KEYS OUT [SEED [STOPFILE]]
+  ordered.py publish BASEURL TOKENFILE SUBJECT N KEYS OUT [SEED [STOPFILE
+             [PAUSE_MS]]]
       POSTs N binary-mode events one after another on one keep-alive
       connection, each answered before the next is sent, so WORK stores
       them in this order; event i has id o-<i> and ce-partitionkey
       acct-<k> for a key k drawn at random among KEYS.  Each answered 202
       is a line "<id> <key>" of OUT, in order; OUT.progress holds the
-      count so far.  Stops early when STOPFILE exists.
+      count so far.  Stops early when STOPFILE exists; waits PAUSE_MS
+      between events.
 
   ordered.py receive PORT LOG FAIL_PCT STALL_PCT [SEED]
       A push subscriber for any path: FAIL_PCT % of requests answered 500,
@@ -42,7 +44,8 @@ def now_ms():
     return time.time_ns() // 1000000
 
 
-def publish(base, tokenfile, subject, n, keys, out, seed=1, stop=None):
+def publish(base, tokenfile, subject, n, keys, out, seed=1, stop=None,
+            pause_ms=0):
     u = urllib.parse.urlsplit(base)
     token = open(tokenfile).read().strip()
     rnd = random.Random(int(seed))
@@ -52,6 +55,8 @@ def publish(base, tokenfile, subject, n, keys, out, seed=1, stop=None):
         for i in range(1, int(n) + 1):
             if stop and os.path.exists(stop):
                 break
+            if float(pause_ms) > 0:
+                time.sleep(float(pause_ms) / 1000.0)
             key = "acct-%d" % rnd.randrange(int(keys))
             hdrs = {"Authorization": "Bearer " + token,
                     "ce-specversion": "1.0", "ce-id": "o-%d" % i,
