@@ -62,6 +62,17 @@ deliver_has(const char *name)
 	return !dl.stopping && dsub_find(name) != NULL;
 }
 
+/* 1 when this instance delivers name's events now; see deliver.h. */
+int
+deliver_takes(const char *name)
+{
+	struct dsub	*s;
+
+	if (dl.stopping || (s = dsub_find(name)) == NULL)
+		return 0;
+	return s->order == NULL || holder_held(name);
+}
+
 /*
  * Its consumer's settings.  An ordered subscriber's MaxAckPending is
  * ORDER_HAND times maxInFlight (the window still bounds its POSTs): what

@@ -25,6 +25,12 @@ void	deliver_init(struct event_base *base, const struct config *cfg);
 void	deliver_reload(struct sub_changes *ch);
 /* 1 when name is a push subscriber of this instance (and it is not stopping). */
 int	deliver_has(const char *name);
+/*
+ * 1 when this instance delivers name's events now: it has the push
+ * subscriber, and holds it when it is ordered (holder.h), so that one
+ * instance at a time delivers an ordered subscriber's replays too.
+ */
+int	deliver_takes(const char *name);
 struct store_msg;
 struct source;
 /*

@@ -14,7 +14,9 @@
  *   - a push subscriber's replay that this instance has the subscriber
  *     of: join its delivery group (a redrive reads its sequences from
  *     AUDIT first), so every instance shares its work as it shares the
- *     subscriber's;
+ *     subscriber's; of an ordered subscriber, only the instance holding
+ *     it (deliver_takes), whose keys order the replay's events among
+ *     themselves;
  *   - a pull subscriber's replay that this instance has the inbox of:
  *     its pull consumer becomes one of the inbox's sources, which GETs
  *     draw from (inbox.h), on every instance that has the inbox;
@@ -343,7 +345,7 @@ replay_pull_exhausted_cb(void *arg, struct store_msg *m)
 static int
 replay_here(const struct replay *rp)
 {
-	return !rs.stopping && (rp->r.push ? deliver_has(rp->r.subscriber) :
+	return !rs.stopping && (rp->r.push ? deliver_takes(rp->r.subscriber) :
 	    inbox_has(rp->r.subscriber));
 }
 
