@@ -129,6 +129,7 @@ struct delivery {
 	int			 traced;
 	char			*tracestate;	/* the producer's, or NULL */
 	struct order_item	 oi;		/* its key (ordered) */
+	long long		 order_ms;	/* when it came to its key */
 	struct event		 retry;		/* DS_RETRYING's timer */
 	int			 ready;		/* in s->ready */
 	TAILQ_ENTRY(delivery)	 rentry;	/* ... there */

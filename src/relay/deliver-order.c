@@ -43,6 +43,7 @@
 #include "deliver-int.h"
 #include "holder.h"
 #include "log.h"
+#include "metrics.h"
 #include "order.h"
 #include "source.h"
 #include "store-msg.h"
@@ -100,6 +101,7 @@ dorder_seq(const struct delivery *d)
 static void
 dorder_ready(struct delivery *d)
 {
+	metrics_ordered_wait(d->s->idx, now_ms() - d->order_ms);
 	d->ready = 1;
 	TAILQ_INSERT_TAIL(&d->s->ready, d, rentry);
 	event_active(&dl.pump, 0, 0);
@@ -118,8 +120,11 @@ dorder_enter(struct delivery *d)
 	pass = order_admit(d->s->order, &d->oi, k, len, dorder_seq(d));
 	if (heap)
 		free(k);
-	if (!pass)
+	if (!pass) {
+		d->order_ms = now_ms();
 		delivery_set_state(d, DS_ORDERED);
+	} else
+		metrics_ordered_wait(d->s->idx, 0);
 	return pass;
 }
 

@@ -43,7 +43,7 @@ struct histo_def {
 	const char	*help;
 	long long	 le_ms[NLAT];
 };
-static const struct histo_def histo_defs[2] = {
+static const struct histo_def histo_defs[3] = {
 	{ "treaty_relay_delivery_duration_seconds",
 	  "One delivery attempt's HTTP exchange.",
 	  { 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000,
@@ -51,9 +51,14 @@ static const struct histo_def histo_defs[2] = {
 	{ "treaty_relay_delivery_latency_seconds",
 	  "From an event's store in WORK to its delivery (2xx).",
 	  { 10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000, 900000,
-	    3600000, 14400000, 86400000 } }
+	    3600000, 14400000, 86400000 } },
+	/* Ordered subscribers only (SPEC 18): shown once one has waited. */
+	{ "treaty_relay_ordered_wait_seconds",
+	  "How long an ordered subscriber's event waited for its key.",
+	  { 1, 5, 10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000,
+	    900000, 3600000 } }
 };
-enum { HISTO_DURATION, HISTO_LATENCY, NHISTO };
+enum { HISTO_DURATION, HISTO_LATENCY, HISTO_ORDERED, NHISTO };
 struct histo {
 	unsigned long long	 le[NLAT + 1];	/* last: +Inf */
 	unsigned long long	 count;
@@ -449,6 +454,15 @@ metrics_latency(int sub, long long ms)
 		    &histo_defs[HISTO_LATENCY], ms < 0 ? 0 : ms);
 }
 
+/* An ordered event passed its key after ms; see metrics.h. */
+void
+metrics_ordered_wait(int sub, long long ms)
+{
+	if (sub >= 0 && sub < nsubs)
+		histo_add(&subs[sub].h[HISTO_ORDERED],
+		    &histo_defs[HISTO_ORDERED], ms < 0 ? 0 : ms);
+}
+
 /* Count one event a subscriber will never get. */
 void
 metrics_dropped(int sub, enum drop_reason why)
@@ -539,7 +553,8 @@ render_deliveries(struct evbuffer *out)
 		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s histogram\n",
 		    histo_defs[o].name, histo_defs[o].help, histo_defs[o].name);
 		for (m = subs; m < subs + nsubs; m++)
-			if (m->active)
+			if (m->active && (o != HISTO_ORDERED ||
+			    m->h[o].count > 0))
 				render_histo(out, &histo_defs[o], m->name,
 				    &m->h[o]);
 	}

@@ -78,6 +78,12 @@ void	metrics_publish_failures(enum pubfail why, size_t n);
  * against ours, so a negative wait counts as 0.
  */
 void	metrics_latency(int sub, long long ms);
+/*
+ * An ordered subscriber's event passed its key ms after it came to this
+ * instance (0: at once): what it waited for the events of its key before
+ * it, or for a new holder's recovery.
+ */
+void	metrics_ordered_wait(int sub, long long ms);
 void	metrics_reconnect(void);
 void	metrics_attempt_unrecorded(void);
 void	metrics_gauge(enum gauge g, long long value);

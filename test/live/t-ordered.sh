@@ -60,6 +60,17 @@ check "ord: keys in parallel" yes "$(python3 -c '
 import json, sys
 rs = sorted((r for r in map(json.loads, open(sys.argv[1])) if r["path"] == "/ord"), key=lambda r: r["start"])
 print("yes" if any(b["start"] < a["end"] and a["key"] != b["key"] for a, b in zip(rs, rs[1:])) else "no")' "$T/got")"
+# Every event of ord passed its key once (those that waited, and not).
+check_match "ord: the wait histogram counts every event" "^(1[5-9][0-9][0-9]|[2-9][0-9]{3})$" \
+    "$(metric 'treaty_relay_ordered_wait_seconds_count{subscriber="ord"}')"
+check "unord has no wait histogram" "" \
+    "$(metrics_text | grep -F 'treaty_relay_ordered_wait_seconds_count{subscriber="unord"}')"
 check "ord shows ordered true" "200 True" "$(areq GET subscribers/ord) $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ordered"])' "$T/abody" 2>&1)"
+# One instance delivers ord: this one, written in the holders bucket.
+check "ord's holder is this relay" logged "$(in_log 'msg="order holder" sub=ord ')"
+check "it started after its recovery" logged "$(in_log 'msg="ordered delivery starts" sub=ord .*how=all in hand')"
+check_match "the holders bucket names it" '"holder":"[0-9a-f]+"' \
+    "$(python3 "$ROOT/test/live/jsapi.py" "$NATS_PORT" raw '$JS.API.STREAM.MSG.GET.KV_TREATY_ORDER_HOLDERS' '{"last_by_subj":"$KV.TREATY_ORDER_HOLDERS.ord"}' | python3 -c 'import json,sys,base64; print(base64.b64decode(json.load(sys.stdin)["message"]["data"]).decode())' 2>&1)"
+check "unord has no holder" "" "$(grep -E 'msg="order holder" sub=unord' "$RELAY_LOG")"
 check_no_sanitizer_report "no sanitizer report" "$RELAY_LOG"
 finish
