@@ -16,6 +16,14 @@
 #      while a replay hands all BENCH_EVENTS to the same subscriber again:
 #      the replay's deliveries/s, and the new events' publish-to-receipt
 #      beside the same without a replay (not in the default phases)
+#   o  ordered delivery (SPEC 18): BENCH_EVENTS events over BENCH_KEYS
+#      partition keys drained by an unordered subscriber, then by an
+#      ordered one (each its own store, the same backlog): deliveries/s of
+#      both and their ratio (target >= 0.5), the ordered one's p99 wait for
+#      its key (treaty_relay_ordered_wait_seconds); then BENCH_ONE_KEY
+#      events of a single key, ordered: deliveries/s and ms per event
+#      beside the POST's own p50, one round trip each (not in the default
+#      phases)
 #   i  instructions per delivery: backlogs of 1,000 and 9,000 events drained
 #      by a relay under callgrind; the difference of its instruction counts
 #      over 8,000 (start-up and the idle timers cancel out).  Like icount.sh
@@ -34,7 +42,8 @@
 # BENCH_PROFILE=prefix (perf profiles of the relay in a, b and c, written to
 # prefix.a, prefix.b and prefix.c, if perf is installed; also each relay
 # thread's CPU),
-# BENCH_REPLAY_RATE [1000], BENCH_REPLAY_SECONDS [20],
+# BENCH_REPLAY_RATE [1000], BENCH_REPLAY_SECONDS [20], BENCH_KEYS [1000],
+# BENCH_ONE_KEY [2000],
 # BENCH_KEEP=1 (keep the temporary folder with the logs).
 set -u
 cd "$(dirname "$0")/.."
@@ -107,8 +116,8 @@ start_relay() {	# $1: log name, $2: subscribers JSON
 	echo "bench: the relay did not become healthy"; cat "$T/relay-$1.log"; exit 1
 }
 
-subscriber() {	# $1: maxInFlight
-	echo '[{"name":"sink","url":"http://127.0.0.1:'$SP'/","secret":"bench-secret-0123456789abcdef","filter":"evt.bench.>","maxDeliver":10,"maxInFlight":'$1'}]'
+subscriber() {	# $1: maxInFlight, $2: ordered (true or false, default false)
+	echo '[{"name":"sink","url":"http://127.0.0.1:'$SP'/","secret":"bench-secret-0123456789abcdef","filter":"evt.bench.>","maxDeliver":10,"maxInFlight":'$1',"ordered":'${2:-false}'}]'
 }
 
 # A sink counting $1 distinct events (or holding, with -H), bounded by TIMEOUT.
@@ -341,9 +350,58 @@ phase_i() {
 
 A_RATE=-; B_RATE=-; B_P50=-; B_P99=-; C_P50=-; C_P99=-; D_INFLIGHT=-; D_HWM=
 E_RATE=; E_N=; E_P99_0=; E_P99_1=; I_COUNT=
+# A histogram's quantile q from /metrics: the upper bound (s) of the first
+# bucket holding it.
+quantile() {	# $1: histogram name, $2: q
+	curl -s http://127.0.0.1:$RP/metrics | awk -v h="$1" -v q="$2" '
+	    index($1, h "_bucket{subscriber=\"sink\"") == 1 {
+		split($1, a, "le=\""); le = a[2]; sub(/".*/, "", le); n++; l[n] = le; c[n] = $2 }
+	    END { for (i = 1; i <= n; i++) if (c[i] >= q * c[n]) { print l[i]; exit } }'
+}
+
+O_KEYS=${BENCH_KEYS:-1000}
+O_ONE=${BENCH_ONE_KEY:-2000}
+O_RATIO=
+phase_o() {
+	local mode rate
+	echo "## o. ordered: $EVENTS events over $O_KEYS keys drained unordered, then ordered; $O_ONE events of one key"
+	for mode in false true; do
+		begin_phase o-$mode
+		start_relay o0-$mode '[]'
+		"$O/bench/load" -p $RP -n $EVENTS -c $CONNS -s $SUBJECT -i o -k $O_KEYS | tee "$T/load-o-$mode.txt"
+		stop $RELAY
+		start_sink o-$mode -n $EVENTS
+		start_relay o-$mode "$(subscriber $MIF $mode)"
+		wait $SINK
+		echo "ordered=$mode: $(cat "$T/sink-o-$mode.txt")"
+		rate=$(kv deliveries_per_s "$T/sink-o-$mode.txt")
+		if [ $mode = false ]; then
+			O_UN=$rate
+		else
+			O_OR=$rate
+			O_P99=$(quantile treaty_relay_ordered_wait_seconds 0.99)
+			O_P50=$(quantile treaty_relay_ordered_wait_seconds 0.5)
+		fi
+		relay_report o-$mode
+		end_phase
+	done
+	O_RATIO=$(awk -v o="$O_OR" -v u="$O_UN" 'BEGIN { if (u > 0) printf "%.2f", o / u }')
+	begin_phase o-one
+	start_relay o0-one '[]'
+	"$O/bench/load" -p $RP -n $O_ONE -c $CONNS -s $SUBJECT -i one -k 1 > /dev/null
+	stop $RELAY
+	start_sink o-one -n $O_ONE
+	start_relay o-one "$(subscriber $MIF true)"
+	wait $SINK
+	echo "one key: $(cat "$T/sink-o-one.txt")"
+	O_ONE_RATE=$(kv deliveries_per_s "$T/sink-o-one.txt")
+	O_ONE_POST=$(quantile treaty_relay_delivery_duration_seconds 0.5)
+	end_phase
+}
+
 for ph in $PHASES; do
 	case $ph in
-	a|b|c|d|e|i) phase_$ph ;;
+	a|b|c|d|e|i|o) phase_$ph ;;
 	*) echo "bench: unknown phase $ph"; exit 2 ;;
 	esac
 done
@@ -354,6 +412,9 @@ printf '%-32s %s\n' "deliveries/s, backlog drain:" "$A_RATE (target >= 10000)" \
     "latency at $RATE/s:" "p50 $C_P50 ms, p99 $C_P99 ms (target p99 < 20 ms)"
 [ -n "$E_RATE" ] && printf '%-32s %s\n' "replay of $EVENTS:" \
     "$E_RATE deliveries/s ($E_N received before the new events ended); new events' p99 $E_P99_1 ms during it, $E_P99_0 ms without"
+[ -n "$O_RATIO" ] && printf '%-32s %s\n' "ordered, $O_KEYS keys:" \
+    "$O_OR deliveries/s vs $O_UN unordered: $O_RATIO (target >= 0.5); wait for the key p50 <= ${O_P50}s, p99 <= ${O_P99}s" \
+    "ordered, one key:" "$O_ONE_RATE deliveries/s, $(awk -v r="$O_ONE_RATE" 'BEGIN { if (r > 0) printf "%.2f", 1000 / r }') ms each; a POST's p50 <= ${O_ONE_POST}s"
 [ -n "$I_COUNT" ] && printf '%-32s %s\n' "instructions per delivery:" "$I_COUNT"
 [ -n "$D_HWM" ] && awk -v h="$D_HWM" -v f="$D_INFLIGHT" 'BEGIN {
     printf "%-32s %.1f MiB (target < 64 MiB)\n", "peak RSS, " f " held:", h / 1024 }'

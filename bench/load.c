@@ -3,7 +3,7 @@
  * thread, one event_base, non-blocking.
  *
  *   load [-p port] [-n count] [-r rate] [-c conns] [-s subject]
- *        [-i idprefix] [-b bodysize]
+ *        [-i idprefix] [-b bodysize] [-k keys]
  *
  * POSTs count binary-mode CloudEvents to the relay at
  * http://127.0.0.1:port/v1/events/subject with the token in BENCH_TOKEN.
@@ -16,6 +16,9 @@
  * callback of the last; with -r rate a 1 ms timer (on the precise clock)
  * sends what is due on an absolute schedule (event k at start + k / rate),
  * so a late tick is made up at the next one instead of drifting.
+ *
+ * With -k keys, event seq carries ce-partitionkey key-<seq % keys> (the
+ * ordering key of an ordered subscriber, SPEC 18).
  *
  * Prints one key=value line: sent, 202s, other statuses, errors, elapsed,
  * achieved rate, the relay's answer time p50/p99 and, at a fixed rate,
@@ -64,6 +67,7 @@ static struct {
 	char			 idprefix[64];
 	char			*pad;
 	size_t			 bodysize;
+	long			 keys;		/* -k: partition keys, 0: none */
 	int			 sig;		/* the signal that stopped us */
 } ld;
 
@@ -92,7 +96,7 @@ load_send(struct conn *c)
 	struct evhttp_request	*req;
 	struct evkeyvalq	*oh;
 	struct evbuffer		*b;
-	char			 id[96];
+	char			 id[96], key[32];
 	long long		 sched, now;
 	long			 seq = ld.sent++;
 
@@ -107,6 +111,10 @@ load_send(struct conn *c)
 	evhttp_add_header(oh, "ce-source", "/bench/load");
 	evhttp_add_header(oh, "ce-type", ld.type);
 	evhttp_add_header(oh, "Content-Type", "application/json");
+	if (ld.keys > 0) {
+		snprintf(key, sizeof(key), "key-%ld", seq % ld.keys);
+		evhttp_add_header(oh, "ce-partitionkey", key);
+	}
 	now = clock_ns(CLOCK_MONOTONIC);
 	if (ld.rate > 0) {
 		sched = ld.t0 + (long long)((double)seq * 1e9 / ld.rate);
@@ -203,7 +211,7 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: load [-p port] [-n count] [-r rate] "
-	    "[-c conns] [-s subject] [-i idprefix] [-b bodysize]\n");
+	    "[-c conns] [-s subject] [-i idprefix] [-b bodysize] [-k keys]\n");
 	exit(2);
 }
 
@@ -225,7 +233,7 @@ main(int argc, char **argv)
 	ld.bodysize = 256;
 	snprintf(ld.idprefix, sizeof(ld.idprefix), "load-%ld-%d",
 	    (long)time(NULL), (int)getpid());
-	while ((ch = getopt(argc, argv, "b:c:i:n:p:r:s:")) != -1) {
+	while ((ch = getopt(argc, argv, "b:c:i:k:n:p:r:s:")) != -1) {
 		switch (ch) {
 		case 'b':
 			ld.bodysize = (size_t)atol(optarg);
@@ -236,6 +244,10 @@ main(int argc, char **argv)
 			break;
 		case 'i':
 			snprintf(ld.idprefix, sizeof(ld.idprefix), "%s", optarg);
+			break;
+		case 'k':
+			if ((ld.keys = atol(optarg)) < 1)
+				usage();
 			break;
 		case 'n':
 			if ((ld.count = atol(optarg)) < 1)

@@ -55,8 +55,8 @@ static const struct histo_def histo_defs[3] = {
 	/* Ordered subscribers only (SPEC 18): shown once one has waited. */
 	{ "treaty_relay_ordered_wait_seconds",
 	  "How long an ordered subscriber's event waited for its key.",
-	  { 1, 5, 10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000,
-	    900000, 3600000 } }
+	  { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 30000, 300000,
+	    3600000 } }
 };
 enum { HISTO_DURATION, HISTO_LATENCY, HISTO_ORDERED, NHISTO };
 struct histo {
