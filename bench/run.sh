@@ -3,7 +3,8 @@
 # and against bench/sink (evhttp answering 202 without storing: the HTTP
 # ceiling on this machine), 64 connections, 10 s each; batches against the
 # storage ceiling (BENCH_NO_BATCH=1 skips); plain beside TLS (BENCH_NO_TLS=1
-# skips).  Prints the figures recorded in docs/BENCHMARKS.md.
+# skips); ordered delivery beside unordered (BENCH_NO_ORDER=1 skips).
+# Prints the figures recorded in docs/BENCHMARKS.md.
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-build}
@@ -83,6 +84,15 @@ awk -v s="$s" -v r="$r" 'BEGIN { if (s > 0) printf "ratio relay/ceiling: %.2f\n"
 	    '/events_per_s=/ { for (i = 1; i <= NF; i++) if ($i ~ /^events_per_s=/) { split($i, a, "="); e = a[2] } }
 	    END { if (c > 0) printf "ratio batched events/ceiling: %.2f\n", e / c }' "$T/batch.txt"
 }
+
+# Ordered delivery (SPEC 18), bench/deliver.sh's phase o: 1,000 keys
+# drained ordered beside unordered in the same run, one key, the wait for
+# the key (BENCH_NO_ORDER=1 skips).
+if [ -z "${BENCH_NO_ORDER:-}" ]; then
+	echo "## ordered delivery: bench/deliver.sh phase o"
+	BENCH_PHASES=o O=$O bench/deliver.sh | sed -n '/^## o\./,/^## summary/p; /^ordered,/p' |
+	    grep -v '^## summary'
+fi
 
 # The same over TLS (SPEC 13): a second relay with a throwaway certificate,
 # beside the first over plain HTTP; keep-alive, then a new connection per
