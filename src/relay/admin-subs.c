@@ -426,7 +426,7 @@ write_start(struct write *w, const char *val, size_t len, int match,
 		spec.kind = w->sub->kind == SUB_PUSH ? STORE_PUSH : STORE_PULL;
 		spec.filter = w->sub->filter;
 		spec.max_deliver = w->sub->max_deliver;
-		spec.max_ack_pending = w->sub->max_in_flight;
+		spec.max_ack_pending = config_max_ack_pending(w->sub);
 		spec.ack_wait_s = w->sub->kind == SUB_PUSH ?
 		    admin_cfg->ack_wait_seconds : admin_cfg->lease_seconds;
 		spec.from = w->sub->from;

@@ -499,6 +499,22 @@ config_subscriber_free(struct subscriber *sc)
 	free(sc);
 }
 
+/*
+ * JetStream's MaxAckPending for s: maxInFlight, but SUB_ORDER_HAND times
+ * that for an ordered push subscriber (the window still bounds its
+ * POSTs): what waits behind a key is in hand, and with only maxInFlight
+ * one key's retries would soon hold every place and stop the other keys
+ * (SPEC 18: head-of-line blocking per key, never per subscriber).  With
+ * maxInFlight 1 it stays 1: one event at a time, strictly in WORK's order.
+ */
+int
+config_max_ack_pending(const struct subscriber *s)
+{
+	if (s->ordered && s->kind == SUB_PUSH && s->max_in_flight > 1)
+		return s->max_in_flight * SUB_ORDER_HAND;
+	return s->max_in_flight;
+}
+
 /* 1 when every setting of a and b is the same. */
 int
 config_subscriber_equal(const struct subscriber *a, const struct subscriber *b)

@@ -29,6 +29,8 @@ struct seal_keys;
 #define SUB_PUSH_IN_FLIGHT	64	/* concurrent deliveries */
 #define SUB_PULL_IN_FLIGHT	1000	/* leases at once: JetStream's own */
 #define SUB_IN_FLIGHT_MAX	10000
+/* An ordered subscriber's events in hand, per place in its window. */
+#define SUB_ORDER_HAND		16
 #define SUB_BREAKER_DEFAULT	20	/* failures in a row (SPEC 17) */
 #define SUB_BREAKER_MAX		10000
 #define SUB_RATE_MAX		100000	/* rateLimit, events a second */
@@ -238,6 +240,8 @@ void			 config_subscriber_copy(struct subscriber *dst,
 void			 config_subscribers_set(struct config *cfg,
 			    struct subscriber *subs, size_t n);
 void			 config_subscriber_free(struct subscriber *sc);
+/* JetStream's MaxAckPending for s's consumer (SPEC 3, 18). */
+int			 config_max_ack_pending(const struct subscriber *s);
 /* 1 when a and b have the same settings. */
 int			 config_subscriber_equal(const struct subscriber *a,
 			    const struct subscriber *b);

@@ -27,8 +27,6 @@
  * and treaty_relay_deliveries_total counts every attempt.
  */
 #define FAILED_LOG_PER_S	10
-/* An ordered subscriber's events in hand, per place in its window. */
-#define ORDER_HAND		16
 
 struct audit_drop;
 struct outbound_req;

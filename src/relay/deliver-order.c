@@ -187,6 +187,7 @@ dorder_set(struct dsub *s)
 				free(k);
 		}
 	} else if (!s->cfg->ordered && s->order != NULL) {
+		holder_want(s->cfg->name, 0);
 		dorder_gone(s);
 		/* Held, nothing passes as the keys are emptied. */
 		order_hold(s->order, 1, dorder_pass, NULL);

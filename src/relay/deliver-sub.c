@@ -73,23 +73,13 @@ deliver_takes(const char *name)
 	return s->order == NULL || holder_held(name);
 }
 
-/*
- * Its consumer's settings.  An ordered subscriber's MaxAckPending is
- * ORDER_HAND times maxInFlight (the window still bounds its POSTs): what
- * waits behind a key is in hand, and with only maxInFlight one key's
- * retries would soon hold every place and stop the other keys (SPEC 18:
- * head-of-line blocking per key, never per subscriber).  With maxInFlight
- * 1 it stays 1: one event at a time, strictly in WORK's order.
- */
+/* Its consumer's settings. */
 static struct store_consumer_spec
 dsub_spec(const struct dsub *s)
 {
-	int	 pending = s->cfg->max_in_flight;
-
-	if (s->cfg->ordered && pending > 1)
-		pending *= ORDER_HAND;
 	return (struct store_consumer_spec){ s->cfg->name, STORE_PUSH,
-	    s->cfg->filter, s->cfg->max_deliver, pending,
+	    s->cfg->filter, s->cfg->max_deliver,
+	    config_max_ack_pending(s->cfg),
 	    dl.cfg->ack_wait_seconds, NULL, s->cfg->from, s->cfg->from_ns,
 	    s->cfg->ordered };
 }

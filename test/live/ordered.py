@@ -6,7 +6,7 @@ fails and stalls at random, and the checker that reads the receiver's log.
              [PAUSE_MS]]]
       POSTs N binary-mode events one after another on one keep-alive
       connection, each answered before the next is sent, so WORK stores
-      them in this order; event i has id o-<i> and ce-partitionkey
+      them in this order; event i has id o<SEED>-<i> and ce-partitionkey
       acct-<k> for a key k drawn at random among KEYS.  Each answered 202
       is a line "<id> <key>" of OUT, in order; OUT.progress holds the
       count so far.  Stops early when STOPFILE exists; waits PAUSE_MS
@@ -19,8 +19,10 @@ fails and stalls at random, and the checker that reads the receiver's log.
       {"start", "end" (Unix ms, this clock), "path", "id", "key",
        "status", "attempt"}.
 
-  ordered.py check OUT LOG PATH [DROPPED]
-      The verdict for the requests to PATH, a line each:
+  ordered.py check OUT LOG PATH [DROPPED [AFTER_MS]]
+      The verdict for the requests to PATH (with AFTER_MS, a time on the
+      receiver's clock: the requests begun then or later, and the events
+      first answered 2xx then or later), a line each:
         overlap <n>     requests of one key open at the same time
         order <n>       keys whose events were first answered 2xx out of
                         OUT's order
@@ -59,7 +61,8 @@ def publish(base, tokenfile, subject, n, keys, out, seed=1, stop=None,
                 time.sleep(float(pause_ms) / 1000.0)
             key = "acct-%d" % rnd.randrange(int(keys))
             hdrs = {"Authorization": "Bearer " + token,
-                    "ce-specversion": "1.0", "ce-id": "o-%d" % i,
+                    "ce-specversion": "1.0",
+                    "ce-id": "o%s-%d" % (seed, i),
                     "ce-source": "/ordered", "ce-type": ctype,
                     "ce-partitionkey": key, "Content-Type": "text/plain"}
             for _ in range(50):
@@ -77,9 +80,10 @@ def publish(base, tokenfile, subject, n, keys, out, seed=1, stop=None,
                     conn = None
                 time.sleep(0.1)
             else:
-                print("publish: o-%d not stored" % i, file=sys.stderr)
+                print("publish: o%s-%d not stored" % (seed, i),
+                      file=sys.stderr)
                 sys.exit(1)
-            f.write("o-%d %s\n" % (i, key))
+            f.write("o%s-%d %s\n" % (seed, i, key))
             f.flush()
             done += 1
             if done % 50 == 0:
@@ -128,7 +132,7 @@ def receive(port, log, fail_pct, stall_pct, seed=2):
     Server(("127.0.0.1", int(port)), Handler).serve_forever()
 
 
-def check(out, log, path, dropped=None):
+def check(out, log, path, dropped=None, after=0):
     order = [l.split() for l in open(out) if l.strip()]
     key_of = {i: k for i, k in order}
     recs = []
@@ -140,8 +144,10 @@ def check(out, log, path, dropped=None):
     if dropped and os.path.exists(dropped):
         gone = {l.strip() for l in open(dropped) if l.strip()}
     by_key = {}
+    after = int(after)
     for r in recs:
-        by_key.setdefault(key_of.get(r["id"], r["key"]), []).append(r)
+        if r["start"] >= after:
+            by_key.setdefault(key_of.get(r["id"], r["key"]), []).append(r)
     # No two requests of a key open at once (the receiver's own clock).
     overlap = 0
     for rs in by_key.values():
@@ -159,7 +165,7 @@ def check(out, log, path, dropped=None):
     for i, k in order:
         want.setdefault(k, []).append(i)
     for k, ids in want.items():
-        got = [i for i in ids if i in first_ok]
+        got = [i for i in ids if i in first_ok and first_ok[i] >= after]
         if [first_ok[i] for i in got] != sorted(first_ok[i] for i in got):
             bad_keys += 1
     missing = [i for i, _ in order if i not in first_ok and i not in gone]

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPEC 18, changing ordered while events flow: two relays share API
+# subscriber sw (unordered), a receiver answers 500 to 10 % and holds 5 %
+# for 100-600 ms, 1,000 events over 50 keys.  Halfway, a PUT makes it
+# ordered: what is under way finishes, one relay becomes its holder and
+# starts once everything out is in its hand.  From the receiver's log,
+# after that start: no two requests of a key open at once, and each key's
+# events first answered 2xx in WORK's order; no event lost.  Then a PUT
+# makes it unordered again: the holder releases it and both relays
+# deliver.  An ordered pull subscriber is refused (422, naming ordered).
+. "$(dirname "$0")/lib.sh"
+start_nats || { fail start "nats-server did not start"; finish; }
+admin_setup
+RPORT=$(free_port)
+python3 "$ROOT/test/live/ordered.py" receive $RPORT "$T/got" 10 5 &
+PIDS+=($!)
+wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
+openssl rand -hex 32 > "$T/keys"
+chmod 600 "$T/keys"
+export TREATY_RELAY_SECRET_KEY_FILE=$T/keys TREATY_RELAY_SUBSCRIBERS='[]'
+export TREATY_RELAY_RETRY_BASE_MS=100 TREATY_RELAY_RETRY_MAX_MS=400
+export TREATY_RELAY_ACK_WAIT_SECONDS=4 TREATY_RELAY_PROGRESS_SECONDS=1
+start_relay || { fail relay "A did not start"; finish; }
+A_URL=$RELAY_URL A_LOG=$RELAY_LOG
+start_relay || { fail relay "B did not start"; finish; }
+B_URL=$RELAY_URL B_LOG=$RELAY_LOG
+RELAY_URL=$A_URL RELAY_LOG=$A_LOG
+
+# put NAME BODY: PUT the definition on A; prints the status.
+put() {
+	rm -f "$T/abody"
+	curl -s -m 20 -o "$T/abody" -w '%{http_code}' -X PUT \
+	    -H "Authorization: Bearer $AT" -H 'Content-Type: application/json' \
+	    --data-binary "$2" "$A_URL/v1/admin/subscribers/$1"
+}
+DEF='"url":"http://127.0.0.1:'$RPORT'/sw","filter":"evt.*.shop.>","maxInFlight":16'
+check "sw made, unordered" 201 "$(put sw "{$DEF}")"
+check "an ordered pull subscriber: 422 naming ordered" "422 ordered" \
+    "$(put box '{"tokenSha256":"'$(sha256hex inbox-token-0123456789)'","filter":"evt.*.shop.>","ordered":true}') $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("field"))' "$T/abody" 2>&1)"
+
+echo "$TOKEN" > "$T/token"
+python3 "$ROOT/test/live/ordered.py" publish "$A_URL" "$T/token" evt.local.shop.order.created 1000 50 "$T/pub" 5 "$T/stop" 10 &
+PUB=$!
+PIDS+=($PUB)
+wait_until 60 "[ \$(cat $T/pub.progress 2>/dev/null || echo 0) -ge 500 ]" || fail publish "not halfway"
+check "sw made ordered while events flow" 200 "$(put sw "{$DEF,\"ordered\":true}")"
+wait_until 40 "grep -qE 'msg=\"ordered delivery starts\" sub=sw ' $A_LOG $B_LOG" || fail holder "no relay started ordered delivery"
+t_start=$(cat "$A_LOG" "$B_LOG" | grep -E 'msg="ordered delivery starts" sub=sw ' | stamp_ms | sort -n | head -1)
+check "one relay holds sw" 1 "$(cat "$A_LOG" "$B_LOG" | grep -cE 'msg="order holder" sub=sw ')"
+wait $PUB
+check "1,000 events stored" 1000 "$(wc -l < "$T/pub")"
+oks() { python3 -c '
+import json, sys
+print(len({r["id"] for r in map(json.loads, open(sys.argv[1])) if r["path"] == "/sw" and 200 <= r["status"] < 300}))' "$T/got"; }
+wait_until 180 '[ "$(oks)" -ge 1000 ]' || fail delivered "$(oks) of 1000"
+python3 "$ROOT/test/live/ordered.py" check "$T/pub" "$T/got" /sw "" "$t_start" > "$T/verdict" 2>&1
+check "after the start: in order per key, one at a time, none missing" 0 "$?"
+sed 's/^/# /' "$T/verdict"
+
+# Unordered again: the holder releases, both deliver.
+t_unord=$(now_ms)
+check "sw made unordered again" 200 "$(put sw "{$DEF}")"
+check "its holder released it" logged "$(in_log 'msg="order holder released" sub=sw' "$(grep -lE 'msg="order holder" sub=sw ' "$A_LOG" "$B_LOG" | head -1)")"
+python3 "$ROOT/test/live/ordered.py" publish "$A_URL" "$T/token" evt.local.shop.order.created 200 50 "$T/pub2" 6 > /dev/null
+wait_until 60 "[ \$(oks) -ge 1200 ]" || fail delivered "after unordered: $(oks) of 1200"
+# Deliveries by each relay since the PUT, by its own stamps.
+since() { log_stamps 'msg=delivered sub=sw ' "$1" | awk -v t="$t_unord" '$1 >= t' | wc -l; }
+check "both relays deliver sw again" yes "$(n_a=$(since "$A_LOG"); n_b=$(since "$B_LOG"); [ "$n_a" -gt 0 ] && [ "$n_b" -gt 0 ] && echo yes || echo "no: A $n_a B $n_b")"
+check_no_sanitizer_report "no sanitizer report" "$A_LOG" "$B_LOG"
+finish
