@@ -96,7 +96,8 @@ int	cmd_listen(int argc, char **argv);
 #define SUBSCRIBER_LINES						\
 	"         [--secret-file FILE] [--secret-out FILE] [--show-secret]\n" \
 	"         [--max-deliver N] [--max-in-flight N] [--standard-webhooks]\n" \
-	"         [--deliver-from all|new|TIME] [--if-match REV] [--attempts N]\n" \
+	"         [--ordered] [--deliver-from all|new|TIME] [--if-match REV]\n" \
+	"         [--attempts N]\n"						\
 	"       treaty admin subscriber put NAME --token-sha256 HEX --filter F\n" \
 	"         [the same options]\n"					\
 	"       treaty admin subscriber put NAME --file FILE|- [--if-match REV]\n" \

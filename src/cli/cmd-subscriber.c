@@ -96,6 +96,7 @@ struct put_args {
 	size_t		 ntokens;
 	long long	 max_deliver, max_in_flight;	/* -1: not given */
 	int		 webhooks;
+	int		 ordered;	/* --ordered (SPEC 18) */
 };
 
 /* Usage: why, then the usage text. */
@@ -616,6 +617,10 @@ body_from_args(const struct put_args *a)
 		json_gen_str(g, "standardWebhooks");
 		yajl_gen_bool(g, 1);
 	}
+	if (a->ordered) {
+		json_gen_str(g, "ordered");
+		yajl_gen_bool(g, 1);
+	}
 	if (a->from != NULL) {
 		json_gen_str(g, "deliverFrom");
 		json_gen_str(g, a->from);
@@ -731,6 +736,7 @@ static const struct option sub_opts[] = {
 	{ "max-deliver", required_argument, NULL, 'm' },
 	{ "max-in-flight", required_argument, NULL, 'i' },
 	{ "standard-webhooks", no_argument, NULL, 'w' },
+	{ "ordered", no_argument, NULL, 'O' },
 	{ "deliver-from", required_argument, NULL, 'd' },
 	{ "if-match", required_argument, NULL, 'M' },
 	{ "file", required_argument, NULL, 'F' },
@@ -744,7 +750,7 @@ static const struct option sub_opts[] = {
  * The options each form takes (their getopt codes; the client options
  * and --attempts go with every one).
  */
-#define OPTS_PUT	"ufksoSmiwdM"
+#define OPTS_PUT	"ufksoSmiwOdM"
 #define OPTS_PUT_FILE	"FMoS"
 #define OPTS_GET	"j"
 #define OPTS_DELETE	"M"
@@ -849,6 +855,7 @@ cmd_admin_subscriber(int argc, char **argv)
 		case 'o': sb.out_path = optarg; break;
 		case 'S': sb.show = 1; break;
 		case 'w': a.webhooks = 1; break;
+		case 'O': a.ordered = 1; break;
 		case 'd': a.from = optarg; break;
 		case 'F': a.file = optarg; break;
 		case 'j': sb.json = 1; break;

@@ -147,6 +147,11 @@ check_match "put push --secret-out: exit 0, created, then where the secret went"
     '^rc=0 subscriber hook created \(revision [0-9]+\)\|secret: written to the --secret-out file$' \
     "rc=$RC $(tr '\n' '|' < "$T/p1.out" | sed 's/|$//')"
 R1=$(revision p1)
+# --ordered (SPEC 18): the definition says ordered.
+run o1 admin subscriber put ordq --url "$HOOK_URL" --filter 'evt.*.shop.ordq.>' \
+    --secret-out "$T/ordq.secret" --ordered
+check "put --ordered: exit 0, stored ordered" "rc=0 True" \
+    "rc=$RC $(converged ordq "$(revision o1)"; areq GET subscribers/ordq > /dev/null; afield ordered)"
 check "  the file: mode 600, one line" "600 1" "$(stat -c %a "$T/hook.secret" 2>&1) $(wc -l < "$T/hook.secret")"
 check_match "  the file: whsec_ and the base64 of 32 bytes" '^whsec_[A-Za-z0-9+/]{43}=$' "$(cat "$T/hook.secret")"
 check "  the secret on neither stdout nor stderr" "" "$(leaks p1 "$T/hook.secret")"
