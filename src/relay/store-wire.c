@@ -383,22 +383,35 @@ store_cinfo_free(struct store_cinfo *list, int n)
 	free(list);
 }
 
+/* data as a JSON object, or NULL (free with yajl_tree_free). */
+static yajl_val
+json_object(const char *data, size_t len)
+{
+	char		*text;
+	yajl_val	 root;
+
+	if (data == NULL || len == 0 || len > RECORD_MAX)
+		return NULL;
+	text = xstrndup(data, len);
+	root = yajl_tree_parse(text, NULL, 0);
+	free(text);
+	if (root != NULL && !YAJL_IS_OBJECT(root)) {
+		yajl_tree_free(root);
+		root = NULL;
+	}
+	return root;
+}
+
 /* Whether a consumer info answer found the consumer; see store-wire.h. */
 int
 store_wire_consumer_found(const char *data, size_t len)
 {
 	static const char *p_err[] = { "error", "err_code", NULL };
 	static const char *p_conf[] = { "config", NULL };
-	char		*text;
-	yajl_val	 root, v;
+	yajl_val	 root = json_object(data, len), v;
 	int		 rc = -1;
 
-	if (data == NULL || len == 0 || len > RECORD_MAX)
-		return -1;
-	text = xstrndup(data, len);
-	root = yajl_tree_parse(text, NULL, 0);
-	free(text);
-	if (root != NULL && YAJL_IS_OBJECT(root)) {
+	if (root != NULL) {
 		if ((v = yajl_tree_get(root, p_err, yajl_t_number)) != NULL)
 			rc = YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) ==
 			    STORE_WIRE_NO_CONSUMER ? 0 : -1;
@@ -415,17 +428,10 @@ store_wire_consumer_ack_pending(const char *data, size_t len, uint64_t *n)
 {
 	static const char *p_err[] = { "error", NULL };
 	static const char *p_n[] = { "num_ack_pending", NULL };
-	char		*text;
-	yajl_val	 root, v;
+	yajl_val	 root = json_object(data, len), v;
 	int		 rc = -1;
 
-	if (data == NULL || len == 0 || len > RECORD_MAX)
-		return -1;
-	text = xstrndup(data, len);
-	root = yajl_tree_parse(text, NULL, 0);
-	free(text);
-	if (root != NULL && YAJL_IS_OBJECT(root) &&
-	    yajl_tree_get(root, p_err, yajl_t_any) == NULL &&
+	if (root != NULL && yajl_tree_get(root, p_err, yajl_t_any) == NULL &&
 	    (v = yajl_tree_get(root, p_n, yajl_t_number)) != NULL &&
 	    YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
 		*n = (uint64_t)YAJL_GET_INTEGER(v);
@@ -521,24 +527,6 @@ json_count(yajl_val obj, const char *key, long long def)
 	    YAJL_GET_INTEGER(v) : def;
 }
 
-/* data as a JSON object, or NULL (free with yajl_tree_free). */
-static yajl_val
-json_object(const char *data, size_t len)
-{
-	char		*text;
-	yajl_val	 root;
-
-	if (data == NULL || len == 0 || len > RECORD_MAX)
-		return NULL;
-	text = xstrndup(data, len);
-	root = yajl_tree_parse(text, NULL, 0);
-	free(text);
-	if (root != NULL && !YAJL_IS_OBJECT(root)) {
-		yajl_tree_free(root);
-		root = NULL;
-	}
-	return root;
-}
 
 /* A replay's description or end record; see store-wire.h. */
 char *

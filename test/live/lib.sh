@@ -658,6 +658,17 @@ gate_setup() {
 	wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
 	H="http://127.0.0.1:$RPORT"
 }
+# ordered_setup FAIL_PCT STALL_PCT: test/live/ordered.py's receiver (SPEC
+# 18's tests: FAIL_PCT % answered 500, STALL_PCT % held first) on RPORT
+# recording to $T/got, its base URL in H; the test ends, failed, when it
+# does not start.
+ordered_setup() {
+	RPORT=$(free_port)
+	python3 "$ROOT/test/live/ordered.py" receive $RPORT "$T/got" "$1" "$2" &
+	PIDS+=($!)
+	wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
+	H="http://127.0.0.1:$RPORT"
+}
 # replay_setup: admin_setup, and receiver.py on RPORT recording to
 # $T/deliveries (the test ends, failed, when it does not start).
 replay_setup() {

@@ -13,11 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 admin_setup
-RPORT=$(free_port)
-python3 "$ROOT/test/live/ordered.py" receive $RPORT "$T/got" 10 5 &
-PIDS+=($!)
-wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
-H="http://127.0.0.1:$RPORT"
+ordered_setup 10 5
 SUBS='[{"name":"ord","url":"'$H'/ord","secret":"'$S'","filter":"evt.*.shop.>","maxInFlight":16,"ordered":true}]'
 export TREATY_RELAY_RETRY_BASE_MS=100 TREATY_RELAY_RETRY_MAX_MS=400
 export TREATY_RELAY_ACK_WAIT_SECONDS=4 TREATY_RELAY_PROGRESS_SECONDS=1

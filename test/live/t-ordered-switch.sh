@@ -11,10 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 admin_setup
-RPORT=$(free_port)
-python3 "$ROOT/test/live/ordered.py" receive $RPORT "$T/got" 10 5 &
-PIDS+=($!)
-wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
+ordered_setup 10 5
 openssl rand -hex 32 > "$T/keys"
 chmod 600 "$T/keys"
 export TREATY_RELAY_SECRET_KEY_FILE=$T/keys TREATY_RELAY_SUBSCRIBERS='[]'

@@ -14,11 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 admin_setup
-RPORT=$(free_port)
-python3 "$ROOT/test/live/ordered.py" receive $RPORT "$T/got" 10 5 &
-PIDS+=($!)
-wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
-H="http://127.0.0.1:$RPORT"
+ordered_setup 10 5
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"ord","url":"'$H'/ord","secret":"'$S'","filter":"evt.*.shop.>","maxInFlight":16,"ordered":true},{"name":"unord","url":"'$H'/unord","secret":"'$S'","filter":"evt.*.shop.>","maxInFlight":16}]'
 export TREATY_RELAY_RETRY_BASE_MS=100 TREATY_RELAY_RETRY_MAX_MS=400
 start_relay || { fail relay "did not start"; finish; }
