@@ -10,12 +10,15 @@
 #   - a retry holds its key only: while one key waits out its retries the
 #     other keys go on (ord's requests overlap across keys);
 #   - partitionkey over 256 bytes, empty or not UTF-8: 400 bad_event;
+#   - strict (ordered, maxInFlight 1): one event at a time, all keys
+#     together, in WORK's order; its consumer's MaxAckPending 1, ord's 16
+#     times its maxInFlight;
 #   - the subscriber's answer shows ordered true.
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
 admin_setup
 ordered_setup 10 5
-export TREATY_RELAY_SUBSCRIBERS='[{"name":"ord","url":"'$H'/ord","secret":"'$S'","filter":"evt.*.shop.>","maxInFlight":16,"ordered":true},{"name":"unord","url":"'$H'/unord","secret":"'$S'","filter":"evt.*.shop.>","maxInFlight":16}]'
+export TREATY_RELAY_SUBSCRIBERS='[{"name":"ord","url":"'$H'/ord","secret":"'$S'","filter":"evt.*.shop.>","maxInFlight":16,"ordered":true},{"name":"unord","url":"'$H'/unord","secret":"'$S'","filter":"evt.*.shop.>","maxInFlight":16},{"name":"strict","url":"'$H'/strict","secret":"'$S'","filter":"evt.*.shop.strict.>","maxInFlight":1,"ordered":true}]'
 export TREATY_RELAY_RETRY_BASE_MS=100 TREATY_RELAY_RETRY_MAX_MS=400
 start_relay || { fail relay "did not start"; finish; }
 
@@ -62,6 +65,17 @@ check_match "ord: the wait histogram counts every event" "^(1[5-9][0-9][0-9]|[2-
 check "unord has no wait histogram" "" \
     "$(metrics_text | grep -F 'treaty_relay_ordered_wait_seconds_count{subscriber="unord"}')"
 check "ord shows ordered true" "200 True" "$(areq GET subscribers/ord) $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ordered"])' "$T/abody" 2>&1)"
+# strict: maxInFlight 1, ordered: every event in WORK's order, one at a
+# time, whatever its key.
+python3 "$ROOT/test/live/ordered.py" publish "$RELAY_URL" "$T/token" evt.local.shop.strict.created 300 20 "$T/pub-strict" 9 \
+    || fail publish "not every strict event was stored"
+wait_until 120 '[ "$(oks /strict)" -ge 300 ]' || fail delivered "strict $(oks /strict) of 300"
+ORDER_GLOBAL=1 python3 "$ROOT/test/live/ordered.py" check "$T/pub-strict" "$T/got" /strict "$T/dropped" > "$T/strict" 2>&1
+check "strict: one at a time, all in WORK's order" 0 "$?"
+sed 's/^/# strict: /' "$T/strict"
+mack() { python3 "$ROOT/test/live/jsapi.py" "$NATS_PORT" raw "\$JS.API.CONSUMER.INFO.WORK.relay-$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["config"]["max_ack_pending"])' 2>&1; }
+check "MaxAckPending: strict 1, ord 16 x 16, unord 16" "1 256 16" "$(mack strict) $(mack ord) $(mack unord)"
+
 # One instance delivers ord: this one, written in the holders bucket.
 check "ord's holder is this relay" logged "$(in_log 'msg="order holder" sub=ord ')"
 check "it started after its recovery" logged "$(in_log 'msg="ordered delivery starts" sub=ord .*how=all in hand')"
