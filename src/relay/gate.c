@@ -5,8 +5,11 @@
  * The order is fixed here, and is the order of the list below: the
  * window first, so that what is held anywhere after it still holds a
  * place (the window bounds what an instance holds, not only what it
- * sends); then pause, breaker, pace, and later key order
- * (docs/DESIGN.md, "The delivery pipeline").  A gate is
+ * sends); then pause, breaker, pace.  An ordered subscriber's key order
+ * is before them all (deliver-order.c), not a gate: it holds an event
+ * across all its attempts, and what waits behind a key must take no
+ * place in the window (docs/DESIGN.md, "The delivery pipeline").  A gate
+ * is
  * asked in turn; the first that has a delivery wait keeps it in its
  * queue, and the ones before it keep what they gave it until the
  * delivery leaves (gate_done).  Nothing here ends a delivery or calls

@@ -10,10 +10,10 @@
  * is queued at that gate, in arrival order, and resumed from the loop
  * (the subscriber's wake event) once the gate opens, never inside a
  * delivery's teardown.  The gates are the window (gate-window.c), the
- * pause (gate-pause.c) and the breaker (gate-breaker.c); pace and key
- * order go after them, in that order (docs/DESIGN.md, "The delivery
- * pipeline").  A gate is one file and one
- * line in gate.c's list.  It decides from what it is given: it never
+ * pause (gate-pause.c), the breaker (gate-breaker.c) and the pace
+ * (gate-pace.c); an ordered subscriber's key order comes before them
+ * (deliver-order.c; docs/DESIGN.md, "The delivery pipeline").  A gate is
+ * one file and one line in gate.c's list.  It decides from what it is given: it never
  * calls up into deliver.c or replay.c, nor ends a delivery.
  */
 #ifndef GATE_H
