@@ -99,6 +99,8 @@ struct dsub {
 	struct event		 recover_ev;	/* asks again */
 	struct store_pending_job *pending;	/* the question under way */
 	uint64_t		 pending_hand;	/* in hand when it was asked */
+	uint64_t		 answered;	/* own events answered, counted */
+	uint64_t		 pending_answered; /* ... when it was asked */
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
 };
@@ -174,6 +176,12 @@ void	dorder_pump(struct dsub *s);
 void	dorder_set(struct dsub *s);
 /* s goes (removed, or the relay stops): no holder wanted, nothing asked. */
 void	dorder_gone(struct dsub *s);
+/* s is no longer this instance's: held, out of the group, given back. */
+void	dorder_let_go(struct dsub *s);
+/* 1 when failed ordered delivery d is this instance's to try again. */
+int	dorder_keeps(const struct delivery *d);
+/* d's event was answered to JetStream (a new holder counts those). */
+void	dorder_answered(const struct delivery *d);
 /* A new holder's question, again (s->recover_ev's callback). */
 void	dorder_recover_cb(evutil_socket_t fd, short ev, void *arg);
 /*
@@ -184,8 +192,8 @@ void	dorder_recover_cb(evutil_socket_t fd, short ev, void *arg);
 int	dorder_msg(struct dsub *s, struct store_msg *m);
 /*
  * What of s (of replay id; NULL: all) waits behind its key or for its
- * next attempt, to give back (gate_give_back's rule): n of them, in an
- * array the caller frees.
+ * next attempt, to give back, last attempts too: n of them, in an array
+ * the caller frees.
  */
 struct delivery **dorder_give_back(struct dsub *s, const char *id, size_t *n);
 

@@ -233,7 +233,13 @@ recover_answer(void *arg, int ok, uint64_t n)
 	s->pending = NULL;
 	if (!s->recovering)
 		return;
-	if (ok && n <= s->pending_hand) {
+	/*
+	 * What JetStream counted is what was in hand when asked, less what
+	 * was answered since (some of it before JetStream counted), plus
+	 * what arrived and what is out elsewhere: at most what was in hand
+	 * less what was answered only when nothing is out elsewhere.
+	 */
+	if (ok && n + (s->answered - s->pending_answered) <= s->pending_hand) {
 		recover_end(s, s->pending_hand, "all in hand");
 		return;
 	}
@@ -262,6 +268,7 @@ dorder_recover_cb(evutil_socket_t fd, short ev, void *arg)
 		if (d->m != NULL && source_id(&d->src) == NULL)
 			n++;
 	s->pending_hand = n;
+	s->pending_answered = s->answered;
 	if ((s->pending = store_consumer_pending(s->consumer, recover_answer,
 	    s)) == NULL)
 		recover_arm(s);
@@ -271,28 +278,77 @@ void
 deliver_held(const char *name, int held)
 {
 	struct dsub	*s = dsub_find(name);
-	struct delivery	*d, *next;
 
 	if (s == NULL || s->order == NULL)
 		return;
 	if (held) {
+		/* Stopping: it left the group for good (deliver_stop). */
+		if (dl.stopping)
+			return;
 		s->recovering = 1;
 		s->recover_ms = now_ms();
+		s->answered = 0;
 		store_consumer_join(s->consumer, 1);
 		dorder_recover_cb(-1, 0, s);
 		return;
 	}
+	dorder_let_go(s);
+}
+
+/*
+ * This instance no longer delivers s: every key held, out of the group,
+ * and what is not under way given back (JetStream hands it to the holder
+ * at once; a NATS that cannot be reached hands it over after its ack
+ * wait); what is under way finishes, and one that fails is given back
+ * then (dorder_keeps).
+ */
+void
+dorder_let_go(struct dsub *s)
+{
+	struct delivery	*d, *next;
+
 	dorder_gone(s);
 	order_hold(s->order, 1, dorder_pass, NULL);
 	/* What nats.c queued comes to dorder_msg first, and is let go. */
-	store_consumer_join(s->consumer, 0);
-	/* What is not under way is let go too: the new holder gets it. */
+	if (s->consumer != NULL)
+		store_consumer_join(s->consumer, 0);
 	for (d = TAILQ_FIRST(&s->live); d != NULL; d = next) {
 		next = TAILQ_NEXT(d, entry);
-		if (source_id(&d->src) == NULL && (d->state == DS_ORDERED ||
-		    d->state == DS_RETRYING || d->state == DS_WAITING))
-			delivery_close(d, "let go: another instance holds it");
+		if (source_id(&d->src) == NULL && d->m != NULL &&
+		    (d->state == DS_ORDERED || d->state == DS_RETRYING ||
+		    d->state == DS_WAITING)) {
+			dorder_answered(d);
+			store_msg_give_back(d->m);
+			d->m = NULL;
+			delivery_close(d, "given back: another instance "
+			    "delivers it");
+		}
 	}
+}
+
+/*
+ * 1 when d, an ordered delivery that failed, is this instance's to try
+ * again; 0 when it must be given back: the instance no longer holds its
+ * subscriber (or is stopping, or the subscriber left), and another
+ * instance's recovery waits for it to come back.
+ */
+int
+dorder_keeps(const struct delivery *d)
+{
+	const struct dsub	*s = d->s;
+
+	if (s->order == NULL || source_id(&d->src) != NULL)
+		return 1;
+	return !dl.stopping && s->consumer != NULL &&
+	    holder_held(s->cfg->name);
+}
+
+/* An own-source event of s was answered to JetStream (ack, term, nak). */
+void
+dorder_answered(const struct delivery *d)
+{
+	if (d->s->order != NULL && source_id(&d->src) == NULL)
+		d->s->answered++;
 }
 
 void
@@ -339,8 +395,8 @@ dorder_msg(struct dsub *s, struct store_msg *m)
 
 /*
  * What waits behind its key or for its next attempt, to be given back,
- * but not an event JetStream has handed over maxDeliver times: its
- * give-back would count as its last attempt.  An array, not a list: as
+ * all of it, the last attempts too (unlike the gates' give-back): order
+ * comes first.  An array, not a list: as
  * the caller closes them, one that held its key passes the next, which
  * goes to s->ready (and comes out of it when closed in turn).
  */
@@ -353,9 +409,13 @@ dorder_give_back(struct dsub *s, const char *id, size_t *n)
 
 	*n = 0;
 	TAILQ_FOREACH(d, &s->live, entry) {
+		/*
+		 * A last attempt too: kept, it would pass its key once the
+		 * one before it was given back, and come before it.  Given
+		 * back, JetStream drops it (recorded, as any drop).
+		 */
 		if ((d->state != DS_ORDERED && d->state != DS_RETRYING) ||
-		    d->m == NULL || store_msg_delivered(d->m) >=
-		    (uint64_t)d->src.max_deliver)
+		    d->m == NULL)
 			continue;
 		sid = source_id(&d->src);
 		if (id != NULL && (sid == NULL || strcmp(sid, id) != 0))

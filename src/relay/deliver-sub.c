@@ -227,8 +227,9 @@ dsub_remove(struct dsub *s)
 
 	TAILQ_REMOVE(&dl.subs, s, entry);
 	if (s->order != NULL) {
+		/* As a lost lease: let go, then the next holder may take it. */
+		dorder_let_go(s);
 		holder_want(s->cfg->name, 0);
-		dorder_gone(s);
 	}
 	s->consumer = NULL;
 	store_consumer_remove(c);

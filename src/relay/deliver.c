@@ -233,6 +233,7 @@ deliver_dropped_cb(void *arg, int stored)
 		delivery_close(d, "drop not recorded: shutting down");
 		return;
 	}
+	dorder_answered(d);
 	store_msg_term(d->m);
 	d->m = NULL;
 	source_outcome(&d->src, 0);
@@ -288,6 +289,20 @@ delivery_failed(struct delivery *d, int status, const char *error,
 		d->gp.probe = 0;
 		substate_probe_done(s->cfg->name, 0);
 	}
+	if (d->oi.k != NULL && !dorder_keeps(d)) {
+		/*
+		 * Ordered, and no longer this instance's to try: given back
+		 * at once, for the holder, whose recovery waits for it (let
+		 * go unanswered, it would come back only after its ack wait;
+		 * JetStream counts the redelivery either way).
+		 */
+		metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
+		dorder_answered(d);
+		store_msg_give_back(d->m);
+		d->m = NULL;
+		delivery_close(d, "given back: another instance delivers it");
+		return;
+	}
 	if ((st = substate_of(s->state)) != SUBSTATE_ACTIVE) {
 		/*
 		 * Paused or tripped (perhaps by this very answer): held, not
@@ -327,6 +342,7 @@ delivery_failed(struct delivery *d, int status, const char *error,
 		    delivery_trace(d));
 	metrics_delivery(s->idx, DELIVERY_RETRY, ms, d->attempt > 1);
 	if (d->oi.k != NULL) {
+		/* Kept here (dorder_keeps, above). */
 		/*
 		 * Ordered (SPEC 18): tried again in hand, holding its key, so
 		 * that it never leaves this instance while a later event of
@@ -341,6 +357,7 @@ delivery_failed(struct delivery *d, int status, const char *error,
 		evtimer_add(&d->retry, &tv);
 		return;
 	}
+	dorder_answered(d);
 	store_msg_nak(d->m, delay);
 	d->m = NULL;
 	delivery_close(d, "retry later");
@@ -381,6 +398,7 @@ delivery_sent_cb(void *arg, const struct outbound_result *r)
 			store_msg_lease(d->m, &l);
 			metrics_latency(d->s->idx, (wall_ns() - l.ts) / 1000000);
 		}
+		dorder_answered(d);
 		store_msg_ack(d->m);
 		d->m = NULL;
 		source_outcome(&d->src, 1);
@@ -700,6 +718,7 @@ dsub_give_back_waiting(struct dsub *s, const char *id)
 	oback = dorder_give_back(s, id, &n);
 	gate_give_back(&s->gates, id, &back);
 	for (i = 0; i < n; i++) {
+		dorder_answered(oback[i]);
 		store_msg_give_back(oback[i]->m);
 		oback[i]->m = NULL;
 		delivery_close(oback[i], "given back before its turn");
@@ -708,6 +727,7 @@ dsub_give_back_waiting(struct dsub *s, const char *id)
 	while ((p = TAILQ_FIRST(&back)) != NULL) {
 		TAILQ_REMOVE(&back, p, wentry);
 		d = p->owner;
+		dorder_answered(d);
 		store_msg_give_back(d->m);
 		d->m = NULL;
 		delivery_close(d, "given back before its turn");
@@ -830,6 +850,7 @@ dsub_give_back(struct dsub *s)
 	while ((d = TAILQ_FIRST(&s->live)) != NULL) {
 		last = TAILQ_NEXT(d, entry) == NULL;
 		if (d->m != NULL) {
+			dorder_answered(d);
 			store_msg_give_back(d->m);
 			d->m = NULL;
 		}

@@ -70,6 +70,7 @@ static struct {
 	holder_cb		 cb;
 	struct event		 tick;
 	int			 stopping;
+	int			 no_take;	/* the relay stops: renew only */
 	TAILQ_HEAD(, holding)	 list;
 } hs = { .list = TAILQ_HEAD_INITIALIZER(hs.list) };
 
@@ -108,6 +109,8 @@ holding_lost(struct holding *h, const char *why)
 	hs.cb(h->name, 0);
 }
 
+static void	holder_release(struct holding *h);
+
 static char *
 holding_value(struct holding *h, size_t *len)
 {
@@ -141,8 +144,14 @@ written(void *arg, enum store_kv_result r, uint64_t rev, int existed)
 			h->seen_ms = now_ms();
 		}
 		h->valid_until = h->job_ms + VALID_MS;
-		if (h->job_kind == JOB_TAKE && !h->held && h->want &&
-		    !hs.stopping) {
+		if (!h->want || hs.stopping || (h->job_kind == JOB_TAKE &&
+		    hs.no_take)) {
+			/* Let go while the write ran: give it up now. */
+			h->held = 0;
+			holder_release(h);
+			return;
+		}
+		if (h->job_kind == JOB_TAKE && !h->held) {
 			h->held = 1;
 			log_info("order holder", "sub=%s instance=%s revision=%llu",
 			    h->name, hs.instance, (unsigned long long)rev);
@@ -216,9 +225,9 @@ tick_cb(evutil_socket_t fd, short ev, void *arg)
 		if (h->held) {
 			if (now - h->job_ms >= RENEW_MS)
 				holding_write(h, JOB_RENEW);
-		} else if (!h->stored || h->holder[0] == '\0' ||
+		} else if (!hs.no_take && (!h->stored || h->holder[0] == '\0' ||
 		    strcmp(h->holder, hs.instance) == 0 ||
-		    now - h->seen_ms >= LEASE_MS)
+		    now - h->seen_ms >= LEASE_MS))
 			holding_write(h, JOB_TAKE);
 	}
 }
@@ -317,6 +326,12 @@ holder_init(struct event_base *base, const struct config *cfg,
 	store_kv_watch(STORE_KV_HOLDERS, &watcher);
 	event_assign(&hs.tick, base, -1, EV_PERSIST, tick_cb, NULL);
 	event_add(&hs.tick, &tv);
+}
+
+void
+holder_stop_taking(void)
+{
+	hs.no_take = 1;
 }
 
 void

@@ -28,6 +28,11 @@ void	holder_want(const char *name, int want);
 /* 1 while this instance holds name. */
 int	holder_held(const char *name);
 /*
+ * The relay begins to stop: take nothing more (what is held is renewed
+ * until holder_stop).
+ */
+void	holder_stop_taking(void);
+/*
  * The relay stops, its deliveries given back: release every lease held
  * (a write nobody waits for), so the next holder need not wait it out.
  */

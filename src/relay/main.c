@@ -159,6 +159,7 @@ relay_stop(void)
 	notify_send("STOPPING=1");
 	http_stop_accepting();
 	presence_stop();
+	holder_stop_taking();
 	deliver_stop();
 	replay_stop();
 	inbox_stop();

@@ -630,7 +630,7 @@ replay_start(const struct subscriber *s, int64_t since_ns, int dropped,
 	clock_gettime(CLOCK_REALTIME, &now);
 	r.created_ns = (int64_t)now.tv_sec * NS_PER_S + now.tv_nsec;
 	r.max_deliver = s->max_deliver;
-	r.max_ack_pending = s->max_in_flight;
+	r.max_ack_pending = config_max_ack_pending(s);
 	r.ack_wait_s = r.push ? rs.cfg->ack_wait_seconds :
 	    rs.cfg->lease_seconds;
 	j = store_replay_start(&r, id != NULL, rs.cfg->max_replays, cb, arg);
