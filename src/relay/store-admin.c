@@ -569,6 +569,24 @@ oldest_pending(const struct store_cinfo *ci, int64_t *ns)
 	return 0;
 }
 
+/* Worker: one consumer's num_ack_pending (store_consumer_pending). */
+void
+store_admin_pending(struct bridge_job *job)
+{
+	struct store_pending_job *pj = BRIDGE_CONTAINER(job,
+	    struct store_pending_job, job);
+	natsMsg			*resp = NULL;
+	char			 subj[256];
+
+	snprintf(subj, sizeof(subj), "$JS.API.CONSUMER.INFO." STORE_WORK ".%s",
+	    pj->name);
+	if (natsConnection_Request(&resp, store_conn.nc, subj, "", 0,
+	    STORE_API_WAIT_MS) == NATS_OK)
+		pj->ok = store_wire_consumer_ack_pending(natsMsg_GetData(resp),
+		    (size_t)natsMsg_GetDataLength(resp), &pj->n) == 0;
+	natsMsg_Destroy(resp);
+}
+
 /* Every consumer's figures from one listing of WORK's (SPEC 15). */
 void
 store_admin_figures(struct bridge_job *job)

@@ -213,6 +213,17 @@ struct store_figures_job {
 	store_figures_cb	 cb;		/* loop thread */
 };
 
+/* A consumer's num_ack_pending (store_consumer_pending). */
+struct store_pending_job {
+	struct bridge_job	 job;
+	char			*name;		/* in: the consumer's */
+	store_pending_cb	 cb;		/* loop thread */
+	void			*arg;
+	int			 ok;		/* out */
+	uint64_t		 n;
+	int			 closed;
+};
+
 /* A read of drop records (store_drops). */
 struct store_drops {
 	struct bridge_job	 job;
@@ -431,6 +442,7 @@ void	 store_admin_consumers(struct bridge_job *job);
 void	 store_admin_getmsg(struct bridge_job *job);
 void	 store_admin_peek(struct bridge_job *job);
 void	 store_admin_figures(struct bridge_job *job);
+void	 store_admin_pending(struct bridge_job *job);
 void	 store_admin_drops(struct bridge_job *job);
 void	 store_admin_leftover_list(struct bridge_job *job);
 void	 store_admin_leftover_delete(struct bridge_job *job);

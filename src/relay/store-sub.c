@@ -414,34 +414,6 @@ store_consumer_join(struct store_consumer *c, int join)
 		store_sub_sync(&c->sub, c->deliver, c->name);
 }
 
-struct store_pending_job {
-	struct bridge_job	 job;
-	char			*name;
-	store_pending_cb	 cb;
-	void			*arg;
-	int			 ok;
-	uint64_t		 n;
-	int			 closed;
-};
-
-/* Worker: the consumer's info. */
-static void
-pending_work(struct bridge_job *job)
-{
-	struct store_pending_job *pj = BRIDGE_CONTAINER(job,
-	    struct store_pending_job, job);
-	natsMsg			*resp = NULL;
-	char			 subj[256];
-
-	snprintf(subj, sizeof(subj), "$JS.API.CONSUMER.INFO." STORE_WORK ".%s",
-	    pj->name);
-	if (natsConnection_Request(&resp, store_conn.nc, subj, "", 0,
-	    STORE_API_WAIT_MS) == NATS_OK)
-		pj->ok = store_wire_consumer_ack_pending(natsMsg_GetData(resp),
-		    (size_t)natsMsg_GetDataLength(resp), &pj->n) == 0;
-	natsMsg_Destroy(resp);
-}
-
 /* Loop thread: the answer. */
 static void
 pending_done(struct bridge_job *job)
@@ -468,7 +440,7 @@ store_consumer_pending(struct store_consumer *c, store_pending_cb cb,
 	pj->name = xstrdup(c->name);
 	pj->cb = cb;
 	pj->arg = arg;
-	pj->job.work = pending_work;
+	pj->job.work = store_admin_pending;
 	pj->job.done = pending_done;
 	bridge_run(&pj->job);
 	return pj;

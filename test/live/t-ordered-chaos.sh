@@ -31,18 +31,18 @@ relay_in 0
 relay_in 1
 # holder_after MS: the slot whose relay logged that ord's ordered delivery
 # starts, stamped at MS or later (waited for, 40 s at most).
-holder_after() {
+holder_found() {
 	local i
-	for _ in $(seq 400); do
-		for i in 0 1; do
-			if log_ms_after "$1" 'msg="ordered delivery starts" sub=ord' "${RL[$i]}" > /dev/null; then
-				echo "$i"
-				return
-			fi
-		done
-		sleep 0.1
+	for i in 0 1; do
+		if log_ms_after "$1" 'msg="ordered delivery starts" sub=ord' "${RL[$i]}" > /dev/null; then
+			echo "$i" > "$T/holder"
+			return 0
+		fi
 	done
-	echo none
+	return 1
+}
+holder_after() {
+	wait_until 40 "holder_found $1" && cat "$T/holder" || echo none
 }
 oks() { python3 -c '
 import json, sys
