@@ -17,6 +17,7 @@
 #include "order.h"
 #include "resolve.h"
 #include "source.h"
+#include "takeover.h"
 #include "trace.h"
 
 #define MAX_IDLE_CONNS		1024	/* per subscriber */
@@ -90,17 +91,8 @@ struct dsub {
 	struct log_limit	 failed_log;	/* its "delivery failed" lines */
 	struct order		*order;		/* ordered: its keys, else NULL */
 	struct delivery_list	 ready;		/* their key freed: to admit */
-	/*
-	 * Ordered, just made holder (deliver-order.c): every key held until
-	 * what JetStream has out for it is all in hand.
-	 */
-	int			 recovering;
-	long long		 recover_ms;	/* since, now_ms() */
-	struct event		 recover_ev;	/* asks again */
-	struct store_pending_job *pending;	/* the question under way */
-	uint64_t		 pending_hand;	/* in hand when it was asked */
-	uint64_t		 answered;	/* own events answered, counted */
-	uint64_t		 pending_answered; /* ... when it was asked */
+	/* Ordered, just made holder: its wait for what is out (takeover.h). */
+	struct takeover		 tk;
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
 };
@@ -182,8 +174,9 @@ void	dorder_let_go(struct dsub *s);
 int	dorder_keeps(const struct delivery *d);
 /* d's event was answered to JetStream (a new holder counts those). */
 void	dorder_answered(const struct delivery *d);
-/* A new holder's question, again (s->recover_ev's callback). */
-void	dorder_recover_cb(evutil_socket_t fd, short ev, void *arg);
+/* s's takeover (takeover_init's callbacks). */
+uint64_t dorder_in_hand(void *s);
+void	dorder_took_over(void *s);
 /*
  * A message of s's own consumer while s is ordered: 0 when it is not
  * this instance's to deliver (let go), 1 to go on; a redelivery of an

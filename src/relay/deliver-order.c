@@ -19,18 +19,12 @@
  * Each source has keys of its own: a replay is ordered among its own
  * events (SPEC 18), beside the subscriber's own consumer.
  *
- * Across instances (holder.h): only the holder joins the subscriber's
+ * Across instances (holder.h):  only the holder joins the subscriber's
  * delivery group; another lets go of whatever reaches it (JetStream hands
  * it to the holder after its ack wait).  A new holder holds every key
- * (recovering) until what JetStream has out for the subscriber, its
- * num_ack_pending, is all in its hand: the old holder's events come back
- * only after their ack wait, in no promised order, and one sent before
- * an earlier event of its key came back would break the order.  It asks
- * every RECOVER_ASK_MS, counting what it holds before it asks: what
- * JetStream counts then includes all of that (nothing is acknowledged
- * while recovering), so the two are equal only when nothing else is out.
- * A redelivery of an event in hand takes its place there, so each event
- * counts once.
+ * until what JetStream has out for the subscriber is all in its hand
+ * (takeover.h); a redelivery of an event in hand then replaces its
+ * handle (dorder_msg), so that each event counts once.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -48,47 +42,21 @@
 #include "source.h"
 #include "store-msg.h"
 #include "store-sub.h"
+#include "takeover.h"
 #include "util.h"
-
-#define KEY_STACK	1024	/* a key built on the stack up to this */
-#define RECOVER_ASK_MS	250
-/*
- * A new holder waits at most this long for what JetStream has out (two
- * ack waits, and a lease, are plenty: it comes back after one); then it
- * starts anyway, and says so (something out was deleted, or its count
- * went wrong).
- */
-#define RECOVER_MAX_MS	(2000LL * dl.cfg->ack_wait_seconds + 10000)
 
 #define ITEM_DELIVERY(it) \
 	((struct delivery *)(void *)((char *)(it) - \
 	    offsetof(struct delivery, oi)))
 
-/*
- * d's key: its source's id, a NUL, 'k' and the partitionkey or 's' and
- * the subject.  In buf when it fits, else allocated (*heap set).
- */
+/* d's key (order_key). */
 static char *
-dorder_key(const struct delivery *d, char *buf, size_t size, size_t *len,
+dorder_key(const struct delivery *d, char buf[ORDER_KEY_STACK], size_t *len,
     int *heap)
 {
-	const char	*id = source_id(&d->src), *pk;
-	const char	*v;
-	size_t		 idlen = id != NULL ? strlen(id) : 0, vlen;
-	char		*k = buf;
-
-	pk = d->m != NULL ? store_msg_header(d->m, "ce-partitionkey") : NULL;
-	v = pk != NULL ? pk : d->subject;
-	vlen = strlen(v);
-	*len = idlen + 2 + vlen;
-	*heap = *len > size;
-	if (*heap)
-		k = xmalloc(*len);
-	memcpy(k, id != NULL ? id : "", idlen);
-	k[idlen] = '\0';
-	k[idlen + 1] = pk != NULL ? 'k' : 's';
-	memcpy(k + idlen + 2, v, vlen);
-	return k;
+	return order_key(source_id(&d->src), d->m != NULL ?
+	    store_msg_header(d->m, "ce-partitionkey") : NULL, d->subject, buf,
+	    len, heap);
 }
 
 static uint64_t
@@ -110,13 +78,13 @@ dorder_ready(struct delivery *d)
 int
 dorder_enter(struct delivery *d)
 {
-	char	 buf[KEY_STACK], *k;
+	char	 buf[ORDER_KEY_STACK], *k;
 	size_t	 len;
 	int	 heap, pass;
 
 	if (d->s->order == NULL)
 		return 1;
-	k = dorder_key(d, buf, sizeof(buf), &len, &heap);
+	k = dorder_key(d, buf, &len, &heap);
 	pass = order_admit(d->s->order, &d->oi, k, len, dorder_seq(d));
 	if (heap)
 		free(k);
@@ -171,7 +139,7 @@ void
 dorder_set(struct dsub *s)
 {
 	struct delivery	*d;
-	char		 buf[KEY_STACK], *k;
+	char		 buf[ORDER_KEY_STACK], *k;
 	size_t		 len;
 	int		 heap;
 
@@ -181,7 +149,7 @@ dorder_set(struct dsub *s)
 		order_hold(s->order, 1, dorder_pass, NULL);
 		holder_want(s->cfg->name, 1);
 		TAILQ_FOREACH(d, &s->live, entry) {
-			k = dorder_key(d, buf, sizeof(buf), &len, &heap);
+			k = dorder_key(d, buf, &len, &heap);
 			order_adopt(s->order, &d->oi, k, len, dorder_seq(d));
 			if (heap)
 				free(k);
@@ -203,75 +171,26 @@ dorder_set(struct dsub *s)
 	}
 }
 
-static void	recover_answer(void *arg, int ok, uint64_t n);
-
-/* The new holder may start: every key goes on. */
-static void
-recover_end(struct dsub *s, uint64_t hand, const char *how)
-{
-	s->recovering = 0;
-	log_info("ordered delivery starts", "sub=%s in_hand=%llu "
-	    "waited_ms=%lld how=%s", s->cfg->name, (unsigned long long)hand,
-	    now_ms() - s->recover_ms, how);
-	order_hold(s->order, 0, dorder_pass, NULL);
-}
-
-static void
-recover_arm(struct dsub *s)
-{
-	struct timeval	 tv = { 0, RECOVER_ASK_MS * 1000 };
-
-	evtimer_add(&s->recover_ev, &tv);
-}
-
-/* JetStream's count of what is out, against what was in hand. */
-static void
-recover_answer(void *arg, int ok, uint64_t n)
-{
-	struct dsub	*s = arg;
-
-	s->pending = NULL;
-	if (!s->recovering)
-		return;
-	/*
-	 * What JetStream counted is what was in hand when asked, less what
-	 * was answered since (some of it before JetStream counted), plus
-	 * what arrived and what is out elsewhere: at most what was in hand
-	 * less what was answered only when nothing is out elsewhere.
-	 */
-	if (ok && n + (s->answered - s->pending_answered) <= s->pending_hand) {
-		recover_end(s, s->pending_hand, "all in hand");
-		return;
-	}
-	if (now_ms() - s->recover_ms > RECOVER_MAX_MS) {
-		log_warnx("ordered delivery starts without all that is out",
-		    "sub=%s out=%llu in_hand=%llu", s->cfg->name,
-		    (unsigned long long)n, (unsigned long long)s->pending_hand);
-		recover_end(s, s->pending_hand, "timeout");
-		return;
-	}
-	recover_arm(s);
-}
-
-void
-dorder_recover_cb(evutil_socket_t fd, short ev, void *arg)
+uint64_t
+dorder_in_hand(void *arg)
 {
 	struct dsub	*s = arg;
 	struct delivery	*d;
 	uint64_t	 n = 0;
 
-	(void)fd;
-	(void)ev;
-	if (!s->recovering || s->pending != NULL || s->consumer == NULL)
-		return;
 	TAILQ_FOREACH(d, &s->live, entry)
 		if (d->m != NULL && source_id(&d->src) == NULL)
 			n++;
-	s->pending_hand = n;
-	s->pending_answered = s->answered;
-	if ((s->pending = store_consumer_pending(s->consumer, recover_answer,
-	    s)) == NULL)
-		recover_arm(s);
+	return n;
+}
+
+/* The new holder may start: every key goes on. */
+void
+dorder_took_over(void *arg)
+{
+	struct dsub	*s = arg;
+
+	order_hold(s->order, 0, dorder_pass, NULL);
 }
 
 void
@@ -285,11 +204,9 @@ deliver_held(const char *name, int held)
 		/* Stopping: it left the group for good (deliver_stop). */
 		if (dl.stopping)
 			return;
-		s->recovering = 1;
-		s->recover_ms = now_ms();
-		s->answered = 0;
 		store_consumer_join(s->consumer, 1);
-		dorder_recover_cb(-1, 0, s);
+		takeover_start(&s->tk, s->cfg->name, s->consumer,
+		    dl.cfg->ack_wait_seconds);
 		return;
 	}
 	dorder_let_go(s);
@@ -348,16 +265,13 @@ void
 dorder_answered(const struct delivery *d)
 {
 	if (d->s->order != NULL && source_id(&d->src) == NULL)
-		d->s->answered++;
+		takeover_answered(&d->s->tk);
 }
 
 void
 dorder_gone(struct dsub *s)
 {
-	evtimer_del(&s->recover_ev);
-	s->recovering = 0;
-	store_consumer_pending_close(s->pending);
-	s->pending = NULL;
+	takeover_stop(&s->tk);
 }
 
 int
@@ -371,7 +285,7 @@ dorder_msg(struct dsub *s, struct store_msg *m)
 		store_msg_free(m);
 		return 0;
 	}
-	if (!s->recovering)
+	if (!takeover_on(&s->tk))
 		return 1;
 	seq = store_msg_seq(m);
 	TAILQ_FOREACH(d, &s->live, entry) {

@@ -154,7 +154,7 @@ dsub_new(const struct subscriber *sc)
 
 	TAILQ_INIT(&s->live);
 	TAILQ_INIT(&s->ready);
-	evtimer_assign(&s->recover_ev, dl.base, dorder_recover_cb, s);
+	takeover_init(&s->tk, dl.base, dorder_in_hand, dorder_took_over, s);
 	gate_sub_init(&s->gates, &dl.pump);
 	s->state = substate_ref(sc->name);
 	log_limit_init(&s->failed_log, "delivery failures not logged",

@@ -248,3 +248,23 @@ order_waiting(const struct order *o)
 {
 	return o->nwaiting;
 }
+
+char *
+order_key(const char *source, const char *pk, const char *subject,
+    char buf[ORDER_KEY_STACK], size_t *len, int *heap)
+{
+	const char	*v = pk != NULL ? pk : subject;
+	size_t		 idlen = source != NULL ? strlen(source) : 0;
+	size_t		 vlen = strlen(v);
+	char		*k = buf;
+
+	*len = idlen + 2 + vlen;
+	*heap = *len > ORDER_KEY_STACK;
+	if (*heap)
+		k = xmalloc(*len);
+	memcpy(k, source != NULL ? source : "", idlen);
+	k[idlen] = '\0';
+	k[idlen + 1] = pk != NULL ? 'k' : 's';
+	memcpy(k + idlen + 2, v, vlen);
+	return k;
+}

@@ -29,6 +29,19 @@ struct order_item {
 	TAILQ_ENTRY(order_item)	 entry;		/* behind its key */
 };
 
+/*
+ * An event's ordering key: the id of the source it came from (NULL: the
+ * subscriber's own consumer), a NUL, then 'k' and its partitionkey (pk,
+ * as stored: ingest keeps one spelling of each) or, without one, 's' and
+ * its subject; so a replay's keys are its own, and a partitionkey never
+ * shares a key with a subject.  In buf when it fits (*heap 0), else
+ * allocated (*heap 1: the caller frees it); its length in *len.
+ */
+#define ORDER_KEY_STACK	1024
+char		*order_key(const char *source, const char *pk,
+		    const char *subject, char buf[ORDER_KEY_STACK], size_t *len,
+		    int *heap);
+
 /* A subscriber's keys: none yet, nothing held. */
 struct order	*order_new(void);
 /* Free o; every item must be done. */
