@@ -388,10 +388,6 @@ config_subscriber_parse(yajl_val o, struct subscriber *s,
 		if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
 			return SUB_ERR("must be true or false");
 		s->ordered = YAJL_IS_TRUE(v);
-		/* An ordered inbox is not built yet: refused, not ignored. */
-		if (s->ordered && s->kind != SUB_PUSH)
-			return SUB_ERR("only a push subscriber (with url) can be "
-			    "ordered in this version");
 	}
 	if (sub_breaker(o, s, p, err) == -1)
 		return -1;
@@ -510,7 +506,7 @@ config_subscriber_free(struct subscriber *sc)
 int
 config_max_ack_pending(const struct subscriber *s)
 {
-	if (s->ordered && s->kind == SUB_PUSH && s->max_in_flight > 1)
+	if (s->ordered && s->max_in_flight > 1)
 		return s->max_in_flight * SUB_ORDER_HAND;
 	return s->max_in_flight;
 }

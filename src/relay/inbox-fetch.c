@@ -93,12 +93,31 @@ fetch_unqueue(struct fetch *f)
 {
 	if (f->q == FETCH_UNQUEUED)
 		return;
-	TAILQ_REMOVE(&f->src->queue[f->q], f, qentry);
-	if (f->q == STORE_PULL_WAIT)
+	if (f->q == FETCH_HAND)
+		ohand_fetch_unqueue(f);
+	else
+		TAILQ_REMOVE(&f->src->queue[f->q], f, qentry);
+	if (f->q == STORE_PULL_WAIT || f->q == FETCH_HAND)
 		metrics_inbox_waiting(f->s->idx, -1);
 	f->q = FETCH_UNQUEUED;
 	f->src = NULL;
 	event_del(&f->deadline);
+}
+
+/* A long-poll waits, until its wait_end at most. */
+static void
+fetch_wait_until(struct fetch *f)
+{
+	struct timeval	 tv;
+	long long	 left;
+
+	metrics_inbox_waiting(f->s->idx, 1);
+	left = f->wait_end - now_ms();
+	if (left < 0)
+		left = 0;
+	tv.tv_sec = left / 1000;
+	tv.tv_usec = left % 1000 * 1000;
+	evtimer_add(&f->deadline, &tv);
 }
 
 /*
@@ -108,23 +127,23 @@ fetch_unqueue(struct fetch *f)
 static void
 fetch_queue(struct fetch *f, struct isrc *src, enum store_pull_kind k)
 {
-	struct timeval	 tv;
-	long long	 left;
-
 	fetch_unqueue(f);
 	f->src = src;
 	f->q = (int)k;
 	TAILQ_INSERT_TAIL(&src->queue[k], f, qentry);
-	if (k == STORE_PULL_WAIT) {
-		metrics_inbox_waiting(f->s->idx, 1);
-		left = f->wait_end - now_ms();
-		if (left < 0)
-			left = 0;
-		tv.tv_sec = left / 1000;
-		tv.tv_usec = left % 1000 * 1000;
-		evtimer_add(&f->deadline, &tv);
-	}
+	if (k == STORE_PULL_WAIT)
+		fetch_wait_until(f);
 	event_active(&f->s->pump, EV_TIMEOUT, 0);
+}
+
+/* See inbox-int.h. */
+void
+inbox_fetch_wait(struct fetch *f, struct fetch_list *waiters)
+{
+	fetch_unqueue(f);
+	f->q = FETCH_HAND;
+	TAILQ_INSERT_TAIL(waiters, f, qentry);
+	fetch_wait_until(f);
 }
 
 /* Add an event from src (NULL: its own consumer) to what a fetch got. */
@@ -133,9 +152,21 @@ fetch_add(struct fetch *f, const struct isrc *src, struct store_msg *m)
 {
 	f->msgs[f->n].m = m;
 	f->msgs[f->n].from = src != NULL ? src->from : f->s->own.from;
+	store_msg_lease(m, &f->msgs[f->n].l);
 	f->n++;
 	f->bytes += store_msg_size(m);
 }
+
+/* See inbox-int.h. */
+void
+inbox_fetch_lend(struct fetch *f, struct store_msg *m,
+    const struct store_lease *l)
+{
+	fetch_add(f, NULL, m);
+	f->msgs[f->n - 1].l = *l;
+	f->msgs[f->n - 1].lent = 1;
+}
+
 
 /* No room for more: the count asked for, or the answer's bytes. */
 static int
@@ -144,16 +175,29 @@ fetch_full(const struct fetch *f)
 	return f->n >= f->max || f->bytes >= FETCH_BYTES_MAX;
 }
 
+/* See inbox-int.h. */
+int
+inbox_fetch_full(const struct fetch *f)
+{
+	return fetch_full(f);
+}
+
 /*
  * An event of s's that no GET can take now (its worker left, or no GET
  * waits): back to JetStream, or kept by its consumer if that would drop
  * it (store_pull_return).  A replay's that has left: given back.
  */
 static void
-fetch_return(struct isub *s, const struct source *from, struct store_msg *m)
+fetch_return(struct isub *s, const struct fetch_msg *fm)
 {
-	struct isrc	*src;
+	const struct source	*from = &fm->from;
+	struct store_msg	*m = fm->m;
+	struct isrc		*src;
 
+	if (fm->lent) {
+		ohand_lent_back(s, m, 0);
+		return;
+	}
 	if (source_id(from) == NULL) {
 		store_pull_return(s->own.consumer, m);
 		return;
@@ -184,7 +228,8 @@ fetch_close(struct fetch *f, const char *reason)
 		for (i = 0; i < f->n; i++)
 			store_req_close(f->takes[i].r, reason);
 	for (i = 0; i < f->n; i++)
-		store_msg_free(f->msgs[i].m);
+		if (!f->msgs[i].lent)
+			store_msg_free(f->msgs[i].m);
 	TAILQ_REMOVE(&ib.fetches, f, entry);
 	inbox_sub_unref(f->s);
 	free(f->takes);
@@ -258,7 +303,7 @@ gen_envelope(yajl_gen g, struct fetch *f, const struct fetch_msg *fm,
 	size_t		 blen, idlen = 0;
 	char		*id = NULL;
 
-	store_msg_lease(m, l);
+	*l = fm->l;
 	/*
 	 * The id as the envelope shows it (an invalid byte as U+FFFD, as in
 	 * the event): the receipt and the signature are made over it, so
@@ -284,8 +329,10 @@ gen_envelope(yajl_gen g, struct fetch *f, const struct fetch_msg *fm,
 	    f->key, id, fm->from.id, l, receipt,
 	    sizeof(receipt)) == 0) {
 		json_gen_str(g, receipt);
-		inbox_leases_handout(ib.leases, s->idx, fm->from.id, l,
-		    INBOX_LEASE_HELD, now_ms());
+		/* A hand's lease is the hand's to know (inbox-order.c). */
+		if (!fm->lent)
+			inbox_leases_handout(ib.leases, s->idx, fm->from.id, l,
+			    INBOX_LEASE_HELD, now_ms());
 	} else
 		yajl_gen_null(g);
 	json_gen_str(g, "deliveryCount");
@@ -346,7 +393,7 @@ fetch_answer(struct fetch *f)
 		metrics_inbox(s->idx, INBOX_REDELIVERED,
 		    (unsigned)redelivered);
 	}
-	reply_json(f->req, ROUTE_INBOX, 200, b);
+	iresp_json(&f->r, 200, b);
 	evbuffer_free(b);
 	fetch_close(f, "answered");
 }
@@ -361,6 +408,22 @@ take_cb(void *arg, struct store_msg *m, int status)
 	struct store_lease	 l;
 
 	tk->r = NULL;
+	if (fm->lent) {
+		/*
+		 * The hand's (inbox-order.c): taken, the message is the
+		 * fetch's now; unconfirmed, the hand has it again.
+		 */
+		if (ohand_lent_back(f->s, fm->m, m != NULL) == -1 && m == NULL)
+			store_msg_give_back(fm->m);	/* the hand is gone */
+		fm->lent = 0;
+		if (m == NULL)
+			fm->m = NULL;
+		else
+			source_outcome(&fm->from, 1);
+		if (m != NULL)
+			store_msg_free(m);
+		goto out;
+	}
 	if (m != NULL)
 		store_msg_free(m);
 	if (m == NULL && status != 0) {
@@ -392,13 +455,13 @@ fetch_done(struct fetch *f)
 	int			 i, unsent = 0;
 
 	fetch_unqueue(f);
-	if (reply_client_gone(f->req)) {
+	if (iresp_gone(&f->r)) {
 		/* The client left: give everything back at once. */
 		for (i = 0; i < f->n; i++) {
-			fetch_return(f->s, &f->msgs[i].from, f->msgs[i].m);
+			fetch_return(f->s, &f->msgs[i]);
 			f->msgs[i].m = NULL;
 		}
-		evhttp_send_reply(f->req, 499, "Client gone", NULL);
+		iresp_gone_close(&f->r);
 		fetch_close(f, "client gone");
 		return;
 	}
@@ -423,13 +486,25 @@ fetch_done(struct fetch *f)
 	/* What could not be sent counts as unconfirmed: given back. */
 	for (i = 0; i < f->n; i++)
 		if (f->takes[i].r == NULL) {
-			store_msg_give_back(f->msgs[i].m);
+			if (f->msgs[i].lent) {
+				if (ohand_lent_back(f->s, f->msgs[i].m, 0) == -1)
+					store_msg_give_back(f->msgs[i].m);
+				f->msgs[i].lent = 0;
+			} else
+				store_msg_give_back(f->msgs[i].m);
 			f->msgs[i].m = NULL;
 			unsent++;
 		}
 	f->acks = f->n - unsent;
 	if (f->acks == 0)
 		fetch_answer(f);
+}
+
+/* See inbox-int.h. */
+void
+inbox_fetch_done(struct fetch *f)
+{
+	fetch_done(f);
 }
 
 /*
@@ -463,6 +538,11 @@ fetch_next(struct fetch *f)
 		fetch_queue(f, next, STORE_PULL_NOW);
 		return;
 	}
+	/* An ordered inbox's own events come from its hand alone. */
+	if (s->hand != NULL) {
+		fetch_done(f);
+		return;
+	}
 	wait = f->n == 0 && !ib.stopping && f->wait_end > now_ms();
 	if (f->own_asked && !wait) {
 		fetch_done(f);
@@ -470,6 +550,19 @@ fetch_next(struct fetch *f)
 	}
 	f->stage = FETCH_OWN;
 	fetch_queue(f, &s->own, wait ? STORE_PULL_WAIT : STORE_PULL_NOW);
+}
+
+/* See inbox-int.h. */
+void
+inbox_fetch_replays(struct fetch *f)
+{
+	if (TAILQ_EMPTY(&f->s->replays) || fetch_full(f) || f->peeking) {
+		fetch_done(f);
+		return;
+	}
+	f->stage = FETCH_OWN_FIRST;
+	f->own_asked = 1;
+	fetch_next(f);
 }
 
 /* A source's "now" pull is over (answered, or closed). */
@@ -563,7 +656,7 @@ wait_cb(void *arg, struct store_msg *m, int status)
 	if (m == NULL)
 		return 0;
 	/* Waiters whose clients left get nothing (and are let go). */
-	while (f != NULL && reply_client_gone(f->req)) {
+	while (f != NULL && iresp_gone(&f->r)) {
 		fetch_done(f);
 		f = TAILQ_FIRST(&s->own.queue[STORE_PULL_WAIT]);
 	}
@@ -601,7 +694,7 @@ pump_now(struct isrc *src)
 		return 0;
 	}
 	if (f->n == 0) {
-		inbox_reject(f->req, 503, "inbox_unavailable",
+		inbox_reject(&f->r, 503, "inbox_unavailable",
 		    "JetStream is not available; try again", f->s->cfg->name);
 		fetch_close(f, "not connected");
 	} else
@@ -658,7 +751,7 @@ peek_cb(void *arg, struct store_msg **msgs, int n, int result)
 	for (i = 0; i < n; i++)
 		fetch_add(f, NULL, msgs[i]);
 	if (result == -1 && n == 0) {
-		inbox_reject(f->req, 503, "inbox_unavailable", "JetStream did "
+		inbox_reject(&f->r, 503, "inbox_unavailable", "JetStream did "
 		    "not answer; try again", f->s->cfg->name);
 		fetch_close(f, "peek failed");
 		return;
@@ -677,13 +770,13 @@ fetch_deadline_cb(evutil_socket_t fd, short ev, void *arg)
 
 /* Start a GET whose parameters inbox.c checked. */
 void
-inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
+inbox_fetch(struct iresp *r, struct isub *s, int max, int lease,
     int peek, long long wait_ms, const char *key)
 {
 	struct fetch	*f = xcalloc(1, sizeof(*f));
 
 	snprintf(f->key, sizeof(f->key), "%s", key);
-	f->req = req;
+	f->r = *r;
 	f->s = s;
 	s->refs++;
 	f->q = FETCH_UNQUEUED;
@@ -692,17 +785,28 @@ inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
 	f->lease = lease;
 	evtimer_assign(&f->deadline, ib.base, fetch_deadline_cb, f);
 	TAILQ_INSERT_TAIL(&ib.fetches, f, entry);
-	if (peek) {
+	if (wait_ms > 0)
+		f->wait_end = now_ms() + wait_ms;
+	if (s->hand != NULL) {
+		/* Ordered: the hand's events (inbox-order.c). */
+		f->peeking = peek;
+		f->lease = lease && !peek;
+		if (!peek && substate_get(s->cfg->name) != SUBSTATE_ACTIVE) {
+			f->paused = 1;
+			fetch_answer(f);
+		} else
+			ohand_fetch(f);
+	} else if (peek) {
 		/* Looks only: no lease taken, none extended. */
 		f->peeking = 1;
 		f->lease = 0;
 		if (store_peeks_full()) {
-			inbox_reject(req, 503, "inbox_unavailable", "too many "
+			inbox_reject(&f->r, 503, "inbox_unavailable", "too many "
 			    "peeks under way; try again", s->cfg->name);
 			fetch_close(f, "peeks full");
 		} else if ((f->peek = store_peek(s->own.consumer, f->max,
 		    peek_cb, f)) == NULL) {
-			inbox_reject(req, 503, "inbox_unavailable", "JetStream "
+			inbox_reject(&f->r, 503, "inbox_unavailable", "JetStream "
 			    "is not available; try again", s->cfg->name);
 			fetch_close(f, "not connected");
 		}
@@ -711,8 +815,6 @@ inbox_fetch(struct evhttp_request *req, struct isub *s, int max, int lease,
 		f->paused = 1;
 		fetch_answer(f);
 	} else {
-		if (wait_ms > 0)
-			f->wait_end = now_ms() + wait_ms;
 		f->stage = FETCH_START;
 		fetch_next(f);
 	}
@@ -833,7 +935,7 @@ inbox_fetch_close_all(void)
 
 	/* A removed inbox is freed with its last fetch. */
 	while ((f = TAILQ_FIRST(&ib.fetches)) != NULL) {
-		reply_error(f->req, ROUTE_INBOX, 503, "inbox_unavailable",
+		iresp_error(&f->r, 503, "inbox_unavailable",
 		    "the relay is shutting down");
 		fetch_close(f, "shutting down");
 	}

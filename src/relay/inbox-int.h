@@ -25,11 +25,34 @@
 #include "store-replay.h"
 #include "store-req.h"
 
+struct evbuffer;
 struct evhttp_request;
 struct inbox_leases;
 
+/*
+ * Where an inbox's answer goes (inbox-forward.c): the HTTP request a
+ * worker sent to this instance, or the reply subject of one another
+ * instance forwarded to this one, the holder of an ordered inbox.  It is
+ * answered once; answering frees what it holds.
+ */
+struct iresp {
+	struct evhttp_request	*req;		/* or NULL: forwarded */
+	char			*reply;		/* forwarded: where to */
+};
+#define IRESP(r)	((struct iresp){ (r), NULL })
+
+/* What a worker asked of an inbox. */
+enum inbox_verb {
+	INBOX_GET,
+	INBOX_ACK,		/* DELETE */
+	INBOX_EXTEND,
+	INBOX_RELEASE
+};
+
 struct fetch;
 struct take;
+struct ohand;
+struct audit_drop;
 struct isub;
 TAILQ_HEAD(fetch_list, fetch);
 
@@ -74,14 +97,21 @@ struct isub {
 	int			 refs;		/* fetches and operations */
 	int			 removed;
 	int			 seen;		/* by the reload under way */
+	struct ohand		*hand;		/* ordered: inbox-order.c */
 	TAILQ_ENTRY(isub)	 entry;
 };
 TAILQ_HEAD(isub_list, isub);
 
-/* An event a GET got, and the source that lent it (own, or a replay). */
+/*
+ * An event a GET got, the source that lent it (own, or a replay), and
+ * the numbers its receipt and deliveryCount show: JetStream's, or the
+ * hand's (lent: an ordered inbox's event, whose message the hand keeps).
+ */
 struct fetch_msg {
 	struct store_msg	*m;		/* NULL: given back */
 	struct source		 from;
+	struct store_lease	 l;
+	int			 lent;
 };
 
 /* Where a GET is in its round of the inbox's sources (inbox-fetch.c). */
@@ -92,10 +122,11 @@ enum fetch_stage {
 	FETCH_OWN		/* its own consumer, last */
 };
 
-/* A GET waiting for JetStream. */
+/* A GET waiting for JetStream, or for an ordered inbox's hand. */
 #define FETCH_UNQUEUED	(-1)
+#define FETCH_HAND	STORE_PULL_KINDS
 struct fetch {
-	struct evhttp_request	*req;
+	struct iresp		 r;
 	struct isub		*s;
 	int			 max;
 	int			 lease;		/* lease=true */
@@ -134,12 +165,26 @@ extern struct inbox_state	 ib;
 /* inbox.c */
 /* A fetch or lease operation ends its use of s (see struct isub). */
 void	inbox_sub_unref(struct isub *s);
-void	inbox_reject(struct evhttp_request *req, int status, const char *code,
+void	inbox_reject(struct iresp *r, int status, const char *code,
 	    const char *detail, const char *inbox);
+
+/*
+ * A request another instance forwarded here, the holder of ordered inbox
+ * name (inbox-forward.c): served as if a worker had sent it, answered to
+ * reply (taken).  Nothing, when this instance does not hold it.
+ */
+void	inbox_forwarded(const char *name, enum inbox_verb v, const char *id,
+	    const char *query, const char *key, char *reply);
+/*
+ * Record the drop of s's event m after attempts: log line, metric, AUDIT
+ * record; cb once stored (m is the caller's until then).
+ */
+struct audit_drop *inbox_drop_record(struct isub *s, struct store_msg *m,
+	    uint64_t attempts, void (*cb)(void *, int), void *arg);
 
 /* inbox-fetch.c */
 /* key: the hash of the request's token, which its receipts are made with. */
-void	inbox_fetch(struct evhttp_request *req, struct isub *s, int max,
+void	inbox_fetch(struct iresp *r, struct isub *s, int max,
 	    int lease, int peek, long long wait_ms, const char *key);
 void	inbox_fetch_pump_init(struct isub *s, struct store_consumer *c);
 void	inbox_fetch_source_add(struct isub *s, const struct source *from,
@@ -154,7 +199,78 @@ void	inbox_fetch_stop(void);
  * are answered now, with nothing and "paused":true.
  */
 void	inbox_fetch_states(void);
+/* Answer f with what it has (its lease, its destructive acknowledgements). */
+void	inbox_fetch_done(struct fetch *f);
+/*
+ * The same after the replays' events (SPEC 15) of an ordered inbox, which
+ * are handed out beside its hand's, not in its keys.
+ */
+void	inbox_fetch_replays(struct fetch *f);
+/* f has no room for more. */
+int	inbox_fetch_full(const struct fetch *f);
+/* Add the hand's event m to f, shown with lease numbers l. */
+void	inbox_fetch_lend(struct fetch *f, struct store_msg *m,
+	    const struct store_lease *l);
+/* f waits in waiters until something comes, or its wait ends. */
+void	inbox_fetch_wait(struct fetch *f, struct fetch_list *waiters);
 void	inbox_fetch_close_all(void);
 int	inbox_fetch_count(void);
+
+/* inbox-order.c: an ordered inbox's hand (s->hand). */
+/* Make or free s's hand, as its settings say (ordered or not). */
+void	ohand_set(struct isub *s);
+void	ohand_free(struct isub *s);
+/* This instance began or stopped holding s (holder.h). */
+void	ohand_held(struct isub *s, int held);
+/* Serve GET f of an ordered inbox held here. */
+void	ohand_fetch(struct fetch *f);
+/* f no longer waits in its hand. */
+void	ohand_fetch_unqueue(struct fetch *f);
+/*
+ * The hand's event m, lent to a GET, comes back: not handed out after
+ * all (taken 0), or acknowledged by a destructive GET, whose message it
+ * is from now on (taken 1).  -1 when the hand no longer has it (m is
+ * the caller's).
+ */
+int	ohand_lent_back(struct isub *s, struct store_msg *m, int taken);
+/*
+ * A lease operation with receipt numbers l on an ordered inbox held
+ * here: OHAND_DONE (extend, release: done), OHAND_GONE (404: no lease of
+ * the hand's), OHAND_ACK (acknowledge with the hand's numbers *out, then
+ * ohand_acked), OHAND_JETSTREAM (DELETE of a lease not in hand: answer
+ * JetStream by l, as an unordered inbox does).
+ */
+enum ohand_answer {
+	OHAND_DONE,
+	OHAND_GONE,
+	OHAND_ACK,
+	OHAND_JETSTREAM
+};
+enum ohand_answer ohand_op(struct isub *s, enum inbox_verb v,
+	    const struct store_lease *l, long long delay_ms,
+	    struct store_lease *out);
+/* JetStream confirmed (ok) or not the acknowledgement of seq. */
+void	ohand_acked(struct isub *s, uint64_t seq, int ok);
+/* Shutting down: every hand let go. */
+void	ohand_stop(void);
+
+/* inbox-forward.c */
+/* Answer r with a JSON body (consumed; NULL: none), or with an error. */
+void	iresp_json(struct iresp *r, int status, struct evbuffer *body);
+void	iresp_error(struct iresp *r, int status, const char *code,
+	    const char *detail);
+/* 1 when r's client is known to have left (a forwarded one: never). */
+int	iresp_gone(struct iresp *r);
+/* Close r whose client left (499, logged, nothing sent). */
+void	iresp_gone_close(struct iresp *r);
+/*
+ * Forward a worker's request of ordered inbox s, held by another
+ * instance, to it (over core NATS), and answer req with its answer.
+ */
+void	inbox_forward(struct evhttp_request *req, struct isub *s,
+	    enum inbox_verb v, const char *id, const char *key);
+void	inbox_forward_init(void);
+void	inbox_forward_fail_all(void);
+int	inbox_forward_count(void);
 
 #endif

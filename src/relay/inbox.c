@@ -32,6 +32,7 @@
 #include "inbox.h"
 #include "inbox-int.h"
 #include "inbox-lease.h"
+#include "holder.h"
 #include "log.h"
 #include "metrics.h"
 #include "source.h"
@@ -47,11 +48,12 @@ enum lease_op {
 	OP_RELEASE
 };
 struct op {
-	struct evhttp_request	*req;
+	struct iresp		 r;
 	struct isub		*s;
 	struct store_lease	 l;
 	char			 replay[STORE_REPLAY_ID_LEN + 1];	/* or "" */
 	enum lease_op		 kind;
+	int			 hand;		/* an ordered inbox's ack */
 	struct store_req	*sr;
 	TAILQ_ENTRY(op)		 entry;
 };
@@ -65,16 +67,19 @@ struct inbox_state	 ib = {
 static struct op_list	 ops = TAILQ_HEAD_INITIALIZER(ops);
 
 static void	isub_reap_cb(evutil_socket_t, short, void *);
+static void	inbox_route(struct evhttp_request *, struct isub *,
+		    enum inbox_verb, const char *, const struct evkeyvalq *,
+		    const char *);
 
 /* Reject and log one request (metadata only). */
 void
-inbox_reject(struct evhttp_request *req, int status, const char *code,
+inbox_reject(struct iresp *r, int status, const char *code,
     const char *detail, const char *inbox)
 {
 	if (log_refused_ok())
 		log_info("inbox request rejected", "status=%d error=%s "
 		    "inbox=%s", status, code, log_q(inbox));
-	reply_error(req, ROUTE_INBOX, status, code, detail);
+	iresp_error(r, status, code, detail);
 }
 
 /*
@@ -105,7 +110,7 @@ inbox_auth(struct evhttp_request *req, const struct isub *s,
 				reply_error(req, ROUTE_INBOX, 404, "not_found",
 				    "no such inbox");
 			else
-				inbox_reject(req, 403, "forbidden", "this "
+				inbox_reject(&IRESP(req), 403, "forbidden", "this "
 				    "token is not this inbox's", name);
 			return -1;
 		}
@@ -115,7 +120,8 @@ inbox_auth(struct evhttp_request *req, const struct isub *s,
 	if (s == NULL)
 		reply_error(req, ROUTE_INBOX, 401, "unauthenticated", detail);
 	else
-		inbox_reject(req, 401, "unauthenticated", detail, name);
+		inbox_reject(&IRESP(req), 401, "unauthenticated", detail,
+		    name);
 	return -1;
 }
 
@@ -141,7 +147,7 @@ inbox_receipt_check(const struct isub *s, const char *id, const char *r,
 
 /* GET /v1/inbox/<name>: the parameters, then inbox-fetch.c. */
 static void
-inbox_get(struct evhttp_request *req, struct isub *s,
+inbox_get(struct iresp *r, struct isub *s,
     const struct evkeyvalq *q, const char *key)
 {
 	long long	 max, wait;
@@ -152,24 +158,24 @@ inbox_get(struct evhttp_request *req, struct isub *s,
 	max = query_int(q, "max", 1, API_INBOX_BATCH_MAX);
 	wait = query_int(q, "wait", 0, API_INBOX_WAIT_MAX_MS);
 	if (lease == -2 || peek == -2 || max == -2 || wait == -2) {
-		inbox_reject(req, 400, "bad_request", "lease and peek are "
+		inbox_reject(r, 400, "bad_request", "lease and peek are "
 		    "true or false, max 1-" API_STR(API_INBOX_BATCH_MAX)
 		    ", wait 0-" API_STR(API_INBOX_WAIT_MAX_MS), s->cfg->name);
 		return;
 	}
 	if (!store_ready()) {
-		inbox_reject(req, 503, "inbox_unavailable", "JetStream is not "
+		inbox_reject(r, 503, "inbox_unavailable", "JetStream is not "
 		    "available; try again", s->cfg->name);
 		return;
 	}
 	/* An empty 200 would look like "no work" (SPEC 10's trap). */
 	if (store_consumer_wrong_kind(s->own.consumer)) {
-		inbox_reject(req, 503, "inbox_unavailable", "the inbox's "
+		inbox_reject(r, 503, "inbox_unavailable", "the inbox's "
 		    "JetStream consumer is a push consumer; see the relay's "
 		    "log", s->cfg->name);
 		return;
 	}
-	inbox_fetch(req, s, max > 0 ? (int)max : API_INBOX_BATCH_DEFAULT, lease,
+	inbox_fetch(r, s, max > 0 ? (int)max : API_INBOX_BATCH_DEFAULT, lease,
 	    peek, wait > 0 ? wait : 0, key);
 }
 
@@ -180,6 +186,9 @@ op_close(struct op *o, const char *reason)
 	log_debug("lease operation closed", "inbox=%s seq=%llu reason=%s",
 	    o->s->cfg->name, (unsigned long long)o->l.seq, log_q(reason));
 	store_req_close(o->sr, reason);
+	/* Unconfirmed (closed before JetStream said): the lease goes on. */
+	if (o->hand)
+		ohand_acked(o->s, o->l.seq, 0);
 	TAILQ_REMOVE(&ops, o, entry);
 	inbox_sub_unref(o->s);
 	free(o);
@@ -189,7 +198,7 @@ op_close(struct op *o, const char *reason)
 static void
 op_lender_gone(struct op *o)
 {
-	reply_error(o->req, ROUTE_INBOX, 404, "lease_not_held", "the replay "
+	iresp_error(&o->r, 404, "lease_not_held", "the replay "
 	    "that lent it has ended");
 	op_close(o, "replay ended");
 }
@@ -201,7 +210,7 @@ op_unconfirmed(struct op *o, int status)
 	log_warnx("inbox: JetStream did not confirm", "inbox=%s seq=%llu "
 	    "replay=%s status=%d", o->s->cfg->name,
 	    (unsigned long long)o->l.seq, o->replay, status);
-	inbox_reject(o->req, 503, "inbox_unavailable", "JetStream did not "
+	inbox_reject(&o->r, 503, "inbox_unavailable", "JetStream did not "
 	    "confirm; try again", o->s->cfg->name);
 	op_close(o, "not confirmed");
 }
@@ -250,13 +259,17 @@ op_done_cb(void *arg, struct store_msg *m, int status)
 		op_unconfirmed(o, status);
 	else {
 		store_msg_free(m);
+		if (o->hand) {
+			ohand_acked(o->s, o->l.seq, 1);
+			o->hand = 0;
+		}
 		inbox_leases_note(ib.leases, o->s->idx, o->replay, &o->l,
 		    state[o->kind], now_ms());
 		metrics_inbox(o->s->idx, counter[o->kind], 1);
 		/* Any instance counts what it confirmed for a replay. */
 		if (o->kind == OP_ACK && o->replay[0] != '\0')
 			source_counted(o->replay, 1);
-		reply_json(o->req, ROUTE_INBOX, 204, NULL);
+		iresp_json(&o->r, 204, NULL);
 		op_close(o, "confirmed");
 	}
 	return 0;
@@ -264,62 +277,88 @@ op_done_cb(void *arg, struct store_msg *m, int status)
 
 /* DELETE, extend, release of one lease. */
 static void
-inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
+inbox_lease_op(struct iresp *r, struct isub *s, const char *id,
     enum lease_op kind, const struct evkeyvalq *q)
 {
 	static const enum store_verb verbs[] = { STORE_ACK, STORE_PROGRESS,
 	    STORE_NAK };
 	struct store_lease	 l;
 	struct op		*o;
-	const char		*r = evhttp_find_header(q, "receipt");
+	const char		*rcpt = evhttp_find_header(q, "receipt");
 	char			 replay[STORE_REPLAY_ID_LEN + 1];
 	long long		 delay = 0;
-	int			 rc;
+	int			 rc, hand = 0;
 
-	if (r == NULL) {
-		inbox_reject(req, 400, "bad_request", "receipt is required",
+	if (rcpt == NULL) {
+		inbox_reject(r, 400, "bad_request", "receipt is required",
 		    s->cfg->name);
 		return;
 	}
 	if (kind == OP_RELEASE && (delay = query_int(q, "delay", 0,
 	    API_RELEASE_DELAY_MAX_MS)) == -2) {
-		inbox_reject(req, 400, "bad_request", "delay is 0-"
+		inbox_reject(r, 400, "bad_request", "delay is 0-"
 		    API_STR(API_RELEASE_DELAY_MAX_MS) " ms", s->cfg->name);
 		return;
 	}
-	if ((rc = inbox_receipt_check(s, id, r, &l, replay)) == -1) {
-		inbox_reject(req, 400, "bad_receipt", "not a receipt",
+	if ((rc = inbox_receipt_check(s, id, rcpt, &l, replay)) == -1) {
+		inbox_reject(r, 400, "bad_receipt", "not a receipt",
 		    s->cfg->name);
 		return;
 	}
 	if (rc == -2) {
-		inbox_reject(req, 403, "receipt_refused", "the receipt is not "
+		inbox_reject(r, 403, "receipt_refused", "the receipt is not "
 		    "for this inbox and event", s->cfg->name);
 		return;
 	}
-	if (inbox_leases_gone(ib.leases, s->idx, replay, &l)) {
-		reply_error(req, ROUTE_INBOX, 404, "lease_not_held", "already "
+	if (s->hand != NULL && replay[0] == '\0') {
+		switch (ohand_op(s, kind == OP_ACK ? INBOX_ACK :
+		    kind == OP_EXTEND ? INBOX_EXTEND : INBOX_RELEASE, &l,
+		    delay > 0 ? delay : 0, &l)) {
+		case OHAND_DONE:
+			metrics_inbox(s->idx, kind == OP_EXTEND ?
+			    INBOX_EXTENDED : INBOX_RELEASED, 1);
+			iresp_json(r, 204, NULL);
+			return;
+		case OHAND_GONE:
+			iresp_error(r, 404, "lease_not_held", "no lease of "
+			    "the inbox's holder: acknowledged, released, ran "
+			    "out, or handed out again");
+			return;
+		case OHAND_ACK:
+			hand = 1;
+			break;
+		case OHAND_JETSTREAM:
+			if (inbox_leases_gone(ib.leases, s->idx, replay, &l)) {
+				iresp_error(r, 404, "lease_not_held",
+				    "already acknowledged");
+				return;
+			}
+			break;
+		}
+	} else if (inbox_leases_gone(ib.leases, s->idx, replay, &l)) {
+		iresp_error(r, 404, "lease_not_held", "already "
 		    "acknowledged, released, or handed out again");
 		return;
 	}
-	if (kind == OP_EXTEND && inbox_leases_ran_out(ib.leases, s->idx,
+	if (kind == OP_EXTEND && !hand && inbox_leases_ran_out(ib.leases, s->idx,
 	    replay, &l, now_ms())) {
-		reply_error(req, ROUTE_INBOX, 404, "lease_not_held", "the lease "
+		iresp_error(r, 404, "lease_not_held", "the lease "
 		    "ran out; it cannot be extended");
 		return;
 	}
 	if (replay[0] != '\0' && source_ended(replay)) {
-		reply_error(req, ROUTE_INBOX, 404, "lease_not_held", "the "
+		iresp_error(r, 404, "lease_not_held", "the "
 		    "replay that lent it has ended");
 		return;
 	}
 	o = xcalloc(1, sizeof(*o));
-	o->req = req;
+	o->r = *r;
 	o->s = s;
 	s->refs++;
 	o->l = l;
 	memcpy(o->replay, replay, sizeof(o->replay));
 	o->kind = kind;
+	o->hand = hand;
 	TAILQ_INSERT_TAIL(&ops, o, entry);
 	/* A replay's lease: to its consumer, taken up here or not. */
 	if (replay[0] != '\0')
@@ -329,7 +368,7 @@ inbox_lease_op(struct evhttp_request *req, struct isub *s, const char *id,
 		o->sr = store_lease_answer(s->own.consumer, &l, verbs[kind],
 		    delay > 0 ? delay : 0, op_done_cb, o);
 	if (o->sr == NULL) {
-		inbox_reject(req, 503, "inbox_unavailable", "JetStream is not "
+		inbox_reject(r, 503, "inbox_unavailable", "JetStream is not "
 		    "available; try again", s->cfg->name);
 		op_close(o, "not connected");
 	}
@@ -390,7 +429,7 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 	TAILQ_INIT(&q);
 	if (evhttp_parse_query_str(uri != NULL && evhttp_uri_get_query(uri) ?
 	    evhttp_uri_get_query(uri) : "", &q) == -1) {
-		inbox_reject(req, 400, "bad_request", "unreadable query",
+		inbox_reject(&IRESP(req), 400, "bad_request", "unreadable query",
 		    s->cfg->name);
 		return;
 	}
@@ -398,7 +437,7 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 		if (m != EVHTTP_REQ_GET)
 			inbox_not_allowed(req, "GET", "fetch with GET");
 		else
-			inbox_get(req, s, &q, key);
+			inbox_route(req, s, INBOX_GET, NULL, &q, key);
 		evhttp_clear_headers(&q);
 		return;
 	}
@@ -418,10 +457,80 @@ inbox_handle(struct evhttp_request *req, const char *rest)
 	else if (verb != NULL && m != EVHTTP_REQ_POST)
 		inbox_not_allowed(req, "POST", "use POST");
 	else
-		inbox_lease_op(req, s, id, verb == NULL ? OP_ACK :
-		    strcmp(verb, "extend") == 0 ? OP_EXTEND : OP_RELEASE, &q);
+		inbox_route(req, s, verb == NULL ? INBOX_ACK :
+		    strcmp(verb, "extend") == 0 ? INBOX_EXTEND : INBOX_RELEASE,
+		    id, &q, key);
 	evmem_free_returned(id);	/* libevent's */
 	evhttp_clear_headers(&q);
+}
+
+/* Serve a request whose route, token and query were read (here, or by the
+ * instance that forwarded it). */
+static void
+inbox_serve(struct iresp *r, struct isub *s, enum inbox_verb v,
+    const char *id, const struct evkeyvalq *q, const char *key)
+{
+	if (v == INBOX_GET)
+		inbox_get(r, s, q, key);
+	else
+		inbox_lease_op(r, s, id, v == INBOX_ACK ? OP_ACK :
+		    v == INBOX_EXTEND ? OP_EXTEND : OP_RELEASE, q);
+}
+
+/*
+ * A request to inbox s: served here, or forwarded to the holder of an
+ * ordered inbox (inbox-forward.c), which serves it with inbox_forwarded.
+ */
+static void
+inbox_route(struct evhttp_request *req, struct isub *s, enum inbox_verb v,
+    const char *id, const struct evkeyvalq *q, const char *key)
+{
+	struct iresp	 r = IRESP(req);
+
+	if (s->hand != NULL && !holder_held(s->cfg->name))
+		inbox_forward(req, s, v, id, key);
+	else
+		inbox_serve(&r, s, v, id, q, key);
+}
+
+/* See inbox-int.h. */
+void
+inbox_forwarded(const char *name, enum inbox_verb v, const char *id,
+    const char *query, const char *key, char *reply)
+{
+	struct iresp	 r = { NULL, reply };
+	struct isub	*s = inbox_find(name, strlen(name));
+	struct evkeyvalq q;
+
+	/* Another instance holds it, or nobody: another answers, or none. */
+	if (s == NULL || s->hand == NULL || !holder_held(name) ||
+	    ib.stopping) {
+		free(reply);
+		return;
+	}
+	TAILQ_INIT(&q);
+	if (evhttp_parse_query_str(query, &q) == -1)
+		inbox_reject(&r, 400, "bad_request", "unreadable query", name);
+	else
+		inbox_serve(&r, s, v, id, &q, key);
+	evhttp_clear_headers(&q);
+}
+
+/* See inbox-int.h. */
+struct audit_drop *
+inbox_drop_record(struct isub *s, struct store_msg *m, uint64_t attempts,
+    void (*cb)(void *, int), void *arg)
+{
+	char	*id = store_msg_header_decoded(m, "ce-id");
+
+	log_warnx("inbox event dropped", "inbox=%s id=%s subject=%s "
+	    "attempts=%llu", s->cfg->name, log_q(id),
+	    log_q(store_msg_subject(m)), (unsigned long long)attempts);
+	free(id);
+	metrics_inbox(s->idx, INBOX_DROPPED, 1);
+	source_outcome(&s->own.from, 0);
+	return audit_drop(s->cfg->name, NULL, m, attempts, 0,
+	    "lease expired maxDeliver times", cb, arg);
 }
 
 /* The drop record of an exhausted event is stored (or the relay stops). */
@@ -472,7 +581,7 @@ static struct store_consumer_spec
 isub_spec(const struct isub *s)
 {
 	return (struct store_consumer_spec){ s->cfg->name, STORE_PULL,
-	    s->cfg->filter, s->cfg->max_deliver, s->cfg->max_in_flight,
+	    s->cfg->filter, s->cfg->max_deliver, config_max_ack_pending(s->cfg),
 	    ib.cfg->lease_seconds, NULL, s->cfg->from, s->cfg->from_ns, 0 };
 }
 
@@ -502,12 +611,14 @@ isub_new(const struct subscriber *sc)
 	spec = isub_spec(s);
 	inbox_fetch_pump_init(s, store_consumer_add(&spec, NULL,
 	    inbox_exhausted_cb, s));
+	ohand_set(s);
 }
 
 /* Free an inbox nothing uses. */
 static void
 isub_free(struct isub *s)
 {
+	ohand_free(s);
 	event_del(&s->pump);
 	event_del(&s->reap);
 	inbox_fetch_sources_free(s);
@@ -583,6 +694,7 @@ inbox_sync(struct sub_changes *ch)
 		isub_set(s, sc);
 		spec = isub_spec(s);
 		store_consumer_update(s->own.consumer, &spec);
+		ohand_set(s);
 		log_info("inbox changed", "inbox=%s", sc->name);
 		ch->changed++;
 	}
@@ -602,6 +714,10 @@ inbox_sync(struct sub_changes *ch)
 		while ((src = TAILQ_FIRST(&s->replays)) != NULL)
 			inbox_fetch_source_remove(s, src);
 		TAILQ_REMOVE(&ib.subs, s, entry);
+		if (s->hand != NULL) {
+			holder_want(s->cfg->name, 0);
+			ohand_free(s);
+		}
 		metrics_inbox_gone(s->idx);
 		if (s->refs == 0) {
 			isub_free(s);
@@ -699,6 +815,7 @@ inbox_init(struct event_base *base, const struct config *cfg)
 	    cfg->lease_seconds * 1000LL + INBOX_LEASE_KEEP_MS);
 	event_assign(&ib.states, base, -1, 0, inbox_states_cb, NULL);
 	substate_watch(&ib.states);
+	inbox_forward_init();
 	inbox_sync(NULL);
 }
 
@@ -716,6 +833,17 @@ inbox_stop(void)
 {
 	ib.stopping = 1;
 	inbox_fetch_stop();
+	ohand_stop();
+}
+
+/* See inbox.h. */
+void
+inbox_held(const char *name, int held)
+{
+	struct isub	*s = inbox_find(name, strlen(name));
+
+	if (s != NULL)
+		ohand_held(s, held);
 }
 
 /* Requests waiting for JetStream. */
@@ -723,7 +851,7 @@ int
 inbox_in_flight(void)
 {
 	struct op	*o;
-	int		 n = inbox_fetch_count();
+	int		 n = inbox_fetch_count() + inbox_forward_count();
 
 	TAILQ_FOREACH(o, &ops, entry)
 		n++;
@@ -737,8 +865,9 @@ inbox_fail_all(void)
 	struct op	*o;
 
 	inbox_fetch_close_all();
+	inbox_forward_fail_all();
 	while ((o = TAILQ_FIRST(&ops)) != NULL) {
-		reply_error(o->req, ROUTE_INBOX, 503, "inbox_unavailable",
+		iresp_error(&o->r, 503, "inbox_unavailable",
 		    "the relay is shutting down");
 		op_close(o, "shutting down");
 	}

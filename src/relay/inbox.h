@@ -61,6 +61,11 @@ void	inbox_source_remove(struct store_consumer *c);
  */
 void	inbox_source_dropped(const char *name, const struct source *from,
 	    struct store_msg *m);
+/*
+ * This instance began (held 1) or stopped holding ordered inbox name
+ * (holder.h): it serves the inbox, or forwards to the one that does.
+ */
+void	inbox_held(const char *name, int held);
 /* Handle a request whose path is /v1/inbox/<rest>. */
 void	inbox_handle(struct evhttp_request *req, const char *rest);
 /*

@@ -150,6 +150,14 @@ relay_signal_cb(evutil_socket_t sig, short ev, void *arg)
 	relay_stop();
 }
 
+/* This instance began or stopped holding an ordered subscriber. */
+static void
+relay_held(const char *name, int held)
+{
+	deliver_held(name, held);
+	inbox_held(name, held);
+}
+
 /* Begin the shutdown: stop taking work, then the grace period. */
 static void
 relay_stop(void)
@@ -474,7 +482,7 @@ main(int argc, char **argv)
 	substate_init(relay.base, &relay.cfg, replay_instance());
 	presence_init(relay.base, &relay.cfg, replay_instance());
 	attempts_init(&relay.cfg, replay_instance());
-	holder_init(relay.base, &relay.cfg, replay_instance(), deliver_held);
+	holder_init(relay.base, &relay.cfg, replay_instance(), relay_held);
 	deliver_init(relay.base, &relay.cfg);
 	inbox_init(relay.base, &relay.cfg);
 	admin_init(relay.base, &relay.cfg);

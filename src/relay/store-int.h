@@ -157,6 +157,7 @@ struct store_polled {
 	natsSubscription	*acks;		/* <inbox>.*: store-pub.c */
 	natsSubscription	*replies;	/* <inbox>.r.*: store-req.c */
 	natsSubscription	*exhausted;	/* advisories: store-sub.c */
+	natsSubscription	*asks;		/* another's: store-ask.c */
 	/* The buckets' watches: store-kv.c. */
 	natsSubscription	*kv[STORE_KV_NBUCKETS];
 };
@@ -370,6 +371,12 @@ void	 store_answers_flush(void);
 void	 store_grave_add(natsMsg *m);
 void	 store_grave_flush(void);
 int	 store_next(natsSubscription *sub, natsMsg **m);
+
+/* store-ask.c */
+void	 store_ask_init(void);
+void	 store_ask_take(natsMsg *m);
+void	 store_ask_unsubscribe(void);
+void	 store_ask_destroy(void);
 
 /* store-sub.c */
 void	 store_sub_init(void);

@@ -308,6 +308,13 @@ store_msg_progress(struct store_msg *m)
 	store_msg_answer(m->m, STORE_PROGRESS, 0);
 }
 
+/* Its reply subject (a request's), or NULL. */
+const char *
+store_msg_reply(const struct store_msg *m)
+{
+	return natsMsg_GetReply(m->m);
+}
+
 /* Free without answering. */
 void
 store_msg_free(struct store_msg *m)

@@ -45,6 +45,8 @@ void		 store_msg_term(struct store_msg *m);
 void		 store_msg_progress(struct store_msg *m);
 /* Drop m without answering JetStream (it redelivers after the ack wait). */
 void		 store_msg_free(struct store_msg *m);
+/* Its reply subject (a request's: store-ask.h), or NULL. */
+const char	*store_msg_reply(const struct store_msg *m);
 
 /* A lease: the numbers of a JetStream acknowledgement subject. */
 struct store_lease {

@@ -35,6 +35,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "store-ask.h"
 #include "store-int.h"
 #include "util.h"
 
@@ -533,6 +534,37 @@ store_pull_close_all(struct store_consumer *c, const char *reason)
 	for (k = 0; k < STORE_PULL_KINDS; k++)
 		store_req_close(c->pull_req[k], reason);
 	store_req_strays_free(c);
+}
+
+/* A core request to another instance; see store-ask.h. */
+struct store_req *
+store_ask(const char *subject, const struct store_header *h, size_t nh,
+    const void *data, size_t len, long long timeout_ms, store_reply_cb cb,
+    void *arg)
+{
+	char		 reply[STORE_SUBJECT_BUF];
+	natsMsg		*msg = NULL;
+	natsStatus	 s;
+	uint64_t	 id;
+	size_t		 i;
+
+	id = rq.next_id + 1;
+	if (!req_possible() || store_wire_req_reply(reply, sizeof(reply),
+	    (const char *)store_conn.inbox, id) == -1)
+		return NULL;
+	s = natsMsg_Create(&msg, subject, reply, data, (int)len);
+	for (i = 0; s == NATS_OK && i < nh; i++)
+		s = natsMsgHeader_Set(msg, h[i].key, h[i].value);
+	if (s == NATS_OK)
+		s = natsConnection_PublishMsg(store_conn.nc, msg);
+	natsMsg_Destroy(msg);
+	if (s != NATS_OK) {
+		log_warnx("cannot send a request to another instance", "err=%s",
+		    log_q(natsStatus_GetText(s)));
+		return NULL;
+	}
+	rq.next_id = id;
+	return req_new(id, timeout_ms, cb, arg);
 }
 
 /* Answer a lease of the consumer called name by its numbers. */

@@ -193,6 +193,9 @@ store_poll(void)
 	/* JetStream gave up on a message (max deliveries): store-sub.c. */
 	while (store_next(store_polled.exhausted, &m))
 		store_sub_advisory(m);
+	/* Requests of other instances: store-ask.c. */
+	while (store_next(store_polled.asks, &m))
+		store_ask_take(m);
 	/* The buckets' watches: store-kv.c. */
 	for (b = 0; b < STORE_KV_NBUCKETS; b++)
 		while (!store_kv_held(b) && store_next(store_polled.kv[b], &m))
@@ -612,6 +615,7 @@ store_init(struct event_base *base, const struct config *cfg)
 	store_conn.inbox_len = strlen((const char *)store_conn.inbox);
 	store_pub_init();
 	store_req_init();
+	store_ask_init();
 	store_sub_init();
 
 	/*
@@ -665,6 +669,7 @@ store_drain(void (*done)(void))
 	store_pub_unsubscribe();
 	store_sub_unsubscribe();
 	store_req_unsubscribe();
+	store_ask_unsubscribe();
 	if (natsConnection_IsClosed(store_conn.nc)) {
 		/* Closed already (store_conn_event): nothing to wait for. */
 		sv.drained = NULL;
@@ -697,6 +702,7 @@ store_free(void)
 	bridge_stop_worker();
 	store_pub_destroy();
 	store_req_destroy();
+	store_ask_destroy();
 	store_sub_destroy();
 	store_kv_free();
 	jsCtx_Destroy(store_conn.js);

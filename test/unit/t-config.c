@@ -753,8 +753,6 @@ subscribers_bad(void)
 		  "[0].ordered" },
 		{ SUB("\"url\":\"https://e.example/\",\"ordered\":1"),
 		  "[0].ordered" },
-		{ SUB("\"tokenSha256\":\"" HASH_A "\",\"ordered\":true"),
-		  "[0].ordered" },
 		{ "[{\"name\":\"s\",\"url\":\"https://e.example/\","
 		  "\"secret\":\"whsec_not!base64=\",\"filter\":\"evt.>\","
 		  "\"standardWebhooks\":true}]", "[0].secret" },

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# SPEC 18 for a pull subscriber: two relays share ordered inbox oin.  One
+# of them holds it and serves it; the other forwards its workers' requests
+# to the holder.  A GET hands out at most one event of a key until it is
+# acknowledged, released or its lease runs out, and a second worker's GET
+# gets other keys, through either relay; a lease's receipt from an
+# earlier hand-out is 404.  Then two workers on both relays, 600 events
+# over 50 keys, 10 % released, 5 % left to run out, the holder killed
+# with SIGKILL once: from the workers' own log, never two leases of a key
+# held at once, each key's events first acknowledged in WORK's order,
+# none missing; the same workers on an unordered twin fail that check.
+. "$(dirname "$0")/lib.sh"
+start_nats || { fail start "nats-server did not start"; finish; }
+IT=inbox-token-0123456789; ISHA=$(sha256hex "$IT")
+IT2=inbox2-token-012345678; IT2SHA=$(sha256hex "$IT2")
+S=inbox-secret-0123456789
+export TREATY_RELAY_LEASE_SECONDS=3
+export TREATY_RELAY_SUBSCRIBERS='[{"name":"oin","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.>","maxInFlight":8,"maxDeliver":50,"ordered":true},{"name":"unord","tokenSha256":"'$IT2SHA'","secret":"'$S'","filter":"evt.*.shop.order.>","maxInFlight":8,"maxDeliver":50}]'
+declare -a RP RL RU
+relay_in() {
+	start_relay || { fail relay "slot $1 did not start"; finish; }
+	RP[$1]=$RELAY_PID RL[$1]=$RELAY_LOG RU[$1]=$RELAY_URL
+}
+relay_in 0
+relay_in 1
+# holder_after MS: the slot whose relay began serving oin at MS or later.
+holder_found() {
+	local i
+	for i in 0 1; do
+		if log_ms_after "$1" 'msg="ordered delivery starts" sub=oin' "${RL[$i]}" > /dev/null; then
+			echo "$i" > "$T/holder"
+			return 0
+		fi
+	done
+	return 1
+}
+wait_until 40 "holder_found 0" || { fail holder "no relay serves oin"; finish; }
+HS=$(cat "$T/holder"); NS=$((1 - HS))
+HU=${RU[$HS]} NU=${RU[$NS]}
+check "one relay holds oin" 1 "$(cat "${RL[0]}" "${RL[1]}" | grep -cE 'msg="order holder" sub=oin ')"
+
+# pub ID KEY: one event with partitionkey KEY through relay 0.
+pub() {
+	curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
+	    -H 'Content-Type: application/json' -H "ce-id: $1" -H "ce-source: /t" \
+	    -H 'ce-specversion: 1.0' -H 'ce-type: dev.shop.order.created.v1' \
+	    -H "ce-partitionkey: $2" --data-binary '{"n":1}' \
+	    "${RU[0]}/v1/events/evt.local.shop.order.created"
+}
+# iget BASE QUERY: a GET on oin, body in $T/body; prints the status.
+iget() {
+	rm -f "$T/body"
+	curl -s -m 40 -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer $IT" "$1/v1/inbox/oin?$2"
+}
+# got: "id:deliveryCount" of the last body's envelopes, space-separated.
+got() {
+	python3 -c 'import json,sys; print(" ".join("%s:%s" % (e["id"], e["deliveryCount"]) for e in json.load(open(sys.argv[1]))["envelopes"]))' "$T/body" 2>/dev/null ||
+	    echo "ERROR: no inbox answer"
+}
+# rcpt ID: the receipt of ID in the last body, URL-encoded.
+rcpt() { python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote([e for e in json.load(open(sys.argv[1]))["envelopes"] if e["id"] == sys.argv[2]][0]["receipt"], safe=""))' "$T/body" "$1"; }
+# op METHOD BASE PATH: a lease operation; prints the status.
+op() { curl -s -m 20 -o "$T/opbody" -w '%{http_code}' -X "$1" -H "Authorization: Bearer $IT" "$2/v1/inbox/oin/$3"; }
+
+for e in "a1 ka" "a2 ka" "b1 kb" "b2 kb"; do
+	set -- $e
+	[ "$(pub "$1" "$2")" = 202 ] || fail publish "$1 not stored"
+done
+check "worker 1 through the other relay (forwarded): the first of a key" "200 a1:1" "$(iget "$NU" 'lease=true&max=1&wait=5000') $(got)"
+R_A1=$(rcpt a1)
+check "worker 2 through the holder: the other key only, not a2" "200 b1:1" "$(iget "$HU" 'lease=true&max=10') $(got)"
+R_B1=$(rcpt b1)
+check "nothing more while a1 and b1 are out" "200 " "$(iget "$NU" 'lease=true&max=10') $(got)"
+check "a1 acknowledged through the other relay" 204 "$(op DELETE "$NU" "a1?receipt=$R_A1")"
+check "then a2 is handed out" "200 a2:1" "$(iget "$HU" 'lease=true&max=10') $(got)"
+R_A2=$(rcpt a2)
+check "b1 released through the other relay" 204 "$(op POST "$NU" "b1/release?receipt=$R_B1")"
+check "b1 again, its second hand-out; still not b2" "200 b1:2" "$(iget "$NU" 'lease=true&max=10') $(got)"
+R_B1b=$(rcpt b1)
+check "the first hand-out's receipt: 404" 404 "$(op DELETE "$HU" "b1?receipt=$R_B1")"
+check "extend the current one: 204" 204 "$(op POST "$NU" "b1/extend?receipt=$R_B1b")"
+# a2 is left to run out (3 s): a long-poll on the other relay gets it.
+t0=$(now_ms)
+check "a2 handed out again once its lease ran out" "200 a2:2" "$(iget "$NU" 'lease=true&max=10&wait=8000') $(got)"
+check "not before its lease ran out (by the workers' clock)" yes "$([ $(($(now_ms) - t0)) -ge 1500 ] && echo yes || echo "after $(($(now_ms) - t0)) ms")"
+R_A2b=$(rcpt a2)
+check "a2's old receipt: 404" 404 "$(op DELETE "$NU" "a2?receipt=$R_A2")"
+check "a2 acknowledged" 204 "$(op DELETE "$HU" "a2?receipt=$R_A2b")"
+check "b1 acknowledged" 204 "$(op DELETE "$NU" "b1?receipt=$R_B1b")"
+check "then b2" "200 b2:1" "$(iget "$NU" 'lease=true&max=10&wait=5000') $(got)"
+R_B2=$(rcpt b2)
+check "b2 acknowledged; acknowledged again: 404" "204 404" "$(op DELETE "$NU" "b2?receipt=$R_B2") $(op DELETE "$HU" "b2?receipt=$R_B2")"
+check "a destructive GET through the other relay" "200 c1:1" "$(pub c1 kc >/dev/null; iget "$NU" 'max=10&wait=5000') $(got)"
+check "... took it: nothing left" "200 " "$(iget "$HU" 'lease=true&max=10') $(got)"
+
+# The chaos part: two workers on both relays, the holder killed once.
+echo "$TOKEN" > "$T/token"
+printf '%s\n' "${RU[@]}" > "$T/urls"
+python3 "$ROOT/test/live/oinbox.py" work "$T/urls" oin "$IT" "$T/wlog" "$T/stop" 3000 7 2 2> "$T/werr" &
+PIDS+=($!)
+# The same workers on unord, an unordered twin: the checker must see it.
+python3 "$ROOT/test/live/oinbox.py" work "$T/urls" unord "$IT2" "$T/ulog" "$T/stop" 3000 8 2 2> /dev/null &
+PIDS+=($!)
+python3 "$ROOT/test/live/ordered.py" publish "${RU[$NS]}" "$T/token" evt.local.shop.order.created 600 50 "$T/pub" 9 "" 5 &
+PUB=$!
+PIDS+=($PUB)
+wait_until 60 "[ \$(cat $T/pub.progress 2>/dev/null || echo 0) -ge 200 ]" || fail publish "not a third"
+t_kill=$(now_ms)
+kill -9 "${RP[$HS]}"
+relay_in "$HS"
+printf '%s\n' "${RU[@]}" > "$T/urls.new" && mv "$T/urls.new" "$T/urls"
+wait_until 60 "holder_found $t_kill" || fail holder "no relay serves oin after the SIGKILL"
+wait $PUB
+check "600 events stored" 600 "$(wc -l < "$T/pub")"
+acked() { python3 -c '
+import json, sys
+print(len({r["id"] for r in map(json.loads, open(sys.argv[1])) if r["status"] == 204}))' "$T/wlog"; }
+want=$(awk '{print $1}' "$T/pub" | sort -u | wc -l)
+wait_until 180 "[ \$(acked) -ge 600 ]" || fail acked "$(acked) of 600"
+touch "$T/stop"
+python3 "$ROOT/test/live/ordered.py" check "$T/pub" "$T/wlog" /oin > "$T/verdict" 2>&1
+check "one lease of a key at a time, in order per key, none missing" 0 "$?"
+sed 's/^/# /' "$T/verdict"
+python3 "$ROOT/test/live/ordered.py" check "$T/pub" "$T/ulog" /unord > "$T/uverdict" 2>&1
+check "the unordered twin fails the same check: keys overlap or out of order" yes \
+    "$(awk '$1 == "overlap" || $1 == "order" { n += $2 } END { print (n > 0 ? "yes" : "no: " n) }' "$T/uverdict")"
+sed 's/^/# unord: /' "$T/uverdict"
+check "the workers' answers were 200s (or a relay away)" "" "$(grep -v -E '^GET .*: (503|000)' "$T/werr" | head -3)"
+check_no_sanitizer_report "no sanitizer report" "${RL[0]}" "${RL[1]}"
+finish
