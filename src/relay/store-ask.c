@@ -68,20 +68,12 @@ int
 store_tell(const char *reply, const struct store_header *h, size_t nh,
     const void *data, size_t len)
 {
-	natsMsg		*msg = NULL;
 	natsStatus	 s;
-	size_t		 i;
 
 	if (store_conn.nc == NULL || !store_conn.connected ||
 	    store_conn.closing)
 		return -1;
-	s = natsMsg_Create(&msg, reply, NULL, data, (int)len);
-	for (i = 0; s == NATS_OK && i < nh; i++)
-		s = natsMsgHeader_Set(msg, h[i].key, h[i].value);
-	if (s == NATS_OK)
-		s = natsConnection_PublishMsg(store_conn.nc, msg);
-	natsMsg_Destroy(msg);
-	if (s != NATS_OK)
+	if ((s = store_core_publish(reply, NULL, h, nh, data, len)) != NATS_OK)
 		log_warnx("cannot send an answer to another instance", "err=%s",
 		    log_q(natsStatus_GetText(s)));
 	return s == NATS_OK ? 0 : -1;

@@ -372,6 +372,15 @@ void	 store_grave_add(natsMsg *m);
 void	 store_grave_flush(void);
 int	 store_next(natsSubscription *sub, natsMsg **m);
 
+/*
+ * store-pub.c: one core publish (never stored by JetStream unless a
+ * stream takes its subject) with reply subject reply (or NULL), headers
+ * and data: it only fills nats.c's buffer.
+ */
+natsStatus store_core_publish(const char *subject, const char *reply,
+	    const struct store_header *h, size_t nh, const void *data,
+	    size_t len);
+
 /* store-ask.c */
 void	 store_ask_init(void);
 void	 store_ask_take(natsMsg *m);

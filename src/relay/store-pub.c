@@ -241,20 +241,29 @@ int
 store_publish_nowait_headers(const char *subject,
     const struct store_header *h, size_t nh)
 {
+	if (!store_ready() || store_conn.closing ||
+	    natsConnection_Buffered(store_conn.nc) > OUT_BUFFER_MAX)
+		return -1;
+	return store_core_publish(subject, NULL, h, nh, NULL, 0) == NATS_OK ?
+	    0 : -1;
+}
+
+/* See store-int.h. */
+natsStatus
+store_core_publish(const char *subject, const char *reply,
+    const struct store_header *h, size_t nh, const void *data, size_t len)
+{
 	natsMsg		*msg = NULL;
 	natsStatus	 s;
 	size_t		 i;
 
-	if (!store_ready() || store_conn.closing ||
-	    natsConnection_Buffered(store_conn.nc) > OUT_BUFFER_MAX)
-		return -1;
-	s = natsMsg_Create(&msg, subject, NULL, NULL, 0);
+	s = natsMsg_Create(&msg, subject, reply, data, (int)len);
 	for (i = 0; s == NATS_OK && i < nh; i++)
 		s = natsMsgHeader_Set(msg, h[i].key, h[i].value);
 	if (s == NATS_OK)
 		s = natsConnection_PublishMsg(store_conn.nc, msg);
 	natsMsg_Destroy(msg);
-	return s == NATS_OK ? 0 : -1;
+	return s;
 }
 
 /* Publish one event; see store-pub.h. */

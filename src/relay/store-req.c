@@ -543,22 +543,15 @@ store_ask(const char *subject, const struct store_header *h, size_t nh,
     void *arg)
 {
 	char		 reply[STORE_SUBJECT_BUF];
-	natsMsg		*msg = NULL;
 	natsStatus	 s;
 	uint64_t	 id;
-	size_t		 i;
 
 	id = rq.next_id + 1;
 	if (!req_possible() || store_wire_req_reply(reply, sizeof(reply),
 	    (const char *)store_conn.inbox, id) == -1)
 		return NULL;
-	s = natsMsg_Create(&msg, subject, reply, data, (int)len);
-	for (i = 0; s == NATS_OK && i < nh; i++)
-		s = natsMsgHeader_Set(msg, h[i].key, h[i].value);
-	if (s == NATS_OK)
-		s = natsConnection_PublishMsg(store_conn.nc, msg);
-	natsMsg_Destroy(msg);
-	if (s != NATS_OK) {
+	if ((s = store_core_publish(subject, reply, h, nh, data, len)) !=
+	    NATS_OK) {
 		log_warnx("cannot send a request to another instance", "err=%s",
 		    log_q(natsStatus_GetText(s)));
 		return NULL;
