@@ -138,6 +138,13 @@ fetch_queue(struct fetch *f, struct isrc *src, enum store_pull_kind k)
 
 /* See inbox-int.h. */
 void
+inbox_fetch_unqueue(struct fetch *f)
+{
+	fetch_unqueue(f);
+}
+
+/* See inbox-int.h. */
+void
 inbox_fetch_wait(struct fetch *f, struct fetch_list *waiters)
 {
 	fetch_unqueue(f);
@@ -159,10 +166,11 @@ fetch_add(struct fetch *f, const struct isrc *src, struct store_msg *m)
 
 /* See inbox-int.h. */
 void
-inbox_fetch_lend(struct fetch *f, struct store_msg *m,
-    const struct store_lease *l)
+inbox_fetch_lend(struct fetch *f, const struct source *from,
+    struct store_msg *m, const struct store_lease *l)
 {
 	fetch_add(f, NULL, m);
+	f->msgs[f->n - 1].from = *from;
 	f->msgs[f->n - 1].l = *l;
 	f->msgs[f->n - 1].lent = 1;
 }
@@ -457,7 +465,7 @@ fetch_done(struct fetch *f)
 	fetch_unqueue(f);
 	if (iresp_gone(&f->r)) {
 		/* The client left: give everything back at once. */
-		for (i = 0; i < f->n; i++) {
+		for (i = 0; i < f->n && !f->peeking; i++) {
 			fetch_return(f->s, &f->msgs[i]);
 			f->msgs[i].m = NULL;
 		}
@@ -465,7 +473,7 @@ fetch_done(struct fetch *f)
 		fetch_close(f, "client gone");
 		return;
 	}
-	if (f->lease || f->n == 0) {
+	if (f->lease || f->n == 0 || f->peeking) {
 		fetch_answer(f);
 		return;
 	}
@@ -550,19 +558,6 @@ fetch_next(struct fetch *f)
 	}
 	f->stage = FETCH_OWN;
 	fetch_queue(f, &s->own, wait ? STORE_PULL_WAIT : STORE_PULL_NOW);
-}
-
-/* See inbox-int.h. */
-void
-inbox_fetch_replays(struct fetch *f)
-{
-	if (TAILQ_EMPTY(&f->s->replays) || fetch_full(f) || f->peeking) {
-		fetch_done(f);
-		return;
-	}
-	f->stage = FETCH_OWN_FIRST;
-	f->own_asked = 1;
-	fetch_next(f);
 }
 
 /* A source's "now" pull is over (answered, or closed). */
@@ -828,7 +823,8 @@ inbox_fetch_states(void)
 
 	for (f = TAILQ_FIRST(&ib.fetches); f != NULL; f = next) {
 		next = TAILQ_NEXT(f, entry);
-		if (f->peeking || f->q != STORE_PULL_WAIT || f->n > 0 ||
+		if (f->peeking || (f->q != STORE_PULL_WAIT &&
+		    f->q != FETCH_HAND) || f->n > 0 ||
 		    substate_get(f->s->cfg->name) == SUBSTATE_ACTIVE)
 			continue;
 		fetch_unqueue(f);
@@ -871,6 +867,7 @@ inbox_fetch_source_add(struct isub *s, const struct source *from,
 	if (TAILQ_EMPTY(&s->replays))
 		s->turn = 0;
 	TAILQ_INSERT_TAIL(&s->replays, src, entry);
+	ohand_source_add(s, src);
 }
 
 /*
@@ -884,6 +881,8 @@ inbox_fetch_source_remove(struct isub *s, struct isrc *src)
 
 	/* A GET moved on may be answered: s must outlive the loop. */
 	s->refs++;
+	/* The hand's part first: its pull is among those closed here. */
+	ohand_source_remove(s, src);
 	store_pull_close_all(src->consumer, "replay left");
 	src_quiet_off(src);
 	while ((f = TAILQ_FIRST(&src->queue[STORE_PULL_NOW])) != NULL)
@@ -891,6 +890,27 @@ inbox_fetch_source_remove(struct isub *s, struct isrc *src)
 	TAILQ_REMOVE(&s->replays, src, entry);
 	free(src);
 	event_active(&s->pump, EV_TIMEOUT, 0);
+	inbox_sub_unref(s);
+}
+
+/* See inbox-int.h. */
+void
+inbox_fetch_ordered(struct isub *s)
+{
+	struct isrc	*src;
+	struct fetch	*f;
+	int		 k;
+
+	/* fetch_done may end fetches, never a source or s (s->refs). */
+	s->refs++;
+	for (src = &s->own; src != NULL; src = src == &s->own ?
+	    TAILQ_FIRST(&s->replays) : TAILQ_NEXT(src, entry)) {
+		for (k = 0; k < STORE_PULL_KINDS; k++)
+			while ((f = TAILQ_FIRST(&src->queue[k])) != NULL)
+				fetch_done(f);
+		store_pull_close_all(src->consumer, "made ordered");
+		src_quiet_off(src);
+	}
 	inbox_sub_unref(s);
 }
 

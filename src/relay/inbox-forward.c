@@ -11,7 +11,9 @@
  * (inbox_forwarded), and it serves the request with the very code that
  * serves its own workers, writing the answer to the request's reply
  * subject instead of an HTTP connection: the body in pieces no larger
- * than the server's max_payload allows, the last one with the status.
+ * than the server's max_payload allows, numbered, the last one with the
+ * status; a piece missing (a slow consumer's limit) makes the answer a
+ * 502, never a body with a hole.
  * The instance that forwarded relays that answer to its worker as it
  * came.  No holder, or one that does not answer in time: 503 with
  * Retry-After, as JetStream away is.
@@ -43,11 +45,16 @@
 #include "util.h"
 
 #define FORWARD_PREFIX		"treaty.inbox."
-#define FORWARD_SLACK_MS	5000	/* past a long-poll's wait */
+/*
+ * Past a long-poll's wait: the holder's own JetStream round trips (a
+ * destructive GET waits for its acknowledgements, up to 5 s) and more.
+ */
+#define FORWARD_SLACK_MS	12000
 #define FORWARD_OP_MS		10000	/* an ack waits for JetStream */
 #define PIECE_MARGIN		1024	/* a piece's headers, and more */
 #define PIECE_DEFAULT		(64 * 1024)	/* max_payload not known */
 #define STATUS_HEADER		"Treaty-Status"
+#define PIECE_HEADER		"Treaty-Piece"
 
 static const char *const verbs[] = { "get", "ack", "extend", "release" };
 
@@ -56,6 +63,7 @@ struct fwd {
 	struct evhttp_request	*req;
 	struct isub		*s;
 	struct evbuffer		*body;
+	int			 pieces;	/* got so far */
 	struct store_req	*sr;
 	TAILQ_ENTRY(fwd)	 entry;
 };
@@ -66,22 +74,25 @@ static struct fwd_list	 fwds = TAILQ_HEAD_INITIALIZER(fwds);
 static void
 iresp_tell(struct iresp *r, int status, struct evbuffer *body)
 {
-	struct store_header	 h[] = { { STATUS_HEADER, NULL } };
-	char			 code[16];
+	struct store_header	 h[2] = { { PIECE_HEADER, NULL },
+				    { STATUS_HEADER, NULL } };
+	char			 code[16], num[24];
 	size_t			 left = body != NULL ? evbuffer_get_length(body) :
 				    0, piece = PIECE_DEFAULT, n;
 	const unsigned char	*p;
+	int			 i = 0;
 
 	if (store_max_payload() > 2 * PIECE_MARGIN)
 		piece = (size_t)store_max_payload() - PIECE_MARGIN;
 	snprintf(code, sizeof(code), "%d", status);
-	h[0].value = code;
+	h[1].value = code;
 	p = body != NULL ? evbuffer_pullup(body, -1) : NULL;
 	do {
 		n = left < piece ? left : piece;
-		/* A piece lost: the other instance times out (503). */
-		if (store_tell(r->reply, n == left ? h : NULL, n == left ? 1 : 0,
-		    p, n) == -1)
+		snprintf(num, sizeof(num), "%d", i++);
+		h[0].value = num;
+		/* A piece not sent: the other instance times out (503). */
+		if (store_tell(r->reply, h, n == left ? 2 : 1, p, n) == -1)
 			break;
 		p += n;
 		left -= n;
@@ -148,7 +159,7 @@ static int
 fwd_cb(void *arg, struct store_msg *m, int status)
 {
 	struct fwd	*f = arg;
-	const char	*code, *data;
+	const char	*code, *data, *piece;
 	size_t		 len;
 	int		 st;
 
@@ -160,6 +171,19 @@ fwd_cb(void *arg, struct store_msg *m, int status)
 		    "the instance serving this ordered inbox did not answer "
 		    "(it may be changing); try again");
 		fwd_close(f, "no answer");
+		return 0;
+	}
+	piece = store_msg_header(m, PIECE_HEADER);
+	if (piece == NULL || atoi(piece) != f->pieces++) {
+		/* Lost on the way (or another's): no body with a hole. */
+		store_msg_free(m);
+		f->sr = NULL;		/* the store ends it */
+		log_warnx("ordered inbox: its holder's answer came incomplete",
+		    "inbox=%s", f->s->cfg->name);
+		reply_error(f->req, ROUTE_INBOX, 502, "bad_gateway", "the "
+		    "answer of the instance serving this ordered inbox came "
+		    "incomplete; try again");
+		fwd_close(f, "incomplete");
 		return 0;
 	}
 	data = store_msg_data(m, &len);

@@ -179,8 +179,9 @@ void	inbox_forwarded(const char *name, enum inbox_verb v, const char *id,
  * Record the drop of s's event m after attempts: log line, metric, AUDIT
  * record; cb once stored (m is the caller's until then).
  */
-struct audit_drop *inbox_drop_record(struct isub *s, struct store_msg *m,
-	    uint64_t attempts, void (*cb)(void *, int), void *arg);
+struct audit_drop *inbox_drop_record(struct isub *s,
+	    const struct source *from, struct store_msg *m, uint64_t attempts,
+	    void (*cb)(void *, int), void *arg);
 
 /* inbox-fetch.c */
 /* key: the hash of the request's token, which its receipts are made with. */
@@ -191,6 +192,12 @@ void	inbox_fetch_source_add(struct isub *s, const struct source *from,
 	    struct store_consumer *c, int (*want)(void *, uint64_t),
 	    void *arg);
 void	inbox_fetch_source_remove(struct isub *s, struct isrc *src);
+/*
+ * s was made ordered: the GETs waiting for its sources' pulls are
+ * answered with what they have, and those pulls closed (what JetStream
+ * still sends for them is kept for the hand's pulls).
+ */
+void	inbox_fetch_ordered(struct isub *s);
 /* Free the replays' sources of an inbox nothing uses. */
 void	inbox_fetch_sources_free(struct isub *s);
 void	inbox_fetch_stop(void);
@@ -201,16 +208,13 @@ void	inbox_fetch_stop(void);
 void	inbox_fetch_states(void);
 /* Answer f with what it has (its lease, its destructive acknowledgements). */
 void	inbox_fetch_done(struct fetch *f);
-/*
- * The same after the replays' events (SPEC 15) of an ordered inbox, which
- * are handed out beside its hand's, not in its keys.
- */
-void	inbox_fetch_replays(struct fetch *f);
 /* f has no room for more. */
 int	inbox_fetch_full(const struct fetch *f);
-/* Add the hand's event m to f, shown with lease numbers l. */
-void	inbox_fetch_lend(struct fetch *f, struct store_msg *m,
-	    const struct store_lease *l);
+/* Add the hand's event m from source from to f, shown with numbers l. */
+void	inbox_fetch_lend(struct fetch *f, const struct source *from,
+	    struct store_msg *m, const struct store_lease *l);
+/* f leaves the queue it waits in. */
+void	inbox_fetch_unqueue(struct fetch *f);
 /* f waits in waiters until something comes, or its wait ends. */
 void	inbox_fetch_wait(struct fetch *f, struct fetch_list *waiters);
 void	inbox_fetch_close_all(void);
@@ -247,10 +251,16 @@ enum ohand_answer {
 	OHAND_JETSTREAM
 };
 enum ohand_answer ohand_op(struct isub *s, enum inbox_verb v,
-	    const struct store_lease *l, long long delay_ms,
+	    const char *replay, const struct store_lease *l, long long delay_ms,
 	    struct store_lease *out);
-/* JetStream confirmed (ok) or not the acknowledgement of seq. */
-void	ohand_acked(struct isub *s, uint64_t seq, int ok);
+/*
+ * JetStream confirmed (ok) or not the acknowledgement of seq from replay's
+ * consumer ("": the inbox's own).
+ */
+void	ohand_acked(struct isub *s, const char *replay, uint64_t seq, int ok);
+/* Source src (a replay's) joined s, or leaves it: a part of its hand. */
+void	ohand_source_add(struct isub *s, struct isrc *src);
+void	ohand_source_remove(struct isub *s, struct isrc *src);
 /* Shutting down: every hand let go. */
 void	ohand_stop(void);
 

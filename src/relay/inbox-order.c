@@ -33,6 +33,13 @@
  * A new holder waits for what the old one had out (takeover.h): those
  * leases are gone with it, and their events are handed out again when
  * JetStream brings them back (a repeat, which SPEC 18 allows).
+ *
+ * The hand has a part per source (struct hpart): the inbox's own
+ * consumer, and each replay of it (SPEC 15) that replay.c fed in, which
+ * only the holder takes up (inbox_takes).  Each part has keys of its own
+ * (a replay is ordered among its own events, SPEC 18), its own pull and
+ * its own takeover wait (what the old holder had out of a replay comes
+ * back on the replay's consumer); GETs take from all parts.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +55,14 @@
 #include "log.h"
 #include "metrics.h"
 #include "order.h"
+#include "source.h"
 #include "store-msg.h"
 #include "store-sub.h"
 #include "takeover.h"
 #include "util.h"
 
 #define FILL_WAIT_MS		5000	/* a pull for the hand waits so long */
-#define HAND_BYTES_MAX		(64LL * 1024 * 1024)	/* stored, in hand */
+#define HAND_BYTES_MAX		(64LL * 1024 * 1024)	/* stored, a part */
 #define FILL_RETRY_MS		500	/* a pull that could not be sent */
 
 enum oe_state {
@@ -68,28 +76,41 @@ enum oe_state {
 
 struct oentry {
 	struct order_item	 it;
-	struct ohand		*h;
+	struct hpart		*p;
 	struct store_msg	*m;
+	size_t			 size;		/* of m, as counted */
 	uint64_t		 shown;		/* its last hand-out's count */
 	enum oe_state		 state;
 	struct event		 timer;		/* lease end, release delay */
 	struct audit_drop	*drop;		/* its record, being stored */
 	int			 fetched;	/* TAKING by a GET: its m */
-	TAILQ_ENTRY(oentry)	 entry;		/* in hand */
+	uint64_t		 dseq;		/* its hand-out's delivery */
+	int			 stale;		/* TAKING by an older receipt */
+	TAILQ_ENTRY(oentry)	 entry;		/* in its part */
 	TAILQ_ENTRY(oentry)	 rentry;	/* ready */
 };
 TAILQ_HEAD(oentry_list, oentry);
 
-struct ohand {
-	struct isub		*s;
+/* What the hand has of one source: the inbox's own consumer, a replay's. */
+struct hpart {
+	struct ohand		*h;
+	struct isrc		*src;
 	struct order		*o;
 	struct takeover		 tk;
 	struct oentry_list	 all;		/* by arrival */
-	struct oentry_list	 ready;		/* by their turn */
-	size_t			 n, out;	/* in hand; on leases */
+	size_t			 n;
 	long long		 bytes;
 	struct store_req	*fill;		/* the pull under way */
 	struct event		 fill_ev;	/* send the next pull */
+	TAILQ_ENTRY(hpart)	 entry;
+};
+TAILQ_HEAD(hpart_list, hpart);
+
+struct ohand {
+	struct isub		*s;
+	struct hpart_list	 parts;		/* its own first */
+	struct oentry_list	 ready;		/* by their turn, all parts */
+	size_t			 out;		/* on leases, all parts */
 	struct event		 renew;		/* "in progress", all of it */
 	struct event		 serve;		/* GETs waiting, something ready */
 	struct fetch_list	 waiters;	/* GETs waiting for an event */
@@ -99,7 +120,7 @@ struct ohand {
 #define ITEM_ENTRY(i) \
 	((struct oentry *)(void *)((char *)(i) - offsetof(struct oentry, it)))
 
-static void	ohand_fill(struct ohand *);
+static void	part_fill(struct hpart *);
 
 static long long
 lease_ms(void)
@@ -107,14 +128,24 @@ lease_ms(void)
 	return ib.cfg->lease_seconds * 1000LL;
 }
 
+static void
+ms_timer(struct event *ev, long long ms)
+{
+	struct timeval	 tv = { ms / 1000, ms % 1000 * 1000 };
+
+	evtimer_add(ev, &tv);
+}
+
 /* Its key's turn: the next GET may take it. */
 static void
 entry_ready(struct oentry *e)
 {
+	struct ohand	*h = e->p->h;
+
 	e->state = OE_READY;
-	TAILQ_INSERT_TAIL(&e->h->ready, e, rentry);
-	if (!TAILQ_EMPTY(&e->h->waiters))
-		event_active(&e->h->serve, EV_TIMEOUT, 0);
+	TAILQ_INSERT_TAIL(&h->ready, e, rentry);
+	if (!TAILQ_EMPTY(&h->waiters))
+		event_active(&h->serve, EV_TIMEOUT, 0);
 }
 
 static void
@@ -124,12 +155,32 @@ entry_pass(struct order_item *it, void *arg)
 	entry_ready(ITEM_ENTRY(it));
 }
 
-/* Out of the ready list, when there. */
-static void
-entry_unready(struct oentry *e)
+/* 1 while e holds one of the places maxInFlight bounds. */
+static int
+entry_out(const struct oentry *e)
 {
+	return e->state == OE_OUT || e->state == OE_TAKING;
+}
+
+/* Into state st: off the ready list, the places counted. */
+static void
+entry_state(struct oentry *e, enum oe_state st)
+{
+	struct ohand	*h = e->p->h;
+	size_t		 was = h->out;
+
 	if (e->state == OE_READY)
-		TAILQ_REMOVE(&e->h->ready, e, rentry);
+		TAILQ_REMOVE(&h->ready, e, rentry);
+	h->out -= entry_out(e);
+	e->state = st;
+	h->out += entry_out(e);
+	if (st == OE_READY) {
+		e->state = OE_WAITING;
+		entry_ready(e);
+	} else if (h->out < was && !TAILQ_EMPTY(&h->ready) &&
+	    !TAILQ_EMPTY(&h->waiters))
+		/* A place freed: a GET waiting takes what was ready. */
+		event_active(&h->serve, EV_TIMEOUT, 0);
 }
 
 /*
@@ -139,20 +190,18 @@ entry_unready(struct oentry *e)
 static void
 entry_free(struct oentry *e)
 {
-	struct ohand		*h = e->h;
+	struct hpart		*p = e->p;
 	struct order_item	*next;
 
-	entry_unready(e);
-	if (e->state == OE_OUT || e->state == OE_TAKING)
-		h->out--;
+	entry_state(e, OE_WAITING);
 	evtimer_del(&e->timer);
-	TAILQ_REMOVE(&h->all, e, entry);
-	h->n--;
-	h->bytes -= e->m != NULL ? (long long)store_msg_size(e->m) : 0;
-	if (e->it.k != NULL && (next = order_done(h->o, &e->it)) != NULL)
+	TAILQ_REMOVE(&p->all, e, entry);
+	p->n--;
+	p->bytes -= (long long)e->size;
+	if (e->it.k != NULL && (next = order_done(p->o, &e->it)) != NULL)
 		entry_ready(ITEM_ENTRY(next));
 	free(e);
-	ohand_fill(h);
+	part_fill(p);
 }
 
 /* The drop of e is recorded: terminated in JetStream, out of the hand. */
@@ -163,9 +212,10 @@ entry_dropped_cb(void *arg, int stored)
 
 	e->drop = NULL;
 	/* Not recorded (the relay stops): JetStream keeps it. */
-	if (stored)
+	if (stored) {
+		takeover_answered(&e->p->tk);
 		store_msg_term(e->m);
-	else
+	} else
 		store_msg_free(e->m);
 	e->m = NULL;
 	entry_free(e);
@@ -175,19 +225,17 @@ entry_dropped_cb(void *arg, int stored)
 static void
 entry_back(struct oentry *e)
 {
-	struct ohand	*h = e->h;
-	int		 max = h->s->cfg->max_deliver;
+	struct isub	*s = e->p->h->s;
+	int		 max = s->cfg->max_deliver;
 
-	if (e->state == OE_OUT || e->state == OE_TAKING)
-		h->out--;
 	evtimer_del(&e->timer);
 	if (max > 0 && e->shown >= (uint64_t)max) {
-		e->state = OE_DROPPING;
-		e->drop = inbox_drop_record(h->s, e->m, e->shown,
-		    entry_dropped_cb, e);
+		entry_state(e, OE_DROPPING);
+		e->drop = inbox_drop_record(s, &e->p->src->from, e->m,
+		    e->shown, entry_dropped_cb, e);
 		return;
 	}
-	entry_ready(e);
+	entry_state(e, OE_READY);
 }
 
 static void
@@ -198,46 +246,64 @@ entry_timer_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	if (e->state == OE_DELAYED) {
-		entry_ready(e);
+		entry_state(e, OE_READY);
 		return;
 	}
 	log_debug("ordered lease ran out", "inbox=%s seq=%llu",
-	    e->h->s->cfg->name, (unsigned long long)store_msg_seq(e->m));
+	    e->p->h->s->cfg->name, (unsigned long long)store_msg_seq(e->m));
 	entry_back(e);
 }
 
-static void
-entry_timer(struct oentry *e, long long ms)
-{
-	struct timeval	 tv = { ms / 1000, ms % 1000 * 1000 };
-
-	evtimer_add(&e->timer, &tv);
-}
-
-/* The entry holding stream sequence seq, or NULL. */
+/* The entry of source replay (NULL: the inbox's own) at seq, or NULL. */
 static struct oentry *
-entry_find(struct ohand *h, uint64_t seq)
+entry_find(struct ohand *h, const char *replay, uint64_t seq)
 {
+	struct hpart	*p;
 	struct oentry	*e;
+	const char	*id;
 
-	TAILQ_FOREACH(e, &h->all, entry)
-		if (e->m != NULL && store_msg_seq(e->m) == seq)
-			return e;
+	TAILQ_FOREACH(p, &h->parts, entry) {
+		id = source_id(&p->src->from);
+		if ((id == NULL) != (replay == NULL || *replay == '\0') ||
+		    (id != NULL && strcmp(id, replay) != 0))
+			continue;
+		TAILQ_FOREACH(e, &p->all, entry)
+			if (e->m != NULL && store_msg_seq(e->m) == seq)
+				return e;
+	}
 	return NULL;
 }
 
-/* A message the hand's pull got: a new event, or a newer handle. */
+/* The entry whose message is m, or NULL. */
+static struct oentry *
+entry_of(struct ohand *h, const struct store_msg *m)
+{
+	struct hpart	*p;
+	struct oentry	*e;
+
+	TAILQ_FOREACH(p, &h->parts, entry)
+		TAILQ_FOREACH(e, &p->all, entry)
+			if (e->m == m)
+				return e;
+	return NULL;
+}
+
+/* A message a part's pull got: a new event, or a newer handle. */
 static void
-hand_add(struct ohand *h, struct store_msg *m)
+part_add(struct hpart *p, struct store_msg *m)
 {
 	struct oentry	*e;
 	char		 buf[ORDER_KEY_STACK], *k;
 	size_t		 len;
 	int		 heap;
 
-	if ((e = entry_find(h, store_msg_seq(m))) != NULL) {
+	TAILQ_FOREACH(e, &p->all, entry)
+		if (e->m != NULL && store_msg_seq(e->m) == store_msg_seq(m))
+			break;
+	if (e != NULL) {
 		/* Being acknowledged or recorded: the handle in use stays. */
-		if (e->state == OE_TAKING || e->state == OE_DROPPING) {
+		if (e->state == OE_TAKING || e->state == OE_DROPPING ||
+		    e->fetched) {
 			store_msg_free(m);
 			return;
 		}
@@ -246,65 +312,71 @@ hand_add(struct ohand *h, struct store_msg *m)
 		 * or the old holder's lease of it ran out): the newer handle
 		 * answers it; its place and state in the hand stay.
 		 */
-		h->bytes -= (long long)store_msg_size(e->m);
 		store_msg_free(e->m);
 		e->m = m;
-		h->bytes += (long long)store_msg_size(m);
 		return;
 	}
 	e = xcalloc(1, sizeof(*e));
-	e->h = h;
+	e->p = p;
 	e->m = m;
+	e->size = store_msg_size(m);
 	e->shown = store_msg_delivered(m) > 0 ? store_msg_delivered(m) - 1 : 0;
-	evtimer_assign(&e->timer, ib.base, entry_timer_cb, e);
-	TAILQ_INSERT_TAIL(&h->all, e, entry);
-	h->n++;
-	h->bytes += (long long)store_msg_size(m);
-	k = order_key(NULL, store_msg_header(m, "ce-partitionkey"),
-	    store_msg_subject(m), buf, &len, &heap);
 	e->state = OE_WAITING;
-	if (order_admit(h->o, &e->it, k, len, store_msg_seq(m)))
+	evtimer_assign(&e->timer, ib.base, entry_timer_cb, e);
+	TAILQ_INSERT_TAIL(&p->all, e, entry);
+	p->n++;
+	p->bytes += (long long)e->size;
+	k = order_key(source_id(&p->src->from),
+	    store_msg_header(m, "ce-partitionkey"), store_msg_subject(m), buf,
+	    &len, &heap);
+	if (order_admit(p->o, &e->it, k, len, store_msg_seq(m)))
 		entry_ready(e);
 	if (heap)
 		free(k);
 }
 
-/* A reply to the hand's pull. */
+/* A reply to a part's pull. */
 static int
 fill_cb(void *arg, struct store_msg *m, int status)
 {
-	struct ohand	*h = arg;
+	struct hpart	*p = arg;
+	struct isrc	*src = p->src;
 
 	(void)status;
 	if (m == NULL) {
 		/* Expired, or over: the next one from the loop. */
-		h->fill = NULL;
-		event_active(&h->fill_ev, EV_TIMEOUT, 0);
+		p->fill = NULL;
+		event_active(&p->fill_ev, EV_TIMEOUT, 0);
 		return 0;
 	}
-	if (!h->held) {
+	if (!p->h->held)
 		store_msg_free(m);	/* the holder gets it after its wait */
-		return 1;
-	}
-	hand_add(h, m);
+	else if (src->want != NULL && !src->want(src->want_arg,
+	    store_msg_seq(m)))
+		store_msg_ack(m);	/* not the replay's: never seen */
+	else
+		part_add(p, m);
 	return 1;
 }
 
-/* Pull for the hand, while holding and there is room. */
+/* Pull for a part, while holding and there is room. */
 static void
-ohand_fill(struct ohand *h)
+part_fill(struct hpart *p)
 {
-	int		 cap = config_max_ack_pending(h->s->cfg);
-	struct timeval	 tv = { 0, FILL_RETRY_MS * 1000 };
+	int	 cap = config_max_ack_pending(p->h->s->cfg);
 
-	if (!h->held || h->fill != NULL || ib.stopping ||
-	    h->n >= (size_t)cap || h->bytes >= HAND_BYTES_MAX ||
-	    store_pull_pending(h->s->own.consumer, STORE_PULL_WAIT))
+	if (!p->h->held || p->fill != NULL || ib.stopping ||
+	    p->n >= (size_t)cap || p->bytes >= HAND_BYTES_MAX)
 		return;
-	if ((h->fill = store_pull(h->s->own.consumer, STORE_PULL_WAIT,
-	    cap - (int)h->n, FILL_WAIT_MS, HAND_BYTES_MAX - h->bytes, fill_cb,
-	    h)) == NULL)
-		evtimer_add(&h->fill_ev, &tv);
+	/* A GET's pull from before the inbox was ordered: after it. */
+	if (store_pull_pending(p->src->consumer, STORE_PULL_WAIT)) {
+		ms_timer(&p->fill_ev, FILL_RETRY_MS);
+		return;
+	}
+	if ((p->fill = store_pull(p->src->consumer, STORE_PULL_WAIT,
+	    cap - (int)p->n, FILL_WAIT_MS, HAND_BYTES_MAX - p->bytes, fill_cb,
+	    p)) == NULL)
+		ms_timer(&p->fill_ev, FILL_RETRY_MS);
 }
 
 static void
@@ -312,7 +384,114 @@ fill_ev_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
-	ohand_fill(arg);
+	part_fill(arg);
+}
+
+static uint64_t
+part_count(void *arg)
+{
+	return ((struct hpart *)arg)->n;
+}
+
+static void
+part_took_over(void *arg)
+{
+	struct hpart	*p = arg;
+
+	order_hold(p->o, 0, entry_pass, NULL);
+}
+
+/* The holder starts on a part: wait for what is out, and pull. */
+static void
+part_start(struct hpart *p)
+{
+	struct isub	*s = p->h->s;
+
+	takeover_start(&p->tk, s->cfg->name, p->src->consumer,
+	    ib.cfg->lease_seconds);
+	part_fill(p);
+}
+
+/*
+ * This instance no longer serves the part: its keys held, and what it
+ * has given back in WORK's order (JetStream hands it to the next holder
+ * at once), except what is out on a lease: forgotten, so that JetStream
+ * keeps its lease until it runs out and the worker's DELETE still
+ * acknowledges it.  What waits for JetStream or a record stays until
+ * that answer ends it.
+ */
+static void
+part_let_go(struct hpart *p, const char *why)
+{
+	struct oentry	*e, *next;
+
+	takeover_stop(&p->tk);
+	order_hold(p->o, 1, entry_pass, NULL);
+	store_req_close(p->fill, why);
+	p->fill = NULL;
+	evtimer_del(&p->fill_ev);
+	for (e = TAILQ_FIRST(&p->all); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, entry);
+		if (e->state == OE_TAKING || e->state == OE_DROPPING ||
+		    e->fetched)
+			continue;
+		if (e->state == OE_OUT)
+			store_msg_free(e->m);
+		else
+			store_msg_give_back(e->m);
+		e->m = NULL;
+		entry_free(e);
+	}
+}
+
+/*
+ * Free a part: what it has is forgotten, not answered (a GET's
+ * acknowledgement under way keeps its message: the GET's).
+ */
+static void
+part_free(struct hpart *p)
+{
+	struct oentry	*e;
+
+	takeover_stop(&p->tk);
+	store_req_close(p->fill, "hand part gone");
+	p->fill = NULL;
+	evtimer_del(&p->fill_ev);
+	/* Held: nothing passes while the keys empty. */
+	order_hold(p->o, 1, entry_pass, NULL);
+	while ((e = TAILQ_FIRST(&p->all)) != NULL) {
+		if (e->drop != NULL)
+			audit_drop_close(e->drop, "inbox hand gone");
+		if (!e->fetched)
+			store_msg_free(e->m);
+		e->m = NULL;
+		entry_free(e);
+	}
+	TAILQ_REMOVE(&p->h->parts, p, entry);
+	order_free(p->o);
+	free(p);
+}
+
+/* A part for source src, started when the hand is held. */
+static void
+part_new(struct ohand *h, struct isrc *src)
+{
+	struct hpart	*p = xcalloc(1, sizeof(*p));
+
+	p->h = h;
+	p->src = src;
+	p->o = order_new();
+	/* Nothing passes until this instance holds it, and has waited. */
+	order_hold(p->o, 1, entry_pass, NULL);
+	TAILQ_INIT(&p->all);
+	evtimer_assign(&p->fill_ev, ib.base, fill_ev_cb, p);
+	takeover_init(&p->tk, ib.base, part_count, part_took_over, p);
+	if (src == &h->s->own)
+		TAILQ_INSERT_HEAD(&h->parts, p, entry);
+	else
+		TAILQ_INSERT_TAIL(&h->parts, p, entry);
+	if (h->held)
+		part_start(p);
 }
 
 /* Every third of a lease: what is in hand stays ours in JetStream. */
@@ -320,14 +499,15 @@ static void
 renew_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct ohand	*h = arg;
+	struct hpart	*p;
 	struct oentry	*e;
-	struct timeval	 tv = { lease_ms() / 3000, lease_ms() / 3 % 1000 * 1000 };
 
 	(void)fd;
 	(void)ev;
-	TAILQ_FOREACH(e, &h->all, entry)
-		store_msg_progress(e->m);
-	evtimer_add(&h->renew, &tv);
+	TAILQ_FOREACH(p, &h->parts, entry)
+		TAILQ_FOREACH(e, &p->all, entry)
+			store_msg_progress(e->m);
+	ms_timer(&h->renew, lease_ms() / 3);
 }
 
 /* Give the GETs waiting what became ready. */
@@ -339,9 +519,10 @@ serve_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	while (!TAILQ_EMPTY(&h->ready) && (f = TAILQ_FIRST(&h->waiters)) !=
-	    NULL) {
-		ohand_fetch_unqueue(f);
+	while (!TAILQ_EMPTY(&h->ready) && h->out <
+	    (size_t)h->s->cfg->max_in_flight &&
+	    (f = TAILQ_FIRST(&h->waiters)) != NULL) {
+		inbox_fetch_unqueue(f);
 		if (iresp_gone(&f->r)) {
 			inbox_fetch_done(f);
 			continue;
@@ -350,39 +531,25 @@ serve_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
-static uint64_t
-hand_count(void *arg)
-{
-	return ((struct ohand *)arg)->n;
-}
-
-static void
-hand_took_over(void *arg)
-{
-	struct ohand	*h = arg;
-
-	order_hold(h->o, 0, entry_pass, NULL);
-}
-
 /* See inbox-int.h. */
 void
 ohand_set(struct isub *s)
 {
 	struct ohand	*h = s->hand;
+	struct isrc	*src;
 
 	if (s->cfg->ordered && h == NULL) {
+		inbox_fetch_ordered(s);
 		h = s->hand = xcalloc(1, sizeof(*h));
 		h->s = s;
-		h->o = order_new();
-		/* Nothing passes until this instance holds it. */
-		order_hold(h->o, 1, entry_pass, NULL);
-		TAILQ_INIT(&h->all);
+		TAILQ_INIT(&h->parts);
 		TAILQ_INIT(&h->ready);
 		TAILQ_INIT(&h->waiters);
-		evtimer_assign(&h->fill_ev, ib.base, fill_ev_cb, h);
 		evtimer_assign(&h->renew, ib.base, renew_cb, h);
 		event_assign(&h->serve, ib.base, -1, 0, serve_cb, h);
-		takeover_init(&h->tk, ib.base, hand_count, hand_took_over, h);
+		part_new(h, &s->own);
+		TAILQ_FOREACH(src, &s->replays, entry)
+			part_new(h, src);
 		holder_want(s->cfg->name, 1);
 	} else if (!s->cfg->ordered && h != NULL) {
 		holder_want(s->cfg->name, 0);
@@ -390,42 +557,21 @@ ohand_set(struct isub *s)
 	}
 }
 
-/*
- * This instance no longer serves the hand: every key held, and what is
- * in hand given back in WORK's order (JetStream hands it to the next
- * holder at once), except what is out on a lease: forgotten, so that
- * JetStream keeps its lease until it runs out and the worker's DELETE
- * still acknowledges it.
- */
+/* This instance no longer serves the hand (see part_let_go). */
 static void
 hand_let_go(struct ohand *h, const char *why)
 {
-	struct oentry	*e, *next;
+	struct hpart	*p;
 	struct fetch	*f;
 
 	h->held = 0;
-	takeover_stop(&h->tk);
-	order_hold(h->o, 1, entry_pass, NULL);
-	store_req_close(h->fill, why);
-	h->fill = NULL;
-	evtimer_del(&h->fill_ev);
 	evtimer_del(&h->renew);
 	while ((f = TAILQ_FIRST(&h->waiters)) != NULL) {
-		ohand_fetch_unqueue(f);
+		inbox_fetch_unqueue(f);
 		inbox_fetch_done(f);
 	}
-	for (e = TAILQ_FIRST(&h->all); e != NULL; e = next) {
-		next = TAILQ_NEXT(e, entry);
-		/* Their own answers end them (ohand_acked, the record's). */
-		if (e->state == OE_TAKING || e->state == OE_DROPPING)
-			continue;
-		if (e->state == OE_OUT)
-			store_msg_free(e->m);
-		else
-			store_msg_give_back(e->m);
-		e->m = NULL;
-		entry_free(e);
-	}
+	TAILQ_FOREACH(p, &h->parts, entry)
+		part_let_go(p, why);
 	log_info("ordered inbox let go", "inbox=%s reason=%s",
 	    h->s->cfg->name, why);
 }
@@ -435,7 +581,7 @@ void
 ohand_held(struct isub *s, int held)
 {
 	struct ohand	*h = s->hand;
-	struct timeval	 tv = { lease_ms() / 3000, lease_ms() / 3 % 1000 * 1000 };
+	struct hpart	*p;
 
 	if (h == NULL || held == h->held)
 		return;
@@ -446,10 +592,9 @@ ohand_held(struct isub *s, int held)
 	if (ib.stopping)
 		return;
 	h->held = 1;
-	evtimer_add(&h->renew, &tv);
-	takeover_start(&h->tk, s->cfg->name, s->own.consumer,
-	    ib.cfg->lease_seconds);
-	ohand_fill(h);
+	ms_timer(&h->renew, lease_ms() / 3);
+	TAILQ_FOREACH(p, &h->parts, entry)
+		part_start(p);
 }
 
 /* See inbox-int.h. */
@@ -457,39 +602,71 @@ void
 ohand_free(struct isub *s)
 {
 	struct ohand	*h = s->hand;
-	struct oentry	*e;
 
 	if (h == NULL)
 		return;
 	if (h->held)
 		hand_let_go(h, "no longer ordered");
-	/* What waits for JetStream or a record: forgotten, not answered. */
-	while ((e = TAILQ_FIRST(&h->all)) != NULL) {
-		if (e->drop != NULL)
-			audit_drop_close(e->drop, "inbox no longer ordered");
-		/* A GET's acknowledgement: its message is the GET's. */
-		if (!e->fetched)
-			store_msg_free(e->m);
-		e->m = NULL;
-		entry_free(e);
-	}
-	takeover_stop(&h->tk);
+	while (!TAILQ_EMPTY(&h->parts))
+		part_free(TAILQ_FIRST(&h->parts));
 	event_del(&h->serve);
-	order_free(h->o);
 	free(h);
 	s->hand = NULL;
+}
+
+/* See inbox-int.h. */
+void
+ohand_source_add(struct isub *s, struct isrc *src)
+{
+	if (s->hand != NULL)
+		part_new(s->hand, src);
+}
+
+/* See inbox-int.h. */
+void
+ohand_source_remove(struct isub *s, struct isrc *src)
+{
+	struct hpart	*p;
+
+	if (s->hand == NULL)
+		return;
+	TAILQ_FOREACH(p, &s->hand->parts, entry)
+		if (p->src == src) {
+			part_free(p);
+			return;
+		}
+}
+
+/* Lend e to f, shown as its next hand-out. */
+static void
+entry_lend(struct fetch *f, struct oentry *e, int lease)
+{
+	struct store_lease	 l;
+
+	e->shown++;
+	entry_state(e, lease ? OE_OUT : OE_TAKING);
+	e->fetched = !lease;
+	/* JetStream's ack wait starts again with the lease. */
+	store_msg_progress(e->m);
+	if (lease)
+		ms_timer(&e->timer, lease_ms());
+	store_msg_lease(e->m, &l);
+	e->dseq = l.dseq;
+	l.delivered = e->shown;
+	inbox_fetch_lend(f, &e->p->src->from, e->m, &l);
 }
 
 /*
  * Hand out what is ready to f (a GET of this hand's inbox; see
  * inbox-int.h): each event at most once out, at most maxInFlight leases
- * at once, at most FETCH_BYTES_MAX of events.  A GET that got nothing
- * and may wait waits here for the next event that becomes ready.
+ * at once, at most the fetch's bytes.  A GET that got nothing and may
+ * wait waits here for the next event that becomes ready.
  */
 void
 ohand_fetch(struct fetch *f)
 {
 	struct ohand		*h = f->s->hand;
+	struct hpart		*p;
 	struct oentry		*e, *next;
 	struct store_lease	 l;
 	size_t			 max_out = (size_t)f->s->cfg->max_in_flight;
@@ -499,38 +676,27 @@ ohand_fetch(struct fetch *f)
 		return;
 	}
 	if (f->peeking) {
-		TAILQ_FOREACH(e, &h->all, entry) {
-			if (inbox_fetch_full(f))
-				break;
-			if (e->state == OE_OUT || e->state == OE_TAKING ||
-			    e->state == OE_DROPPING)
-				continue;
-			store_msg_lease(e->m, &l);
-			l.delivered = 0;
-			inbox_fetch_lend(f, e->m, &l);
-		}
+		/* What is in hand and not out, without a lease. */
+		TAILQ_FOREACH(p, &h->parts, entry)
+			TAILQ_FOREACH(e, &p->all, entry) {
+				if (inbox_fetch_full(f))
+					break;
+				if (entry_out(e) || e->state == OE_DROPPING)
+					continue;
+				store_msg_lease(e->m, &l);
+				l.delivered = 0;
+				inbox_fetch_lend(f, &p->src->from, e->m, &l);
+			}
 		inbox_fetch_done(f);
 		return;
 	}
 	for (e = TAILQ_FIRST(&h->ready); e != NULL && !inbox_fetch_full(f) &&
 	    h->out < max_out; e = next) {
 		next = TAILQ_NEXT(e, rentry);
-		TAILQ_REMOVE(&h->ready, e, rentry);
-		e->shown++;
-		e->state = f->lease ? OE_OUT : OE_TAKING;
-		e->fetched = !f->lease;
-		h->out++;
-		/* JetStream's ack wait starts again with the lease. */
-		store_msg_progress(e->m);
-		if (f->lease)
-			entry_timer(e, lease_ms());
-		store_msg_lease(e->m, &l);
-		l.delivered = e->shown;
-		inbox_fetch_lend(f, e->m, &l);
+		entry_lend(f, e, f->lease);
 	}
-	if (f->n > 0 || f->wait_end <= now_ms() || ib.stopping ||
-	    !TAILQ_EMPTY(&f->s->replays)) {
-		inbox_fetch_replays(f);
+	if (f->n > 0 || f->wait_end <= now_ms() || ib.stopping) {
+		inbox_fetch_done(f);
 		return;
 	}
 	inbox_fetch_wait(f, &h->waiters);
@@ -550,8 +716,7 @@ ohand_lent_back(struct isub *s, struct store_msg *m, int taken)
 	struct ohand	*h = s->hand;
 	struct oentry	*e;
 
-	if (h == NULL || (e = entry_find(h, store_msg_seq(m))) == NULL ||
-	    e->m != m)
+	if (h == NULL || (e = entry_of(h, m)) == NULL)
 		return -1;
 	e->fetched = 0;
 	if (!taken) {
@@ -561,7 +726,7 @@ ohand_lent_back(struct isub *s, struct store_msg *m, int taken)
 		return 0;
 	}
 	/* Acknowledged: the message is the fetch's from now on. */
-	takeover_answered(&h->tk);
+	takeover_answered(&e->p->tk);
 	e->m = NULL;
 	entry_free(e);
 	return 0;
@@ -569,49 +734,48 @@ ohand_lent_back(struct isub *s, struct store_msg *m, int taken)
 
 /* See inbox-int.h. */
 enum ohand_answer
-ohand_op(struct isub *s, enum inbox_verb v, const struct store_lease *l,
-    long long delay_ms, struct store_lease *out)
+ohand_op(struct isub *s, enum inbox_verb v, const char *replay,
+    const struct store_lease *l, long long delay_ms, struct store_lease *out)
 {
-	struct ohand	*h = s->hand;
-	struct oentry	*e = h != NULL ? entry_find(h, l->seq) : NULL;
-	struct store_lease jl;
+	struct ohand		*h = s->hand;
+	struct oentry		*e;
+	struct store_lease	 jl;
 
+	/* Let go (stopping, lost): JetStream keeps what was out. */
 	if (h == NULL || !h->held)
-		return OHAND_GONE;
-	if (e == NULL)
+		return v == INBOX_ACK ? OHAND_JETSTREAM : OHAND_GONE;
+	if ((e = entry_find(h, replay, l->seq)) == NULL)
 		/* Not in hand: a lease of JetStream's own, for DELETE. */
 		return v == INBOX_ACK ? OHAND_JETSTREAM : OHAND_GONE;
 	store_msg_lease(e->m, &jl);
-	if (jl.dseq != l->dseq || e->shown != l->delivered) {
+	e->stale = 0;
+	if (e->dseq != l->dseq || e->shown != l->delivered) {
 		/*
 		 * Another delivery's or hand-out's receipt: DELETE may still
-		 * acknowledge the event, unless a worker has it now.
+		 * acknowledge the event when it is its key's turn and no
+		 * worker has it.
 		 */
-		if (v != INBOX_ACK || e->state == OE_OUT ||
-		    e->state == OE_TAKING || e->state == OE_DROPPING)
+		if (v != INBOX_ACK || (e->state != OE_READY &&
+		    e->state != OE_DELAYED))
 			return OHAND_GONE;
+		e->stale = 1;
 	} else if (e->state != OE_OUT)
 		return OHAND_GONE;
 	switch (v) {
 	case INBOX_EXTEND:
 		store_msg_progress(e->m);
-		entry_timer(e, lease_ms());
+		ms_timer(&e->timer, lease_ms());
 		return OHAND_DONE;
 	case INBOX_RELEASE:
 		if (delay_ms > 0) {
-			h->out--;
-			e->state = OE_DELAYED;
-			entry_timer(e, delay_ms);
-			return OHAND_DONE;
-		}
-		entry_back(e);
+			entry_state(e, OE_DELAYED);
+			ms_timer(&e->timer, delay_ms);
+		} else
+			entry_back(e);
 		return OHAND_DONE;
 	default:
-		entry_unready(e);
-		if (e->state != OE_OUT)
-			h->out++;
 		evtimer_del(&e->timer);
-		e->state = OE_TAKING;
+		entry_state(e, OE_TAKING);
 		*out = jl;
 		return OHAND_ACK;
 	}
@@ -619,21 +783,26 @@ ohand_op(struct isub *s, enum inbox_verb v, const struct store_lease *l,
 
 /* See inbox-int.h. */
 void
-ohand_acked(struct isub *s, uint64_t seq, int ok)
+ohand_acked(struct isub *s, const char *replay, uint64_t seq, int ok)
 {
 	struct ohand	*h = s->hand;
 	struct oentry	*e;
 
-	if (h == NULL || (e = entry_find(h, seq)) == NULL ||
-	    e->state != OE_TAKING)
+	if (h == NULL || (e = entry_find(h, replay, seq)) == NULL ||
+	    e->state != OE_TAKING || e->fetched)
 		return;
-	if (!ok) {
-		/* Unconfirmed: its lease goes on (the worker may try again). */
-		e->state = OE_OUT;
-		entry_timer(e, lease_ms());
+	if (!ok && e->stale) {
+		/* Unconfirmed: its key's turn again. */
+		entry_state(e, OE_READY);
 		return;
 	}
-	takeover_answered(&h->tk);
+	if (!ok) {
+		/* Unconfirmed: its lease goes on (the worker may try again). */
+		entry_state(e, OE_OUT);
+		ms_timer(&e->timer, lease_ms());
+		return;
+	}
+	takeover_answered(&e->p->tk);
 	store_msg_free(e->m);
 	e->m = NULL;
 	entry_free(e);
@@ -645,7 +814,13 @@ ohand_stop(void)
 {
 	struct isub	*s;
 
+	/*
+	 * Released at once: what was in hand went back to JetStream, so the
+	 * next holder need not wait for this one's grace period.
+	 */
 	TAILQ_FOREACH(s, &ib.subs, entry)
-		if (s->hand != NULL && s->hand->held)
+		if (s->hand != NULL && s->hand->held) {
 			hand_let_go(s->hand, "shutting down");
+			holder_want(s->cfg->name, 0);
+		}
 }

@@ -188,7 +188,7 @@ op_close(struct op *o, const char *reason)
 	store_req_close(o->sr, reason);
 	/* Unconfirmed (closed before JetStream said): the lease goes on. */
 	if (o->hand)
-		ohand_acked(o->s, o->l.seq, 0);
+		ohand_acked(o->s, o->replay, o->l.seq, 0);
 	TAILQ_REMOVE(&ops, o, entry);
 	inbox_sub_unref(o->s);
 	free(o);
@@ -260,7 +260,7 @@ op_done_cb(void *arg, struct store_msg *m, int status)
 	else {
 		store_msg_free(m);
 		if (o->hand) {
-			ohand_acked(o->s, o->l.seq, 1);
+			ohand_acked(o->s, o->replay, o->l.seq, 1);
 			o->hand = 0;
 		}
 		inbox_leases_note(ib.leases, o->s->idx, o->replay, &o->l,
@@ -310,10 +310,10 @@ inbox_lease_op(struct iresp *r, struct isub *s, const char *id,
 		    "for this inbox and event", s->cfg->name);
 		return;
 	}
-	if (s->hand != NULL && replay[0] == '\0') {
+	if (s->hand != NULL) {
 		switch (ohand_op(s, kind == OP_ACK ? INBOX_ACK :
-		    kind == OP_EXTEND ? INBOX_EXTEND : INBOX_RELEASE, &l,
-		    delay > 0 ? delay : 0, &l)) {
+		    kind == OP_EXTEND ? INBOX_EXTEND : INBOX_RELEASE, replay,
+		    &l, delay > 0 ? delay : 0, &l)) {
 		case OHAND_DONE:
 			metrics_inbox(s->idx, kind == OP_EXTEND ?
 			    INBOX_EXTENDED : INBOX_RELEASED, 1);
@@ -518,18 +518,21 @@ inbox_forwarded(const char *name, enum inbox_verb v, const char *id,
 
 /* See inbox-int.h. */
 struct audit_drop *
-inbox_drop_record(struct isub *s, struct store_msg *m, uint64_t attempts,
-    void (*cb)(void *, int), void *arg)
+inbox_drop_record(struct isub *s, const struct source *from,
+    struct store_msg *m, uint64_t attempts, void (*cb)(void *, int),
+    void *arg)
 {
-	char	*id = store_msg_header_decoded(m, "ce-id");
+	const char	*replay = source_id(from);
+	char		*id = store_msg_header_decoded(m, "ce-id");
 
 	log_warnx("inbox event dropped", "inbox=%s id=%s subject=%s "
-	    "attempts=%llu", s->cfg->name, log_q(id),
-	    log_q(store_msg_subject(m)), (unsigned long long)attempts);
+	    "attempts=%llu%s%s", s->cfg->name, log_q(id),
+	    log_q(store_msg_subject(m)), (unsigned long long)attempts,
+	    replay != NULL ? " replay=" : "", replay != NULL ? replay : "");
 	free(id);
 	metrics_inbox(s->idx, INBOX_DROPPED, 1);
-	source_outcome(&s->own.from, 0);
-	return audit_drop(s->cfg->name, NULL, m, attempts, 0,
+	source_outcome(from, 0);
+	return audit_drop(s->cfg->name, replay, m, attempts, 0,
 	    "lease expired maxDeliver times", cb, arg);
 }
 
@@ -733,6 +736,16 @@ int
 inbox_has(const char *name)
 {
 	return !ib.stopping && inbox_find(name, strlen(name)) != NULL;
+}
+
+/* See inbox.h. */
+int
+inbox_takes(const char *name)
+{
+	struct isub	*s = inbox_find(name, strlen(name));
+
+	return !ib.stopping && s != NULL && (s->hand == NULL ||
+	    holder_held(name));
 }
 
 /* A replay's consumer c joins inbox name's sources; see inbox.h. */

@@ -31,6 +31,11 @@ void	inbox_reload(struct sub_changes *ch);
 /* 1 when name is a pull subscriber here (and the relay is not stopping). */
 int	inbox_has(const char *name);
 /*
+ * 1 when this instance takes up replays of inbox name: it has it, and
+ * for an ordered inbox holds it (its hand orders the replay's events).
+ */
+int	inbox_takes(const char *name);
+/*
  * Sources beside the inbox's own consumer (SPEC 15's replays, which
  * replay.c feeds in here).  Source from's pull consumer c becomes one of
  * inbox name's sources, which GETs draw from beside the inbox's own

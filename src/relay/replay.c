@@ -19,7 +19,9 @@
  *     themselves;
  *   - a pull subscriber's replay that this instance has the inbox of:
  *     its pull consumer becomes one of the inbox's sources, which GETs
- *     draw from (inbox.h), on every instance that has the inbox;
+ *     draw from (inbox.h), on every instance that has the inbox; of an
+ *     ordered inbox, only on the instance holding it (inbox_takes),
+ *     whose hand orders the replay's events among themselves;
  *   - a replay whose subscriber is no longer here: leave its group or
  *     inbox (it stays known, and may still be ended as done here);
  *   - a replay no longer listed (ended, or cancelled by any instance):
@@ -346,7 +348,7 @@ static int
 replay_here(const struct replay *rp)
 {
 	return !rs.stopping && (rp->r.push ? deliver_takes(rp->r.subscriber) :
-	    inbox_has(rp->r.subscriber));
+	    inbox_takes(rp->r.subscriber));
 }
 
 /* Join rp's delivery group, or its inbox's sources: feed its source in. */

@@ -71,7 +71,8 @@ store_tell(const char *reply, const struct store_header *h, size_t nh,
 	natsStatus	 s;
 
 	if (store_conn.nc == NULL || !store_conn.connected ||
-	    store_conn.closing)
+	    store_conn.closing ||
+	    natsConnection_Buffered(store_conn.nc) > OUT_BUFFER_MAX)
 		return -1;
 	if ((s = store_core_publish(reply, NULL, h, nh, data, len)) != NATS_OK)
 		log_warnx("cannot send an answer to another instance", "err=%s",

@@ -31,7 +31,10 @@ struct store_req *store_ask(const char *subject, const struct store_header *h,
  */
 void		 store_listen(const char *subject,
 		    void (*cb)(struct store_msg *m));
-/* Publish an answer to reply: 0, or -1 when it could not be sent. */
+/*
+ * Publish an answer to reply: 0, or -1 when it could not be sent (not
+ * connected, or too much unsent already).
+ */
 int		 store_tell(const char *reply, const struct store_header *h,
 		    size_t nh, const void *data, size_t len);
 /* The server's max_payload, or 0 before it is known. */

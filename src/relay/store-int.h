@@ -373,6 +373,13 @@ void	 store_grave_flush(void);
 int	 store_next(natsSubscription *sub, natsMsg **m);
 
 /*
+ * nats.c's unsent bytes past which nothing more is published without a
+ * waiting caller (a stalled server): nats.c would flush in line, on the
+ * loop thread.
+ */
+#define OUT_BUFFER_MAX		(64 * 1024 * 1024)
+
+/*
  * store-pub.c: one core publish (never stored by JetStream unless a
  * stream takes its subject) with reply subject reply (or NULL), headers
  * and data: it only fills nats.c's buffer.

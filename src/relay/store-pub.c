@@ -28,7 +28,6 @@
 #include "util.h"
 
 #define SWEEP_MS		100	/* publish deadlines, the grave */
-#define OUT_BUFFER_MAX		(64 * 1024 * 1024)	/* unsent bytes */
 #define PUB_HASH_MIN		64	/* buckets, at least 2 per publish */
 /* Bytes of a message's header block besides its headers (NATS/1.0..). */
 #define HDR_OVERHEAD		(12 + sizeof("Nats-Msg-Id: \r\n") - 1)

@@ -2,6 +2,8 @@
  * takeover.c: a new holder's wait for what the old one had out; see
  * takeover.h.  Loop thread only.
  */
+#include <stdlib.h>
+
 #include <event2/event.h>
 
 #include "log.h"
@@ -88,7 +90,8 @@ takeover_start(struct takeover *t, const char *name, struct store_consumer *c,
     int ack_wait_s)
 {
 	takeover_stop(t);
-	t->name = name;
+	/* A copy: a reload frees the settings the name came from. */
+	t->name = xstrdup(name);
 	t->c = c;
 	t->on = 1;
 	t->since = now_ms();
@@ -102,6 +105,8 @@ takeover_stop(struct takeover *t)
 {
 	evtimer_del(&t->ev);
 	t->on = 0;
+	free(t->name);
+	t->name = NULL;
 	store_consumer_pending_close(t->job);
 	t->job = NULL;
 }

@@ -35,7 +35,7 @@ struct takeover {
 	/* The wait is over: every key may go on. */
 	void			(*done)(void *arg);
 	void			*arg;
-	const char		*name;		/* the subscriber's, for logs */
+	char			*name;		/* the subscriber's, for logs */
 	struct store_consumer	*c;
 	int			 on;
 	long long		 since;		/* now_ms() */
@@ -50,7 +50,7 @@ struct takeover {
 void	takeover_init(struct takeover *t, struct event_base *base,
 	    uint64_t (*in_hand)(void *), void (*done)(void *), void *arg);
 /*
- * Begin the wait for c (name stays valid until takeover_stop): done is
+ * Begin the wait for c (name: the subscriber's, copied): done is
  * called, once, from the loop when it is over, unless stopped first.
  * ack_wait_s: the consumer's ack wait, which bounds the wait.
  */

@@ -4,18 +4,26 @@
 # to the holder.  A GET hands out at most one event of a key until it is
 # acknowledged, released or its lease runs out, and a second worker's GET
 # gets other keys, through either relay; a lease's receipt from an
-# earlier hand-out is 404.  Then two workers on both relays, 600 events
-# over 50 keys, 10 % released, 5 % left to run out, the holder killed
-# with SIGKILL once: from the workers' own log, never two leases of a key
-# held at once, each key's events first acknowledged in WORK's order,
-# none missing; the same workers on an unordered twin fail that check.
+# earlier hand-out is 404; a replay of oin is ordered the same way.  Then
+# two workers on both relays, 900 events over 50 keys, 10 % released, 5 %
+# left to run out, the holder killed with SIGKILL twice and stopped with
+# SIGTERM once: from the workers' own log, never two leases of a key held
+# at once, each key's events first acknowledged in WORK's order, none
+# missing; the same workers on an unordered twin fail that check.  By the
+# relays' own stamps, the next holder starts within the two leases after
+# a SIGKILL, within an inbox lease after a SIGTERM's release (the leases
+# its workers hold are kept until they run out).
 . "$(dirname "$0")/lib.sh"
 start_nats || { fail start "nats-server did not start"; finish; }
+admin_setup
 IT=inbox-token-0123456789; ISHA=$(sha256hex "$IT")
 IT2=inbox2-token-012345678; IT2SHA=$(sha256hex "$IT2")
 S=inbox-secret-0123456789
 export TREATY_RELAY_LEASE_SECONDS=3
 export TREATY_RELAY_SUBSCRIBERS='[{"name":"oin","tokenSha256":"'$ISHA'","secret":"'$S'","filter":"evt.*.shop.>","maxInFlight":8,"maxDeliver":50,"ordered":true},{"name":"unord","tokenSha256":"'$IT2SHA'","secret":"'$S'","filter":"evt.*.shop.order.>","maxInFlight":8,"maxDeliver":50}]'
+# The front: a relay with no subscribers that takes the chaos part's events.
+TREATY_RELAY_SUBSCRIBERS='[]' start_relay || { fail relay "the front did not start"; finish; }
+FRONT=$RELAY_URL
 declare -a RP RL RU
 relay_in() {
 	start_relay || { fail relay "slot $1 did not start"; finish; }
@@ -62,6 +70,7 @@ rcpt() { python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote([e f
 # op METHOD BASE PATH: a lease operation; prints the status.
 op() { curl -s -m 20 -o "$T/opbody" -w '%{http_code}' -X "$1" -H "Authorization: Bearer $IT" "$2/v1/inbox/oin/$3"; }
 
+T0=$(date -u +%Y-%m-%dT%H:%M:%SZ -d '-2 seconds')
 for e in "a1 ka" "a2 ka" "b1 kb" "b2 kb"; do
 	set -- $e
 	[ "$(pub "$1" "$2")" = 202 ] || fail publish "$1 not stored"
@@ -93,7 +102,31 @@ check "b2 acknowledged; acknowledged again: 404" "204 404" "$(op DELETE "$NU" "b
 check "a destructive GET through the other relay" "200 c1:1" "$(pub c1 kc >/dev/null; iget "$NU" 'max=10&wait=5000') $(got)"
 check "... took it: nothing left" "200 " "$(iget "$HU" 'lease=true&max=10') $(got)"
 
-# The chaos part: two workers on both relays, the holder killed once.
+# A replay of oin (SPEC 15): ordered the same way among its own events,
+# taken up by the holder alone, its leases answered through either relay.
+check "POST replay of oin: 202, matched 5" "202 5" "$(areq POST "subscribers/oin/replay?since=$T0" "$HU") $(afield matched)"
+RID=$(afield replay)
+wait_until 30 "grep -q 'replay taken up.*replay=$RID' ${RL[$HS]}" || fail replay "the holder did not take it up"
+check "only the holder took it up" "" "$(grep -l "replay taken up.*replay=$RID" "${RL[$NS]}")"
+# Lease GETs through the other relay for up to 10 s, nothing answered,
+# until three events came; then one more.
+SEEN=
+for i in $(seq 1 20); do
+	[ "$(iget "$NU" 'lease=true&max=10&wait=500')" = 200 ] || break
+	SEEN="$SEEN $(got)"
+	[ -f "$T/r_a1" ] || { rcpt a1 > "$T/r_a1" 2>/dev/null || rm -f "$T/r_a1"; }
+	[ $(echo $SEEN | wc -w) -ge 3 ] && break
+done
+iget "$NU" 'lease=true&max=10&wait=500' > /dev/null
+SEEN="$SEEN $(got)"
+check "the replay: the first of each key, not a2 nor b2" "a1:1 b1:1 c1:1" "$(echo $SEEN | tr ' ' '\n' | sort | xargs)"
+check "its receipt names the replay" yes "$(grep -q "r$RID" "$T/r_a1" && echo yes || echo "no: $(cat "$T/r_a1")")"
+check "the replay's a1 acknowledged through the holder" 204 "$(op DELETE "$HU" "a1?receipt=$(cat "$T/r_a1")")"
+check "then the replay's a2" "200 a2:1" "$(iget "$NU" 'lease=true&max=10&wait=5000') $(got)"
+
+# The chaos part: two workers on both relays; the holder killed with
+# SIGKILL twice, then stopped with SIGTERM, a fresh relay replacing it
+# each time (the workers read the relays' URLs again before each GET).
 echo "$TOKEN" > "$T/token"
 printf '%s\n' "${RU[@]}" > "$T/urls"
 python3 "$ROOT/test/live/oinbox.py" work "$T/urls" oin "$IT" "$T/wlog" "$T/stop" 3000 7 2 2> "$T/werr" &
@@ -101,22 +134,47 @@ PIDS+=($!)
 # The same workers on unord, an unordered twin: the checker must see it.
 python3 "$ROOT/test/live/oinbox.py" work "$T/urls" unord "$IT2" "$T/ulog" "$T/stop" 3000 8 2 2> /dev/null &
 PIDS+=($!)
-python3 "$ROOT/test/live/ordered.py" publish "${RU[$NS]}" "$T/token" evt.local.shop.order.created 600 50 "$T/pub" 9 "" 5 &
+python3 "$ROOT/test/live/ordered.py" publish "$FRONT" "$T/token" evt.local.shop.order.created 900 50 "$T/pub" 9 "" 30 &
 PUB=$!
 PIDS+=($PUB)
-wait_until 60 "[ \$(cat $T/pub.progress 2>/dev/null || echo 0) -ge 200 ]" || fail publish "not a third"
-t_kill=$(now_ms)
-kill -9 "${RP[$HS]}"
-relay_in "$HS"
-printf '%s\n' "${RU[@]}" > "$T/urls.new" && mv "$T/urls.new" "$T/urls"
-wait_until 60 "holder_found $t_kill" || fail holder "no relay serves oin after the SIGKILL"
-wait $PUB
-check "600 events stored" 600 "$(wc -l < "$T/pub")"
+# acked: events of $T/pub acknowledged (204) in the workers' log.
 acked() { python3 -c '
 import json, sys
-print(len({r["id"] for r in map(json.loads, open(sys.argv[1])) if r["status"] == 204}))' "$T/wlog"; }
-want=$(awk '{print $1}' "$T/pub" | sort -u | wc -l)
-wait_until 180 "[ \$(acked) -ge 600 ]" || fail acked "$(acked) of 600"
+want = {l.split()[0] for l in open(sys.argv[2]) if l.strip()}
+print(len({r["id"] for r in map(json.loads, open(sys.argv[1])) if r["status"] == 204} & want))' "$T/wlog" "$T/pub" 2>/dev/null || echo 0; }
+grow() { local n; n=$(acked); wait_until 60 "[ \$(acked) -ge $((n + $1)) ]"; }
+h=$HS
+grow 60 || fail traffic "nothing acknowledged before the first kill"
+for round in kill9 kill9 term; do
+	dead_log=${RL[$h]}
+	if [ $round = term ]; then
+		kill -TERM "${RP[$h]}"
+		wait_until 60 "! kill -0 ${RP[$h]} 2>/dev/null" || fail $round "the holder did not stop"
+		t_dead=$(log_ms 'msg="order holder released" sub=oin' "$dead_log")
+		check "$round: the holder released its lease" yes "$([ -n "$t_dead" ] && echo yes)"
+	else
+		kill -KILL "${RP[$h]}"
+		wait "${RP[$h]}" 2>/dev/null
+		t_dead=$(tail -1 "$dead_log" | stamp_ms)
+	fi
+	relay_in "$h"
+	printf '%s\n' "${RU[@]}" > "$T/urls.new" && mv "$T/urls.new" "$T/urls"
+	wait_until 40 "holder_found $t_dead" || { fail $round "no relay serves oin after it"; break; }
+	n=$(cat "$T/holder")
+	t_start=$(log_ms_after "$t_dead" 'msg="ordered delivery starts" sub=oin' "${RL[$n]}")
+	echo "# $round: the next holder started $((t_start - t_dead)) ms after the last line of the old"
+	# The holder's lease (10 s) and the inbox's lease (3 s), with 3 s to spare.
+	[ $round = kill9 ] && check "$round: within the two leases" yes \
+	    "$([ $((t_start - t_dead)) -le 16000 ] && echo yes || echo "no: $((t_start - t_dead)) ms")"
+	# The leases out with workers are kept: at most one inbox lease (3 s).
+	[ $round = term ] && check "$round: within an inbox lease of the release" yes \
+	    "$([ $((t_start - t_dead)) -le 5000 ] && echo yes || echo "no: $((t_start - t_dead)) ms")"
+	h=$n
+	[ $round != term ] && { grow 60 || fail $round "nothing acknowledged after it"; }
+done
+wait $PUB
+check "900 events stored" 900 "$(wc -l < "$T/pub")"
+wait_until 180 "[ \$(acked) -ge 900 ]" || fail acked "$(acked) of 900"
 touch "$T/stop"
 python3 "$ROOT/test/live/ordered.py" check "$T/pub" "$T/wlog" /oin > "$T/verdict" 2>&1
 check "one lease of a key at a time, in order per key, none missing" 0 "$?"
@@ -126,5 +184,5 @@ check "the unordered twin fails the same check: keys overlap or out of order" ye
     "$(awk '$1 == "overlap" || $1 == "order" { n += $2 } END { print (n > 0 ? "yes" : "no: " n) }' "$T/uverdict")"
 sed 's/^/# unord: /' "$T/uverdict"
 check "the workers' answers were 200s (or a relay away)" "" "$(grep -v -E '^GET .*: (503|000)' "$T/werr" | head -3)"
-check_no_sanitizer_report "no sanitizer report" "${RL[0]}" "${RL[1]}"
+check_no_sanitizer_report "no sanitizer report" $T/relay.*.log
 finish
