@@ -7,6 +7,10 @@
  *                  shutdown
  *   inbox-fetch.c  GET: the fetch queues and their pump, the replies of the
  *                  pulls, peeks, the envelopes' JSON
+ *   inbox-envelope.c  what a GET answers of each event
+ *   inbox-order.c  an ordered inbox's hand (SPEC 18)
+ *   inbox-forward.c  answers (struct iresp), and an ordered inbox's
+ *                  requests forwarded to its holder
  *   inbox-lease.c  receipts and the memory of leases (pure)
  *
  * JetStream's verbs and subjects stay in the store: the inbox asks
@@ -219,6 +223,15 @@ void	inbox_fetch_unqueue(struct fetch *f);
 void	inbox_fetch_wait(struct fetch *f, struct fetch_list *waiters);
 void	inbox_fetch_close_all(void);
 int	inbox_fetch_count(void);
+
+/* inbox-envelope.c */
+struct yajl_gen_t;
+/*
+ * fm's envelope, of GET f, signed at time t, into g; its lease numbers
+ * into l: 0, or -1 when the message is not an event (nothing written).
+ */
+int	inbox_envelope(struct yajl_gen_t *g, struct fetch *f,
+	    const struct fetch_msg *fm, int64_t t, struct store_lease *l);
 
 /* inbox-order.c: an ordered inbox's hand (s->hand). */
 /* Make or free s's hand, as its settings say (ordered or not). */

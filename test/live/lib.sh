@@ -669,6 +669,28 @@ ordered_setup() {
 	wait_until 10 "port_open $RPORT" || { fail receiver "did not start"; finish; }
 	H="http://127.0.0.1:$RPORT"
 }
+# Two relays sharing an ordered subscriber (SPEC 18's tests): slot i's
+# pid, log and URL in RP[i], RL[i], RU[i].
+declare -a RP RL RU
+# relay_in SLOT: a relay (start_relay) in SLOT; the test ends, failed, when
+# it does not start.
+relay_in() {
+	start_relay || { fail relay "slot $1 did not start"; finish; }
+	RP[$1]=$RELAY_PID RL[$1]=$RELAY_LOG RU[$1]=$RELAY_URL
+}
+# holder_found SUB MS: 0 when the relay of slot 0 or 1 logged that SUB's
+# ordered delivery starts, stamped at MS or later (its slot into
+# $T/holder); 1 when neither did.
+holder_found() {
+	local i
+	for i in 0 1; do
+		if log_ms_after "$2" "msg=\"ordered delivery starts\" sub=$1 " "${RL[$i]}" > /dev/null; then
+			echo "$i" > "$T/holder"
+			return 0
+		fi
+	done
+	return 1
+}
 # replay_setup: admin_setup, and receiver.py on RPORT recording to
 # $T/deliveries (the test ends, failed, when it does not start).
 replay_setup() {

@@ -21,28 +21,12 @@ TREATY_RELAY_SUBSCRIBERS='[]' start_relay || { fail relay "the front did not sta
 FRONT=$RELAY_URL
 export TREATY_RELAY_SUBSCRIBERS=$SUBS
 
-# The delivering relays: pid and log of each slot.
-declare -a RP RL
-relay_in() {
-	start_relay || { fail relay "slot $1 did not start"; finish; }
-	RP[$1]=$RELAY_PID RL[$1]=$RELAY_LOG
-}
 relay_in 0
 relay_in 1
 # holder_after MS: the slot whose relay logged that ord's ordered delivery
 # starts, stamped at MS or later (waited for, 40 s at most).
-holder_found() {
-	local i
-	for i in 0 1; do
-		if log_ms_after "$1" 'msg="ordered delivery starts" sub=ord' "${RL[$i]}" > /dev/null; then
-			echo "$i" > "$T/holder"
-			return 0
-		fi
-	done
-	return 1
-}
 holder_after() {
-	wait_until 40 "holder_found $1" && cat "$T/holder" || echo none
+	wait_until 40 "holder_found ord $1" && cat "$T/holder" || echo none
 }
 oks() { python3 -c '
 import json, sys

@@ -24,25 +24,9 @@ export TREATY_RELAY_SUBSCRIBERS='[{"name":"oin","tokenSha256":"'$ISHA'","secret"
 # The front: a relay with no subscribers that takes the chaos part's events.
 TREATY_RELAY_SUBSCRIBERS='[]' start_relay || { fail relay "the front did not start"; finish; }
 FRONT=$RELAY_URL
-declare -a RP RL RU
-relay_in() {
-	start_relay || { fail relay "slot $1 did not start"; finish; }
-	RP[$1]=$RELAY_PID RL[$1]=$RELAY_LOG RU[$1]=$RELAY_URL
-}
 relay_in 0
 relay_in 1
-# holder_after MS: the slot whose relay began serving oin at MS or later.
-holder_found() {
-	local i
-	for i in 0 1; do
-		if log_ms_after "$1" 'msg="ordered delivery starts" sub=oin' "${RL[$i]}" > /dev/null; then
-			echo "$i" > "$T/holder"
-			return 0
-		fi
-	done
-	return 1
-}
-wait_until 40 "holder_found 0" || { fail holder "no relay serves oin"; finish; }
+wait_until 40 "holder_found oin 0" || { fail holder "no relay serves oin"; finish; }
 HS=$(cat "$T/holder"); NS=$((1 - HS))
 HU=${RU[$HS]} NU=${RU[$NS]}
 check "one relay holds oin" 1 "$(cat "${RL[0]}" "${RL[1]}" | grep -cE 'msg="order holder" sub=oin ')"
@@ -159,7 +143,7 @@ for round in kill9 kill9 term; do
 	fi
 	relay_in "$h"
 	printf '%s\n' "${RU[@]}" > "$T/urls.new" && mv "$T/urls.new" "$T/urls"
-	wait_until 40 "holder_found $t_dead" || { fail $round "no relay serves oin after it"; break; }
+	wait_until 40 "holder_found oin $t_dead" || { fail $round "no relay serves oin after it"; break; }
 	n=$(cat "$T/holder")
 	t_start=$(log_ms_after "$t_dead" 'msg="ordered delivery starts" sub=oin' "${RL[$n]}")
 	echo "# $round: the next holder started $((t_start - t_dead)) ms after the last line of the old"
