@@ -307,6 +307,16 @@ holder_want(const char *name, int want)
 }
 
 int
+holder_other(const char *name)
+{
+	struct holding	*h = holding_find(name);
+
+	return h != NULL && !h->held && h->stored && h->holder[0] != '\0' &&
+	    strcmp(h->holder, hs.instance) != 0 &&
+	    now_ms() - h->seen_ms < LEASE_MS;
+}
+
+int
 holder_held(const char *name)
 {
 	struct holding	*h = holding_find(name);

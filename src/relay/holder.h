@@ -25,6 +25,11 @@ void	holder_init(struct event_base *base, const struct config *cfg,
 	    const char *instance, holder_cb cb);
 /* name is an ordered push subscriber here (want 1), or no longer. */
 void	holder_want(const char *name, int want);
+/*
+ * 1 when another instance holds name, as far as this one can tell: the
+ * bucket names it, written less than a lease ago (by this one's clock).
+ */
+int	holder_other(const char *name);
 /* 1 while this instance holds name. */
 int	holder_held(const char *name);
 /*

@@ -15,7 +15,8 @@
  * status; a piece missing (a slow consumer's limit) makes the answer a
  * 502, never a body with a hole.
  * The instance that forwarded relays that answer to its worker as it
- * came.  No holder, or one that does not answer in time: 503 with
+ * came.  No holder known (the bucket names none, or one unchanged for a
+ * lease: a takeover), or one that does not answer in time: 503 with
  * Retry-After, as JetStream away is.
  *
  * Whoever can publish on the NATS account can also answer JetStream's
@@ -35,6 +36,7 @@
 #include "api.h"
 #include "config.h"
 #include "inbox-int.h"
+#include "holder.h"
 #include "json.h"
 #include "log.h"
 #include "query.h"
@@ -221,6 +223,13 @@ inbox_forward(struct evhttp_request *req, struct isub *s, enum inbox_verb v,
 
 	if (query == NULL)
 		query = "";
+	/* Nobody to ask (a takeover under way): say so now, not later. */
+	if (!holder_other(s->cfg->name)) {
+		reply_error(req, ROUTE_INBOX, 503, "inbox_unavailable", "no "
+		    "instance serves this ordered inbox at the moment (one "
+		    "is taking it over); try again");
+		return;
+	}
 	if (v == INBOX_GET) {
 		TAILQ_INIT(&q);
 		if (evhttp_parse_query_str(query, &q) == 0)
