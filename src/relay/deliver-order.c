@@ -147,13 +147,14 @@ dorder_set(struct dsub *s)
 		s->order = order_new();
 		/* Nothing passes until this instance holds it (deliver_held). */
 		order_hold(s->order, 1, dorder_pass, NULL);
-		holder_want(s->cfg->name, 1);
 		TAILQ_FOREACH(d, &s->live, entry) {
 			k = dorder_key(d, buf, &len, &heap);
 			order_adopt(s->order, &d->oi, k, len, dorder_seq(d));
 			if (heap)
 				free(k);
 		}
+		/* Last: a key held already calls deliver_held at once. */
+		holder_want(s->cfg->name, 1);
 	} else if (!s->cfg->ordered && s->order != NULL) {
 		holder_want(s->cfg->name, 0);
 		dorder_gone(s);

@@ -49,7 +49,7 @@ enum job_kind { JOB_TAKE, JOB_RENEW };
 
 struct holding {
 	char			 name[NAME_MAX_LEN + 1];
-	int			 want;		/* ordered, push, here */
+	int			 want;		/* ordered here: by how many */
 	int			 held;		/* ours, and deliver told */
 	uint64_t		 rev;		/* the newest revision known */
 	int			 stored;	/* a value, not a deletion */
@@ -296,10 +296,20 @@ holder_want(const char *name, int want)
 {
 	struct holding	*h = holding_ref(name);
 
-	if (h->want == want)
+	/*
+	 * Counted: a subscriber whose kind a reload changes is wanted by its
+	 * new side before its old side lets go.  A new wanter of a key held
+	 * already is told at once, as a take would tell it.
+	 */
+	if (want) {
+		h->want++;
+		if (h->held)
+			hs.cb(h->name, 1);
 		return;
-	h->want = want;
-	if (!want && h->held) {
+	}
+	if (h->want > 0)
+		h->want--;
+	if (h->want == 0 && h->held) {
 		/* No longer ordered here: release, so another need not wait. */
 		h->held = 0;
 		holder_release(h);

@@ -23,7 +23,11 @@ typedef void (*holder_cb)(const char *name, int held);
 
 void	holder_init(struct event_base *base, const struct config *cfg,
 	    const char *instance, holder_cb cb);
-/* name is an ordered push subscriber here (want 1), or no longer. */
+/*
+ * name is an ordered subscriber here (want 1), or no longer (want 0):
+ * counted, each 1 matched by a 0 later.  A want of a key held already
+ * calls the callback (held 1) at once.
+ */
 void	holder_want(const char *name, int want);
 /*
  * 1 when another instance holds name, as far as this one can tell: the

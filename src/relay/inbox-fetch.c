@@ -230,8 +230,19 @@ fetch_close(struct fetch *f, const char *reason)
 	fetch_unqueue(f);
 	store_peek_close(f->peek, reason);
 	if (f->takes != NULL)
-		for (i = 0; i < f->n; i++)
+		for (i = 0; i < f->n; i++) {
+			if (f->takes[i].r == NULL)
+				continue;
 			store_req_close(f->takes[i].r, reason);
+			/* Unconfirmed: the hand's again (or JetStream's). */
+			if (f->msgs[i].lent) {
+				if (ohand_lent_back(f->s, f->msgs[i].m, 0) ==
+				    -1)
+					store_msg_give_back(f->msgs[i].m);
+				f->msgs[i].lent = 0;
+				f->msgs[i].m = NULL;
+			}
+		}
 	for (i = 0; i < f->n; i++)
 		if (!f->msgs[i].lent)
 			store_msg_free(f->msgs[i].m);
@@ -844,6 +855,7 @@ inbox_fetch_close_all(void)
 		fetch_close(f, "shutting down");
 	}
 	TAILQ_FOREACH(s, &ib.subs, entry) {
+		ohand_close_pulls(s);
 		store_pull_close_all(s->own.consumer, "shutting down");
 		TAILQ_FOREACH(src, &s->replays, entry) {
 			store_pull_close_all(src->consumer, "shutting down");

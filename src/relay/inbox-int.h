@@ -237,6 +237,10 @@ int	inbox_envelope(struct yajl_gen_t *g, struct fetch *f,
 /* Make or free s's hand, as its settings say (ordered or not). */
 void	ohand_set(struct isub *s);
 void	ohand_free(struct isub *s);
+/* s is no longer ordered here (holder_want 0, once). */
+void	ohand_unwant(struct isub *s);
+/* Shutting down: the hand's pulls closed before the inbox's all are. */
+void	ohand_close_pulls(struct isub *s);
 /* This instance began or stopped holding s (holder.h). */
 void	ohand_held(struct isub *s, int held);
 /* Serve GET f of an ordered inbox held here. */

@@ -86,6 +86,7 @@ struct oentry {
 	int			 fetched;	/* TAKING by a GET: its m */
 	uint64_t		 dseq;		/* its hand-out's delivery */
 	int			 stale;		/* TAKING by an older receipt */
+	int			 leftover;	/* of a hand let go */
 	TAILQ_ENTRY(oentry)	 entry;		/* in its part */
 	TAILQ_ENTRY(oentry)	 rentry;	/* ready */
 };
@@ -101,6 +102,7 @@ struct hpart {
 	size_t			 n;
 	long long		 bytes;
 	struct store_req	*fill;		/* the pull under way */
+	int			 asked, got;	/* ... its batch */
 	struct event		 fill_ev;	/* send the next pull */
 	TAILQ_ENTRY(hpart)	 entry;
 };
@@ -115,6 +117,7 @@ struct ohand {
 	struct event		 serve;		/* GETs waiting, something ready */
 	struct fetch_list	 waiters;	/* GETs waiting for an event */
 	int			 held;		/* this instance holds it */
+	int			 wanted;	/* holder_want(1) said */
 };
 
 #define ITEM_ENTRY(i) \
@@ -246,7 +249,7 @@ entry_timer_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	if (e->state == OE_DELAYED) {
-		entry_state(e, OE_READY);
+		entry_back(e);		/* maxDeliver counts it too */
 		return;
 	}
 	log_debug("ordered lease ran out", "inbox=%s seq=%llu",
@@ -350,13 +353,19 @@ fill_cb(void *arg, struct store_msg *m, int status)
 		return 0;
 	}
 	if (!p->h->held)
-		store_msg_free(m);	/* the holder gets it after its wait */
+		/* Let go while it was open: straight to the next holder. */
+		store_msg_give_back(m);
 	else if (src->want != NULL && !src->want(src->want_arg,
 	    store_msg_seq(m)))
 		store_msg_ack(m);	/* not the replay's: never seen */
 	else
 		part_add(p, m);
-	return 1;
+	if (++p->got < p->asked)
+		return 1;
+	/* The batch is complete: JetStream says nothing more of it. */
+	p->fill = NULL;
+	event_active(&p->fill_ev, EV_TIMEOUT, 0);
+	return 0;
 }
 
 /* Pull for a part, while holding and there is room. */
@@ -373,8 +382,10 @@ part_fill(struct hpart *p)
 		ms_timer(&p->fill_ev, FILL_RETRY_MS);
 		return;
 	}
+	p->asked = cap - (int)p->n;
+	p->got = 0;
 	if ((p->fill = store_pull(p->src->consumer, STORE_PULL_WAIT,
-	    cap - (int)p->n, FILL_WAIT_MS, HAND_BYTES_MAX - p->bytes, fill_cb,
+	    p->asked, FILL_WAIT_MS, HAND_BYTES_MAX - p->bytes, fill_cb,
 	    p)) == NULL)
 		ms_timer(&p->fill_ev, FILL_RETRY_MS);
 }
@@ -387,10 +398,17 @@ fill_ev_cb(evutil_socket_t fd, short ev, void *arg)
 	part_fill(arg);
 }
 
+/* What the part has in hand, but what is left of a hand let go. */
 static uint64_t
 part_count(void *arg)
 {
-	return ((struct hpart *)arg)->n;
+	struct hpart	*p = arg;
+	struct oentry	*e;
+	uint64_t	 n = 0;
+
+	TAILQ_FOREACH(e, &p->all, entry)
+		n += !e->leftover;
+	return n;
 }
 
 static void
@@ -425,16 +443,24 @@ part_let_go(struct hpart *p, const char *why)
 {
 	struct oentry	*e, *next;
 
+	log_debug("hand part let go", "inbox=%s replay=%s reason=%s",
+	    p->h->s->cfg->name, p->src->from.id, why);
 	takeover_stop(&p->tk);
 	order_hold(p->o, 1, entry_pass, NULL);
-	store_req_close(p->fill, why);
-	p->fill = NULL;
+	/*
+	 * The pull stays open: JetStream may still send for it, and what
+	 * comes is given back at once (fill_cb).  Closed, it would be kept
+	 * here for a pull that never comes.
+	 */
 	evtimer_del(&p->fill_ev);
 	for (e = TAILQ_FIRST(&p->all); e != NULL; e = next) {
 		next = TAILQ_NEXT(e, entry);
 		if (e->state == OE_TAKING || e->state == OE_DROPPING ||
-		    e->fetched)
+		    e->fetched) {
+			/* Its answer ends it: counted out of the hand. */
+			e->leftover = 1;
 			continue;
+		}
 		if (e->state == OE_OUT)
 			store_msg_free(e->m);
 		else
@@ -550,11 +576,11 @@ ohand_set(struct isub *s)
 		part_new(h, &s->own);
 		TAILQ_FOREACH(src, &s->replays, entry)
 			part_new(h, src);
+		/* Last: a key held already calls ohand_held at once. */
+		h->wanted = 1;
 		holder_want(s->cfg->name, 1);
-	} else if (!s->cfg->ordered && h != NULL) {
-		holder_want(s->cfg->name, 0);
+	} else if (!s->cfg->ordered && h != NULL)
 		ohand_free(s);
-	}
 }
 
 /* This instance no longer serves the hand (see part_let_go). */
@@ -599,6 +625,31 @@ ohand_held(struct isub *s, int held)
 
 /* See inbox-int.h. */
 void
+ohand_unwant(struct isub *s)
+{
+	if (s->hand != NULL && s->hand->wanted) {
+		s->hand->wanted = 0;
+		holder_want(s->cfg->name, 0);
+	}
+}
+
+/* See inbox-int.h. */
+void
+ohand_close_pulls(struct isub *s)
+{
+	struct hpart	*p;
+
+	if (s->hand == NULL)
+		return;
+	TAILQ_FOREACH(p, &s->hand->parts, entry) {
+		store_req_close(p->fill, "shutting down");
+		p->fill = NULL;
+		evtimer_del(&p->fill_ev);
+	}
+}
+
+/* See inbox-int.h. */
+void
 ohand_free(struct isub *s)
 {
 	struct ohand	*h = s->hand;
@@ -607,6 +658,7 @@ ohand_free(struct isub *s)
 		return;
 	if (h->held)
 		hand_let_go(h, "no longer ordered");
+	ohand_unwant(s);
 	while (!TAILQ_EMPTY(&h->parts))
 		part_free(TAILQ_FIRST(&h->parts));
 	event_del(&h->serve);
@@ -719,6 +771,13 @@ ohand_lent_back(struct isub *s, struct store_msg *m, int taken)
 	if (h == NULL || (e = entry_of(h, m)) == NULL)
 		return -1;
 	e->fetched = 0;
+	if (!taken && (e->leftover || !h->held)) {
+		/* Of a hand let go: JetStream hands it to the holder. */
+		store_msg_free(e->m);
+		e->m = NULL;
+		entry_free(e);
+		return 0;
+	}
 	if (!taken) {
 		/* Not handed out after all: not counted as a delivery. */
 		e->shown--;
@@ -740,6 +799,7 @@ ohand_op(struct isub *s, enum inbox_verb v, const char *replay,
 	struct ohand		*h = s->hand;
 	struct oentry		*e;
 	struct store_lease	 jl;
+	int			 stale;
 
 	/* Let go (stopping, lost): JetStream keeps what was out. */
 	if (h == NULL || !h->held)
@@ -748,7 +808,7 @@ ohand_op(struct isub *s, enum inbox_verb v, const char *replay,
 		/* Not in hand: a lease of JetStream's own, for DELETE. */
 		return v == INBOX_ACK ? OHAND_JETSTREAM : OHAND_GONE;
 	store_msg_lease(e->m, &jl);
-	e->stale = 0;
+	stale = 0;
 	if (e->dseq != l->dseq || e->shown != l->delivered) {
 		/*
 		 * Another delivery's or hand-out's receipt: DELETE may still
@@ -758,7 +818,7 @@ ohand_op(struct isub *s, enum inbox_verb v, const char *replay,
 		if (v != INBOX_ACK || (e->state != OE_READY &&
 		    e->state != OE_DELAYED))
 			return OHAND_GONE;
-		e->stale = 1;
+		stale = 1;
 	} else if (e->state != OE_OUT)
 		return OHAND_GONE;
 	switch (v) {
@@ -776,6 +836,7 @@ ohand_op(struct isub *s, enum inbox_verb v, const char *replay,
 	default:
 		evtimer_del(&e->timer);
 		entry_state(e, OE_TAKING);
+		e->stale = stale;
 		*out = jl;
 		return OHAND_ACK;
 	}
@@ -791,6 +852,13 @@ ohand_acked(struct isub *s, const char *replay, uint64_t seq, int ok)
 	if (h == NULL || (e = entry_find(h, replay, seq)) == NULL ||
 	    e->state != OE_TAKING || e->fetched)
 		return;
+	if (!ok && (e->leftover || !h->held)) {
+		/* Of a hand let go: JetStream hands it to the holder. */
+		store_msg_free(e->m);
+		e->m = NULL;
+		entry_free(e);
+		return;
+	}
 	if (!ok && e->stale) {
 		/* Unconfirmed: its key's turn again. */
 		entry_state(e, OE_READY);
@@ -821,6 +889,6 @@ ohand_stop(void)
 	TAILQ_FOREACH(s, &ib.subs, entry)
 		if (s->hand != NULL && s->hand->held) {
 			hand_let_go(s->hand, "shutting down");
-			holder_want(s->cfg->name, 0);
+			ohand_unwant(s);
 		}
 }

@@ -583,8 +583,14 @@ inbox_exhausted_cb(void *arg, struct store_msg *m)
 static struct store_consumer_spec
 isub_spec(const struct isub *s)
 {
+	/*
+	 * An ordered inbox's hand counts maxDeliver itself (inbox-order.c):
+	 * JetStream's count would drop, unseen, what a holder letting go
+	 * gives back on its last delivery.
+	 */
 	return (struct store_consumer_spec){ s->cfg->name, STORE_PULL,
-	    s->cfg->filter, s->cfg->max_deliver, config_max_ack_pending(s->cfg),
+	    s->cfg->filter, s->cfg->ordered ? -1 : s->cfg->max_deliver,
+	    config_max_ack_pending(s->cfg),
 	    ib.cfg->lease_seconds, NULL, s->cfg->from, s->cfg->from_ns, 0 };
 }
 
@@ -717,10 +723,7 @@ inbox_sync(struct sub_changes *ch)
 		while ((src = TAILQ_FIRST(&s->replays)) != NULL)
 			inbox_fetch_source_remove(s, src);
 		TAILQ_REMOVE(&ib.subs, s, entry);
-		if (s->hand != NULL) {
-			holder_want(s->cfg->name, 0);
-			ohand_free(s);
-		}
+		ohand_free(s);
 		metrics_inbox_gone(s->idx);
 		if (s->refs == 0) {
 			isub_free(s);
