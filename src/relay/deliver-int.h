@@ -93,6 +93,8 @@ struct dsub {
 	struct delivery_list	 ready;		/* their key freed: to admit */
 	/* Ordered, just made holder: its wait for what is out (takeover.h). */
 	struct takeover		 tk;
+	/* Ordered: its replays' own waits (deliver-order.c). */
+	TAILQ_HEAD(, dsrc)	 srcs;
 	int			 seen;		/* by the reload under way */
 	TAILQ_ENTRY(dsub)	 entry;
 };
@@ -125,6 +127,8 @@ struct delivery {
 	struct event		 retry;		/* DS_RETRYING's timer */
 	int			 ready;		/* in s->ready */
 	TAILQ_ENTRY(delivery)	 rentry;	/* ... there */
+	struct dsrc		*parked;	/* held for its source's wait */
+	TAILQ_ENTRY(delivery)	 pentry;	/* ... there */
 	TAILQ_ENTRY(delivery)	 entry;
 };
 
@@ -158,6 +162,7 @@ void	delivery_set_state(struct delivery *d, enum delivery_state s);
 void	delivery_close(struct delivery *d, const char *reason);
 
 /* deliver-order.c: ordered subscribers (SPEC 18, order.h). */
+struct dsrc;
 /* d arrives: 1 when it goes on to the gates, 0 when it waits its key. */
 int	dorder_enter(struct delivery *d);
 /* d ends: out of its key; the next of the key is admitted from the loop. */
@@ -183,6 +188,18 @@ void	dorder_took_over(void *s);
  * event in hand while recovering takes that delivery's place (0).
  */
 int	dorder_msg(struct dsub *s, struct store_msg *m);
+/*
+ * A message of a replay of s: as dorder_msg, while that replay's own
+ * wait is on (a redelivery of an event in hand takes its place).
+ */
+int	dorder_source_msg(struct dsub *s, const struct source *src,
+	    struct store_msg *m);
+/* Replay src of s joined here on its consumer c, or left. */
+void	dorder_source_joined(struct dsub *s, const struct source *src,
+	    struct store_consumer *c);
+void	dorder_source_left(struct dsub *s, const char *id);
+/* Free s's replays' waits (no longer ordered, or freed). */
+void	dorder_sources_free(struct dsub *s);
 /*
  * What of s (of replay id; NULL: all) waits behind its key or for its
  * next attempt, to give back, last attempts too: n of them, in an array

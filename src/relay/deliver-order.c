@@ -45,9 +45,70 @@
 #include "takeover.h"
 #include "util.h"
 
+/*
+ * A replay of an ordered subscriber, taken up here (the holder): its own
+ * takeover wait, since what an old holder had out of the replay comes
+ * back on the replay's consumer, not the subscriber's.  While it waits,
+ * the replay's deliveries are parked, out of the keys; then they enter
+ * them in WORK's order.
+ */
+struct dsrc {
+	struct dsub		*s;
+	char			 id[SOURCE_ID_SIZE];
+	struct takeover		 tk;
+	struct delivery_list	 parked;
+	TAILQ_ENTRY(dsrc)	 entry;
+};
+
 #define ITEM_DELIVERY(it) \
 	((struct delivery *)(void *)((char *)(it) - \
 	    offsetof(struct delivery, oi)))
+
+static struct dsrc *
+dsrc_find(struct dsub *s, const char *id)
+{
+	struct dsrc	*ds;
+
+	TAILQ_FOREACH(ds, &s->srcs, entry)
+		if (strcmp(ds->id, id) == 0)
+			return ds;
+	return NULL;
+}
+
+/* A replay's delivery while its source waits: parked (1), or not (0). */
+static int
+dorder_park(struct delivery *d)
+{
+	const char	*id = source_id(&d->src);
+	struct dsrc	*ds;
+
+	if (id == NULL || (ds = dsrc_find(d->s, id)) == NULL ||
+	    !takeover_on(&ds->tk))
+		return 0;
+	d->parked = ds;
+	TAILQ_INSERT_TAIL(&ds->parked, d, pentry);
+	d->order_ms = now_ms();
+	delivery_set_state(d, DS_ORDERED);
+	return 1;
+}
+
+/* See deliver-int.h. */
+void
+dorder_sources_free(struct dsub *s)
+{
+	struct dsrc	*ds;
+	struct delivery	*d;
+
+	while ((ds = TAILQ_FIRST(&s->srcs)) != NULL) {
+		while ((d = TAILQ_FIRST(&ds->parked)) != NULL) {
+			TAILQ_REMOVE(&ds->parked, d, pentry);
+			d->parked = NULL;
+		}
+		takeover_stop(&ds->tk);
+		TAILQ_REMOVE(&s->srcs, ds, entry);
+		free(ds);
+	}
+}
 
 /* d's key (order_key). */
 static char *
@@ -84,6 +145,8 @@ dorder_enter(struct delivery *d)
 
 	if (d->s->order == NULL)
 		return 1;
+	if (dorder_park(d))
+		return 0;
 	k = dorder_key(d, buf, &len, &heap);
 	pass = order_admit(d->s->order, &d->oi, k, len, dorder_seq(d));
 	if (heap)
@@ -104,6 +167,10 @@ dorder_leave(struct delivery *d)
 	if (d->ready) {
 		TAILQ_REMOVE(&d->s->ready, d, rentry);
 		d->ready = 0;
+	}
+	if (d->parked != NULL) {
+		TAILQ_REMOVE(&d->parked->parked, d, pentry);
+		d->parked = NULL;
 	}
 	if (d->s->order == NULL || d->oi.k == NULL)
 		return;
@@ -158,6 +225,7 @@ dorder_set(struct dsub *s)
 	} else if (!s->cfg->ordered && s->order != NULL) {
 		holder_want(s->cfg->name, 0);
 		dorder_gone(s);
+		dorder_sources_free(s);
 		/* Held, nothing passes as the keys are emptied. */
 		order_hold(s->order, 1, dorder_pass, NULL);
 		TAILQ_FOREACH(d, &s->live, entry) {
@@ -265,8 +333,14 @@ dorder_keeps(const struct delivery *d)
 void
 dorder_answered(const struct delivery *d)
 {
-	if (d->s->order != NULL && source_id(&d->src) == NULL)
+	struct dsrc	*ds;
+
+	if (d->s->order == NULL)
+		return;
+	if (source_id(&d->src) == NULL)
 		takeover_answered(&d->s->tk);
+	else if ((ds = dsrc_find(d->s, source_id(&d->src))) != NULL)
+		takeover_answered(&ds->tk);
 }
 
 void
@@ -342,4 +416,131 @@ dorder_give_back(struct dsub *s, const char *id, size_t *n)
 		back[(*n)++] = d;
 	}
 	return back;
+}
+
+/* What of a replay is in hand here (its takeover counts it). */
+static uint64_t
+dsrc_in_hand(void *arg)
+{
+	struct dsrc	*ds = arg;
+	struct delivery	*d;
+	const char	*id;
+	uint64_t	 n = 0;
+
+	TAILQ_FOREACH(d, &ds->s->live, entry)
+		if (d->m != NULL && (id = source_id(&d->src)) != NULL &&
+		    strcmp(id, ds->id) == 0)
+			n++;
+	return n;
+}
+
+static int
+seq_cmp(const void *a, const void *b)
+{
+	uint64_t	 x = dorder_seq(*(struct delivery *const *)a);
+	uint64_t	 y = dorder_seq(*(struct delivery *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/* A replay's wait is over: what was parked enters its keys in order. */
+static void
+dsrc_took_over(void *arg)
+{
+	struct dsrc	*ds = arg;
+	struct delivery	*d, **all = NULL;
+	size_t		 n = 0, max = 0, i;
+
+	while ((d = TAILQ_FIRST(&ds->parked)) != NULL) {
+		TAILQ_REMOVE(&ds->parked, d, pentry);
+		d->parked = NULL;
+		if (n == max) {
+			max = max == 0 ? 16 : max * 2;
+			all = xrealloc(all, max * sizeof(*all));
+		}
+		all[n++] = d;
+	}
+	if (n > 0)
+		qsort(all, n, sizeof(*all), seq_cmp);
+	/* Into their keys; those that pass go on from the loop. */
+	for (i = 0; i < n; i++)
+		if (dorder_enter(all[i]))
+			dorder_ready(all[i]);
+	free(all);
+}
+
+void
+dorder_source_joined(struct dsub *s, const struct source *src,
+    struct store_consumer *c)
+{
+	const char	*id = source_id(src);
+	struct dsrc	*ds;
+	char		 label[NAME_MAX_LEN + SOURCE_ID_SIZE + 16];
+
+	if (s->order == NULL || id == NULL)
+		return;
+	if ((ds = dsrc_find(s, id)) == NULL) {
+		ds = xcalloc(1, sizeof(*ds));
+		ds->s = s;
+		snprintf(ds->id, sizeof(ds->id), "%s", id);
+		TAILQ_INIT(&ds->parked);
+		takeover_init(&ds->tk, dl.base, dsrc_in_hand, dsrc_took_over,
+		    ds);
+		TAILQ_INSERT_TAIL(&s->srcs, ds, entry);
+	}
+	/* Its log lines name the replay too. */
+	snprintf(label, sizeof(label), "%s replay=%s", s->cfg->name, id);
+	takeover_start(&ds->tk, label, c, dl.cfg->ack_wait_seconds);
+}
+
+void
+dorder_source_left(struct dsub *s, const char *id)
+{
+	struct dsrc	*ds;
+	struct delivery	*d;
+
+	if (id == NULL || (ds = dsrc_find(s, id)) == NULL)
+		return;
+	TAILQ_REMOVE(&s->srcs, ds, entry);
+	takeover_stop(&ds->tk);
+	/* Given back already (dsub_give_back_waiting); any left go on. */
+	while ((d = TAILQ_FIRST(&ds->parked)) != NULL) {
+		TAILQ_REMOVE(&ds->parked, d, pentry);
+		d->parked = NULL;
+		if (dorder_enter(d))
+			dorder_ready(d);
+	}
+	free(ds);
+}
+
+int
+dorder_source_msg(struct dsub *s, const struct source *src,
+    struct store_msg *m)
+{
+	const char	*id = source_id(src), *did;
+	struct dsrc	*ds;
+	struct delivery	*d;
+	uint64_t	 seq;
+
+	if (s->order == NULL || id == NULL ||
+	    (ds = dsrc_find(s, id)) == NULL || !takeover_on(&ds->tk))
+		return 1;
+	seq = store_msg_seq(m);
+	TAILQ_FOREACH(d, &s->live, entry) {
+		if (d->m == NULL || (did = source_id(&d->src)) == NULL ||
+		    strcmp(did, id) != 0 || store_msg_seq(d->m) != seq)
+			continue;
+		if (d->state == DS_ORDERED || d->state == DS_RETRYING ||
+		    d->state == DS_WAITING) {
+			/* The newer handle answers it; the old is let go. */
+			store_msg_free(d->m);
+			d->m = m;
+			if (store_msg_delivered(m) > d->attempt)
+				d->attempt = d->gp.attempt =
+				    store_msg_delivered(m);
+		} else
+			store_msg_free(m);	/* under way: its answer acks */
+		return 0;
+	}
+	return 1;
 }

@@ -154,6 +154,7 @@ dsub_new(const struct subscriber *sc)
 
 	TAILQ_INIT(&s->live);
 	TAILQ_INIT(&s->ready);
+	TAILQ_INIT(&s->srcs);
 	takeover_init(&s->tk, dl.base, dorder_in_hand, dorder_took_over, s);
 	gate_sub_init(&s->gates, &dl.pump);
 	s->state = substate_ref(sc->name);
@@ -208,6 +209,7 @@ dsub_free(struct dsub *s)
 	log_limit_flush(&s->failed_log, 1);
 	gate_sub_free(&s->gates);
 	dorder_gone(s);
+	dorder_sources_free(s);
 	order_free(s->order);
 	dtarget_release(s->target);
 	dsign_release(s->sign);

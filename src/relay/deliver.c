@@ -772,7 +772,8 @@ deliver_source_msg(const char *name, const struct source *src,
 	if (s == NULL)
 		return -1;
 	if (!exhausted) {
-		deliver_start(s, m, src);
+		if (dorder_source_msg(s, src, m))
+			deliver_start(s, m, src);
 		return 0;
 	}
 	d = delivery_new(s, m, src);
@@ -833,8 +834,21 @@ deliver_source_left(const char *name, const char *id)
 {
 	struct dsub	*s = dsub_find(name);
 
-	if (s != NULL)
+	if (s != NULL) {
 		dsub_give_back_waiting(s, id);
+		dorder_source_left(s, id);
+	}
+}
+
+/* A replay's source joined here; see deliver.h. */
+void
+deliver_source_joined(const char *name, const struct source *src,
+    struct store_consumer *c)
+{
+	struct dsub	*s = dsub_find(name);
+
+	if (s != NULL)
+		dorder_source_joined(s, src, c);
 }
 
 /*

@@ -31,6 +31,7 @@ int	deliver_has(const char *name);
  * instance at a time delivers an ordered subscriber's replays too.
  */
 int	deliver_takes(const char *name);
+struct store_consumer;
 struct store_msg;
 struct source;
 /*
@@ -50,6 +51,13 @@ int	deliver_source_msg(const char *name, const struct source *src,
  * finish).
  */
 void	deliver_source_left(const char *name, const char *id);
+/*
+ * Replay src of push subscriber name joined its group here, on consumer
+ * c: of an ordered subscriber, its events wait until what an old holder
+ * had out of the replay is back in hand (takeover.h).
+ */
+void	deliver_source_joined(const char *name, const struct source *src,
+	    struct store_consumer *c);
 /*
  * Each subscriber's "delivery failed" lines are rate limited (log.h's
  * log_limit); at least once a second this says how many were left out.

@@ -424,8 +424,15 @@ static void
 part_start(struct hpart *p)
 {
 	struct isub	*s = p->h->s;
+	char		 label[NAME_MAX_LEN + SOURCE_ID_SIZE + 16];
 
-	takeover_start(&p->tk, s->cfg->name, p->src->consumer,
+	/* A replay's part: its log lines name the replay too. */
+	if (source_id(&p->src->from) != NULL)
+		snprintf(label, sizeof(label), "%s replay=%s", s->cfg->name,
+		    p->src->from.id);
+	else
+		snprintf(label, sizeof(label), "%s", s->cfg->name);
+	takeover_start(&p->tk, label, p->src->consumer,
 	    ib.cfg->lease_seconds);
 	part_fill(p);
 }

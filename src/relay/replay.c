@@ -366,10 +366,11 @@ replay_join(struct replay *rp)
 	spec.max_ack_pending = rp->r.max_ack_pending;
 	spec.ack_wait_s = rp->r.ack_wait_s;
 	spec.replay = rp->r.id;
-	if (rp->r.push)
+	if (rp->r.push) {
 		rp->c = store_consumer_add(&spec, replay_msg_cb,
 		    replay_exhausted_cb, rp);
-	else {
+		deliver_source_joined(rp->r.subscriber, &rp->src, rp->c);
+	} else {
 		rp->c = store_consumer_add(&spec, NULL,
 		    replay_pull_exhausted_cb, rp);
 		if (inbox_source_add(rp->r.subscriber, &rp->src, rp->c,
