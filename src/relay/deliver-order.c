@@ -349,23 +349,23 @@ dorder_gone(struct dsub *s)
 	takeover_stop(&s->tk);
 }
 
-int
-dorder_msg(struct dsub *s, struct store_msg *m)
+/*
+ * A redelivery, during a takeover, of an event of source id (NULL: the
+ * subscriber's own) already in hand: 0 when it was one (the newer handle
+ * answers it from now on, unless it is under way), 1 when it is new.
+ */
+static int
+dorder_swap(struct dsub *s, const char *id, struct store_msg *m)
 {
 	struct delivery	*d;
-	uint64_t	 seq;
+	const char	*did;
+	uint64_t	 seq = store_msg_seq(m);
 
-	if (!holder_held(s->cfg->name)) {
-		/* Not ours: JetStream gives it to the holder later. */
-		store_msg_free(m);
-		return 0;
-	}
-	if (!takeover_on(&s->tk))
-		return 1;
-	seq = store_msg_seq(m);
 	TAILQ_FOREACH(d, &s->live, entry) {
-		if (d->m == NULL || source_id(&d->src) != NULL ||
-		    store_msg_seq(d->m) != seq)
+		did = source_id(&d->src);
+		if (d->m == NULL || store_msg_seq(d->m) != seq ||
+		    (did == NULL) != (id == NULL) ||
+		    (did != NULL && strcmp(did, id) != 0))
 			continue;
 		if (d->state == DS_ORDERED || d->state == DS_RETRYING ||
 		    d->state == DS_WAITING) {
@@ -380,6 +380,19 @@ dorder_msg(struct dsub *s, struct store_msg *m)
 		return 0;
 	}
 	return 1;
+}
+
+int
+dorder_msg(struct dsub *s, struct store_msg *m)
+{
+	if (!holder_held(s->cfg->name)) {
+		/* Not ours: JetStream gives it to the holder later. */
+		store_msg_free(m);
+		return 0;
+	}
+	if (!takeover_on(&s->tk))
+		return 1;
+	return dorder_swap(s, NULL, m);
 }
 
 /*
@@ -517,30 +530,11 @@ int
 dorder_source_msg(struct dsub *s, const struct source *src,
     struct store_msg *m)
 {
-	const char	*id = source_id(src), *did;
+	const char	*id = source_id(src);
 	struct dsrc	*ds;
-	struct delivery	*d;
-	uint64_t	 seq;
 
 	if (s->order == NULL || id == NULL ||
 	    (ds = dsrc_find(s, id)) == NULL || !takeover_on(&ds->tk))
 		return 1;
-	seq = store_msg_seq(m);
-	TAILQ_FOREACH(d, &s->live, entry) {
-		if (d->m == NULL || (did = source_id(&d->src)) == NULL ||
-		    strcmp(did, id) != 0 || store_msg_seq(d->m) != seq)
-			continue;
-		if (d->state == DS_ORDERED || d->state == DS_RETRYING ||
-		    d->state == DS_WAITING) {
-			/* The newer handle answers it; the old is let go. */
-			store_msg_free(d->m);
-			d->m = m;
-			if (store_msg_delivered(m) > d->attempt)
-				d->attempt = d->gp.attempt =
-				    store_msg_delivered(m);
-		} else
-			store_msg_free(m);	/* under way: its answer acks */
-		return 0;
-	}
-	return 1;
+	return dorder_swap(s, id, m);
 }
