@@ -575,16 +575,14 @@ store_admin_pending(struct bridge_job *job)
 {
 	struct store_pending_job *pj = BRIDGE_CONTAINER(job,
 	    struct store_pending_job, job);
-	natsMsg			*resp = NULL;
-	char			 subj[256];
+	jsConsumerInfo		*ci = NULL;
 
-	snprintf(subj, sizeof(subj), "$JS.API.CONSUMER.INFO." STORE_WORK ".%s",
-	    pj->name);
-	if (natsConnection_Request(&resp, store_conn.nc, subj, "", 0,
-	    STORE_API_WAIT_MS) == NATS_OK)
-		pj->ok = store_wire_consumer_ack_pending(natsMsg_GetData(resp),
-		    (size_t)natsMsg_GetDataLength(resp), &pj->n) == 0;
-	natsMsg_Destroy(resp);
+	if (js_GetConsumerInfo(&ci, store_conn.js, STORE_WORK, pj->name, NULL,
+	    NULL) == NATS_OK && ci != NULL && ci->NumAckPending >= 0) {
+		pj->n = (uint64_t)ci->NumAckPending;
+		pj->ok = 1;
+	}
+	jsConsumerInfo_Destroy(ci);
 }
 
 /* Every consumer's figures from one listing of WORK's (SPEC 15). */

@@ -422,25 +422,6 @@ store_wire_consumer_found(const char *data, size_t len)
 	return rc;
 }
 
-/* A consumer info answer's num_ack_pending; see store-wire.h. */
-int
-store_wire_consumer_ack_pending(const char *data, size_t len, uint64_t *n)
-{
-	static const char *p_err[] = { "error", NULL };
-	static const char *p_n[] = { "num_ack_pending", NULL };
-	yajl_val	 root = json_object(data, len), v;
-	int		 rc = -1;
-
-	if (root != NULL && yajl_tree_get(root, p_err, yajl_t_any) == NULL &&
-	    (v = yajl_tree_get(root, p_n, yajl_t_number)) != NULL &&
-	    YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
-		*n = (uint64_t)YAJL_GET_INTEGER(v);
-		rc = 0;
-	}
-	yajl_tree_free(root);
-	return rc;
-}
-
 /* A drop record's subscriber and sequence; see store-wire.h. */
 int
 store_wire_drop_record(const char *data, size_t len, char *name,

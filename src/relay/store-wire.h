@@ -114,12 +114,6 @@ int	 store_wire_drop_record(const char *data, size_t len, char *name,
 #define STORE_WIRE_NO_CONSUMER	10014
 int	 store_wire_consumer_found(const char *data, size_t len);
 /*
- * The same answer's num_ack_pending (handed out, not yet acknowledged):
- * 0, or -1 when it is an error or has none.
- */
-int	 store_wire_consumer_ack_pending(const char *data, size_t len,
-	    uint64_t *n);
-/*
  * Read a max-deliveries advisory: the consumer's name (into name), the
  * stream sequence and the deliveries (0 when absent).  -1 when it is not
  * one or names no positive sequence.
